@@ -1,0 +1,34 @@
+# Every target creates or reuses .venv and installs what it needs, so each works
+# as the very first command on a fresh clone.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-test
+
+.PHONY: demo test bench bench-peers clean
+
+$(VENV)/bin/python:
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+
+$(STAMP): $(VENV)/bin/python pyproject.toml
+	$(PY) -m pip install --quiet -e ".[test]"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(PY) examples/demo.py
+
+test: $(STAMP)
+	$(PY) -m pytest -q
+
+bench: $(STAMP)
+	$(PY) -m pip install --quiet -e ".[test,bench]"
+	$(PY) benchmarks/run.py
+
+bench-peers: $(STAMP)
+	$(PY) -m pip install --quiet -e ".[test,bench]"
+	$(PY) -m pip install --quiet "torch==2.13.0" autograd mygrad jax jaxlib || echo "some peers could not be installed; they will be skipped"
+	$(PY) benchmarks/run.py --peers
+
+clean:
+	rm -rf $(VENV) build src/*.egg-info .pytest_cache .hypothesis

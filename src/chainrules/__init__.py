@@ -1,0 +1,22 @@
+"""chainrules: exact, fast gradients of ordinary NumPy code.
+
+Rules (``rrule``/``frule``) are separate from the engine; tangents are typed (zeros, thunks,
+sparse index cotangents, structural tangents); every cotangent is projected onto its primal's
+tangent space; accumulation is in place exactly when that equals the eager sum.
+
+Complex convention: for a real ``L`` of a complex ``z`` the gradient is
+``dL/dRe(z) + i dL/dIm(z)``, so the gradient of ``abs2(z) = |z|**2`` at ``3+4j`` is ``6+8j``.
+"""
+
+from .core import (InplaceableThunk, NoTangent, ProjectTo, RuleConfig, SparseCotangent,
+                   Tangent, Thunk, ZeroTangent, accumulate, frule, frule_via_ad,
+                   non_differentiable, owned_copy, rrule, rrule_via_ad, scalar_rule, unthunk)
+from . import rules  # noqa: F401  (registers the NumPy rules)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "InplaceableThunk", "NoTangent", "ProjectTo", "RuleConfig", "SparseCotangent", "Tangent",
+    "Thunk", "ZeroTangent", "accumulate", "frule", "frule_via_ad", "non_differentiable",
+    "owned_copy", "rrule", "rrule_via_ad", "scalar_rule", "unthunk",
+]

@@ -1,0 +1,184 @@
+"""accumulate: the one way tangents are added (ChainRules' ``add!!``, made total and exact).
+
+``accumulate(acc, t)`` returns ``acc + unthunk(t)``: the same values and dtype as the eager sum,
+and no exception where the eager sum succeeds. It may update ``acc`` in place only when the
+caller says it owns it (``owned=True``).
+
+Ownership, explicitly:
+- An *owned* accumulator is one the caller allocated itself, through `owned_copy` or as the
+  result of an earlier ``accumulate(..., owned=True)``: every buffer reachable from it (fields
+  of a `Tangent` included) belongs to the caller and nothing else refers to it.
+- ``accumulate(acc, t, owned=True)`` may mutate ``acc`` and always returns an owned result.
+  It never mutates ``t``, and never stores ``t`` itself: a first contribution to an empty slot
+  (a zero accumulator or field) is copied or materialized by `owned_copy`.
+- ``accumulate(acc, t)`` (not owned) mutates nothing. Its result may share memory with ``acc``
+  or ``t`` (``ZeroTangent() + t`` is ``t``), so it is not owned.
+
+In place is used only when it equals the eager sum exactly: the buffer is a writeable ndarray
+of the eager result's shape and dtype. A complex cotangent into a real buffer, a float64
+cotangent into a float32 buffer, or a broadcast that would grow the buffer, all take the
+out-of-place sum instead (whose fresh result is then owned).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .sparse import SparseCotangent
+from .tangents import AbstractZero, NoTangent, Tangent, structural_fields
+from .thunks import AbstractThunk, InplaceableThunk
+
+__all__ = ["accumulate", "owned_copy"]
+
+
+def accumulate(acc: Any, t: Any, *, owned: bool = False) -> Any:
+    """``acc + unthunk(t)``, in place into ``acc`` when ``owned`` and exact.
+
+    >>> import numpy as np
+    >>> buffer = owned_copy(np.zeros(3))
+    >>> sparse = SparseCotangent(1, 2.0, (3,), np.float64)
+    >>> out = accumulate(buffer, sparse, owned=True)
+    >>> out, out is buffer
+    (array([0., 2., 0.]), True)
+    >>> accumulate(np.zeros(3, np.float32), np.ones(3)).dtype   # as the eager sum
+    dtype('float64')
+    """
+    if isinstance(t, AbstractZero):
+        if isinstance(acc, AbstractZero):
+            return acc + t
+        return acc
+    if isinstance(acc, AbstractZero):
+        return owned_copy(t) if owned else t
+    if owned:
+        if type(acc) is np.ndarray:
+            return _into_array(acc, t)
+        if type(acc) is Tangent:
+            return _into_tangent(acc, t)
+    return _eager_sum(acc, t)
+
+
+def owned_copy(t: Any) -> Any:
+    """A value equal to ``unthunk(t)`` that shares no memory with anything: an owned buffer.
+
+    >>> import numpy as np
+    >>> x = np.ones(2)
+    >>> y = owned_copy(x)
+    >>> y is x, bool(np.shares_memory(x, y))
+    (False, False)
+    """
+    if isinstance(t, AbstractZero):
+        return t
+    if isinstance(t, SparseCotangent):
+        return t.dense()
+    if isinstance(t, InplaceableThunk) and not t.is_computed and t.shape is not None \
+            and t.dtype is not None:
+        return _checked_add(t, np.zeros(t.shape, t.dtype))
+    if isinstance(t, AbstractThunk):
+        t = t.unthunk()
+    if isinstance(t, np.ndarray):
+        return np.array(t, copy=True, subok=False)
+    if isinstance(t, Tangent):
+        return Tangent(t.primal_type, {k: owned_copy(v) for k, v in t.items()})
+    if isinstance(t, (tuple, list, dict)):
+        return Tangent(type(t), {k: owned_copy(v) for k, v in structural_fields(t).items()})
+    return t  # numbers are immutable
+
+
+def _fits(buffer: np.ndarray, shape: tuple, dtype: np.dtype) -> bool:
+    """Whether ``buffer + (value of shape, dtype)`` has the buffer's own shape and dtype."""
+    return (buffer.flags.writeable and shape == buffer.shape
+            and np.promote_types(buffer.dtype, dtype) == buffer.dtype)
+
+
+def _checked_add(t: InplaceableThunk, buffer: np.ndarray) -> np.ndarray:
+    result = t.add(buffer)
+    if result is not buffer:
+        raise TypeError(
+            f"InplaceableThunk.add must update the buffer it is given in place and return "
+            f"that same buffer; {getattr(t.add, '__qualname__', t.add)!r} returned a "
+            f"{type(result).__name__} instead.")
+    return buffer
+
+
+def _into_array(acc: np.ndarray, t: Any) -> Any:
+    if isinstance(t, SparseCotangent):
+        if _fits(acc, t.shape, t.dtype):
+            return t.add_into(acc)
+        return _eager_sum(acc, t)
+    if isinstance(t, InplaceableThunk):
+        if not t.is_computed and t.shape is not None and t.dtype is not None:
+            if _fits(acc, t.shape, t.dtype):
+                return _checked_add(t, acc)
+        t = t.unthunk()
+    elif isinstance(t, AbstractThunk):
+        t = t.unthunk()
+    if isinstance(t, np.ndarray):
+        if acc.flags.writeable and np.promote_types(acc.dtype, t.dtype) == acc.dtype and (
+                t.shape == acc.shape or np.broadcast_shapes(acc.shape, t.shape) == acc.shape):
+            return np.add(acc, t, out=acc)
+    elif isinstance(t, (int, float, complex, np.generic)) and not isinstance(t, Tangent):
+        if acc.flags.writeable and np.result_type(acc, t) == acc.dtype:
+            return np.add(acc, t, out=acc)
+    return _eager_sum(acc, t)
+
+
+def _into_tangent(acc: Tangent, t: Any) -> Any:
+    if isinstance(t, AbstractThunk):
+        t = t.unthunk()
+    if isinstance(t, (tuple, list, dict)):
+        t = Tangent(acc.primal_type, structural_fields(t))
+    if not isinstance(t, Tangent):
+        return _eager_sum(acc, t)
+    _check_same_primal(acc, t)
+    backing = acc.backing
+    for key, value in t.items():
+        old = backing.get(key)
+        backing[key] = owned_copy(value) if old is None else accumulate(old, value, owned=True)
+    return acc
+
+
+def _check_same_primal(a: Tangent, b: Tangent) -> None:
+    if a.primal_type is not None and b.primal_type is not None \
+            and a.primal_type is not b.primal_type:
+        raise TypeError(
+            f"cannot add a Tangent of {b.primal_type.__qualname__} to a Tangent of "
+            f"{a.primal_type.__qualname__}: they are tangents of different types.")
+
+
+def _eager_sum(acc: Any, t: Any) -> Any:
+    """``unthunk(acc) + unthunk(t)`` for every pair of tangent kinds, never mutating either."""
+    if isinstance(acc, AbstractThunk):
+        acc = acc.unthunk()
+    if isinstance(t, SparseCotangent) and isinstance(acc, np.ndarray) and acc.shape == t.shape:
+        # acc + dense(t), without building dense(t): copy acc into the result dtype, add t.
+        result = np.array(acc, dtype=np.promote_types(acc.dtype, t.dtype), copy=True)
+        return t.add_into(result)
+    if isinstance(t, AbstractThunk):
+        t = t.unthunk()
+    if isinstance(acc, AbstractZero) or isinstance(t, AbstractZero):
+        return accumulate(acc, t)
+    acc_structural = isinstance(acc, (Tangent, tuple, list, dict))
+    t_structural = isinstance(t, (Tangent, tuple, list, dict))
+    if acc_structural or t_structural:
+        if not (acc_structural and t_structural):
+            structural, other = (acc, t) if acc_structural else (t, acc)
+            raise TypeError(
+                f"cannot add a structural tangent ({type(structural).__name__}) and a "
+                f"{type(other).__name__}: they are tangents of different kinds of primal.")
+        return _sum_structural(acc, t)
+    return acc + t
+
+
+def _sum_structural(acc: Any, t: Any) -> Any:
+    primal_type = acc.primal_type if isinstance(acc, Tangent) else type(acc)
+    a = acc if isinstance(acc, Tangent) else Tangent(primal_type, structural_fields(acc))
+    b = t if isinstance(t, Tangent) else Tangent(primal_type, structural_fields(t))
+    _check_same_primal(a, b)
+    backing = dict(a.backing)
+    for key, value in b.items():
+        backing[key] = _eager_sum(backing[key], value) if key in backing else value
+    if a.primal_type is None:
+        primal_type = b.primal_type
+    return Tangent(primal_type, backing)

@@ -1,0 +1,33 @@
+"""Undoing NumPy broadcasting in a cotangent: sum over the dimensions that were broadcast."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["unbroadcast"]
+
+
+def unbroadcast(cotangent: Any, shape: tuple) -> Any:
+    """Sum ``cotangent`` over the axes that broadcasting added to an argument of ``shape``.
+
+    >>> unbroadcast(np.ones((2, 3)), (3,))
+    array([2., 2., 2.])
+    >>> unbroadcast(np.ones((2, 3)), (2, 1))
+    array([[3.],
+           [3.]])
+    >>> float(unbroadcast(np.ones(4), ()))
+    4.0
+    """
+    cotangent_shape = np.shape(cotangent)
+    if cotangent_shape == shape:
+        return cotangent
+    extra = len(cotangent_shape) - len(shape)
+    if extra < 0:
+        return cotangent  # not a broadcast: projection reports the shape mismatch
+    axes = tuple(range(extra)) + tuple(
+        extra + axis for axis, size in enumerate(shape)
+        if size == 1 and cotangent_shape[extra + axis] != 1)
+    summed = np.sum(cotangent, axis=axes) if axes else np.asarray(cotangent)
+    return summed.reshape(shape)

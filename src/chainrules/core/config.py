@@ -1,0 +1,74 @@
+"""RuleConfig: what the AD system running a rule can do, and the way back into it.
+
+Higher-order rules (``vectorize``, ``apply_along_axis``, solvers taking a user function) need
+the derivative of a function they were given. They ask the config: ``rrule_via_ad(config, f,
+*args)`` differentiates ``f`` with whichever engine is running the rule.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+__all__ = ["RuleConfig", "rrule_via_ad", "frule_via_ad"]
+
+
+class RuleConfig:
+    """The capabilities of an AD system, passed to rules that ask for it.
+
+    The base config has no AD of its own: ``rrule_via_ad`` uses a registered rule or fails
+    with an error saying so. Engines subclass it and set ``has_reverse_mode`` /
+    ``has_forward_mode``.
+
+    >>> import numpy as np
+    >>> y, pullback = rrule_via_ad(RuleConfig(), np.sin, 0.0)
+    >>> y, pullback(1.0)[1]
+    (np.float64(0.0), np.float64(1.0))
+    """
+
+    has_reverse_mode: bool = False
+    has_forward_mode: bool = False
+
+    def rrule_via_ad(self, f: Callable, *args: Any, **kwargs: Any):
+        """``(y, pullback)`` for ``f(*args, **kwargs)``, by a rule or by this config's AD."""
+        from .registry import rrule
+
+        result = rrule(self, f, *args, **kwargs)
+        if result is None:
+            raise NotImplementedError(
+                f"rrule_via_ad: no rule for {_name(f)} and {type(self).__name__} has no "
+                f"reverse-mode AD. Run this under chainrules.grad/vjp (whose config "
+                f"differentiates any Python function), or register a rule for {_name(f)}.")
+        return result
+
+    def frule_via_ad(self, tangents: tuple, f: Callable, *args: Any, **kwargs: Any):
+        """``(y, dy)`` for ``f(*args, **kwargs)`` with input tangents ``tangents``."""
+        from .registry import frule
+
+        result = frule(self, tangents, f, *args, **kwargs)
+        if result is None:
+            raise NotImplementedError(
+                f"frule_via_ad: no forward rule for {_name(f)} and {type(self).__name__} has "
+                f"no forward-mode AD. Register an frule for {_name(f)}.")
+        return result
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+def _name(f: Any) -> str:
+    module = getattr(f, "__module__", None)
+    name = getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or repr(f)
+    return f"{module}.{name}" if module and module not in ("builtins",) else name
+
+
+DEFAULT_CONFIG = RuleConfig()
+
+
+def rrule_via_ad(config: RuleConfig, f: Callable, *args: Any, **kwargs: Any):
+    """Differentiate ``f`` in reverse mode with the AD system behind ``config``."""
+    return config.rrule_via_ad(f, *args, **kwargs)
+
+
+def frule_via_ad(config: RuleConfig, tangents: tuple, f: Callable, *args: Any, **kwargs: Any):
+    """Differentiate ``f`` in forward mode with the AD system behind ``config``."""
+    return config.frule_via_ad(tangents, f, *args, **kwargs)

@@ -1,0 +1,48 @@
+"""Which NumPy dtypes have tangents, and the one cast that puts a value into a tangent dtype."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["tangent_dtype", "cast_to"]
+
+
+def tangent_dtype(dtype: Any) -> np.dtype | None:
+    """The dtype of tangents for primals of ``dtype``, or ``None`` if they cannot be perturbed.
+
+    Floating and complex dtypes are their own tangent dtypes (float32 stays float32);
+    integers, bools, strings, dates and objects have no tangent dtype.
+
+    >>> tangent_dtype(np.float32), tangent_dtype(np.int64)
+    (dtype('float32'), None)
+    """
+    dtype = np.dtype(dtype)
+    return dtype if dtype.kind in "fc" else None
+
+
+def cast_to(value: Any, dtype: np.dtype) -> Any:
+    """``value`` (a number or an array) in ``dtype``: the real part for a real ``dtype``.
+
+    Arrays stay arrays (not copied when already right), scalars become NumPy scalars.
+
+    >>> cast_to(1 + 2j, np.dtype(np.float32))
+    np.float32(1.0)
+    >>> cast_to(np.array([1j, 2.0]), np.dtype(np.float64))
+    array([0., 2.])
+    """
+    if isinstance(value, np.ndarray):
+        if value.dtype == dtype:
+            return value
+        if value.dtype.kind == "c" and dtype.kind != "c":
+            value = value.real
+        return value.astype(dtype)
+    if dtype.kind != "c" and isinstance(value, (complex, np.complexfloating)):
+        value = value.real
+    try:
+        return dtype.type(value)
+    except TypeError:
+        raise TypeError(
+            f"cannot use a value of type {type(value).__name__} as a tangent of dtype {dtype}"
+        ) from None

@@ -1,0 +1,139 @@
+"""The rule registry: ``rrule`` and ``frule`` tables, keyed by function.
+
+``rrule(f, *args, **kwargs)`` returns ``(y, pullback)``, where ``pullback(dy)`` returns one
+cotangent for ``f`` itself and then one per positional argument; ``frule((df, *dargs), f,
+*args)`` returns ``(y, dy)``. Both return ``None`` when ``f`` has no rule. Either may be given a
+`RuleConfig` first (``rrule(config, f, *args)``); rules registered with ``config=True`` receive
+it, the others don't see it.
+
+Looking a rule up is one dict access (``rrule.lookup(f)``), for engines on the hot path.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from .config import DEFAULT_CONFIG, RuleConfig, _name
+from .tangents import NoTangent, ZeroTangent
+
+__all__ = ["RuleTable", "rrule", "frule", "non_differentiable"]
+
+
+class RuleTable:
+    """A table of rules of one kind (reverse or forward), keyed by the function they are for."""
+
+    def __init__(self, kind: str):
+        self.kind = kind
+        self._rules: dict[Any, tuple[Callable, bool]] = {}
+
+    def register(self, f: Any, *, config: bool = False, replace: bool = False):
+        """Decorator: register the decorated function as the rule for ``f``.
+
+        With ``config=True`` the rule receives the `RuleConfig` as its first argument.
+
+        >>> import numpy as np
+        >>> @rrule.register(np.fabs, replace=True)
+        ... def _fabs_rule(x):
+        ...     return np.fabs(x), lambda dy: (NoTangent(), np.sign(x) * dy)
+        >>> rrule(np.fabs, -2.0)[1](1.0)
+        (NoTangent(), np.float64(-1.0))
+        """
+        def decorator(rule: Callable) -> Callable:
+            if f in self._rules and not replace:
+                raise ValueError(
+                    f"{self.kind} for {_name(f)} is already registered; pass replace=True to "
+                    f"override it.")
+            self._rules[f] = (rule, config)
+            return rule
+
+        return decorator
+
+    def lookup(self, f: Any) -> tuple[Callable, bool] | None:
+        """``(rule, needs_config)`` for ``f``, or ``None``: one dict access."""
+        try:
+            return self._rules.get(f)
+        except TypeError:  # unhashable callables have no rule
+            return None
+
+    def __contains__(self, f: Any) -> bool:
+        return self.lookup(f) is not None
+
+    def functions(self) -> list:
+        """Every function that has a rule in this table."""
+        return list(self._rules)
+
+    def __repr__(self) -> str:
+        return f"<{self.kind} table: {len(self._rules)} rules>"
+
+
+class _RRuleTable(RuleTable):
+    def __call__(self, *args: Any, **kwargs: Any):
+        """``rrule([config,] f, *args, **kwargs) -> (y, pullback)`` or ``None``."""
+        config = DEFAULT_CONFIG
+        if args and isinstance(args[0], RuleConfig):
+            config, args = args[0], args[1:]
+        f, *args = args
+        entry = self.lookup(f)
+        if entry is None:
+            return None
+        rule, needs_config = entry
+        return rule(config, *args, **kwargs) if needs_config else rule(*args, **kwargs)
+
+
+class _FRuleTable(RuleTable):
+    def __call__(self, *args: Any, **kwargs: Any):
+        """``frule([config,] (df, *dargs), f, *args, **kwargs) -> (y, dy)`` or ``None``."""
+        config = DEFAULT_CONFIG
+        if args and isinstance(args[0], RuleConfig):
+            config, args = args[0], args[1:]
+        tangents, f, *args = args
+        entry = self.lookup(f)
+        if entry is None:
+            return None
+        rule, needs_config = entry
+        if needs_config:
+            return rule(config, tangents, *args, **kwargs)
+        return rule(tangents, *args, **kwargs)
+
+
+rrule = _RRuleTable("rrule")
+rrule.__doc__ = """The reverse-mode rule of ``f`` at ``args``: ``(y, pullback)``, or ``None``.
+
+>>> import numpy as np, operator
+>>> y, pullback = rrule(operator.getitem, np.array([1.0, 2.0, 3.0]), 0)
+>>> y
+np.float64(1.0)
+>>> pullback(1.0 + 2.0j)[1].unthunk()   # projected onto the real primal
+array([1., 0., 0.])
+"""
+
+frule = _FRuleTable("frule")
+frule.__doc__ = """The forward-mode rule of ``f`` at ``args``: ``(y, dy)``, or ``None``.
+
+>>> import numpy as np
+>>> frule((NoTangent(), 1.0), np.sin, 0.0)
+(np.float64(0.0), np.float64(1.0))
+"""
+
+
+def non_differentiable(*functions: Any) -> None:
+    """Declare functions whose outputs do not depend differentiably on their inputs.
+
+    Their rrule gives `NoTangent` for every argument and their frule gives a `ZeroTangent`
+    output tangent, so an engine never raises "no rule" for them and never invents a gradient.
+
+    >>> import numpy as np
+    >>> non_differentiable(np.argmax)
+    >>> rrule(np.argmax, np.array([1.0, 3.0]))[1](1.0)
+    (NoTangent(), NoTangent())
+    """
+    for f in functions:
+        def reverse(*args, _f=f, **kwargs):
+            count = len(args) + 1
+            return _f(*args, **kwargs), lambda dy: (NoTangent(),) * count
+
+        def forward(tangents, *args, _f=f, **kwargs):
+            return _f(*args, **kwargs), ZeroTangent()
+
+        rrule._rules[f] = (reverse, False)
+        frule._rules[f] = (forward, False)

@@ -1,0 +1,145 @@
+"""The sparse index cotangent: the cotangent of ``x[index]`` without a dense array of len(x).
+
+``SparseCotangent(index, values, shape, dtype)`` stands for the array that is zero everywhere
+except at ``index``, where it holds ``values`` (summed where an integer index repeats). Adding
+it into a dense buffer costs O(size of the index), never O(size of the buffer); building its
+dense value costs O(size of the buffer) once.
+
+Exactness: the dense value and the in-place add agree bit for bit with ``buffer + dense``. For a
+repeated integer index the values of each repeated position are summed first, in index order,
+exactly as the dense value is built, and then added once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .dtypes import cast_to
+from .thunks import _UNSET, AbstractThunk
+
+__all__ = ["SparseCotangent"]
+
+_BASIC, _NO_REPEATS, _GROUPED = 0, 1, 2
+
+_axis_positions = np.arange(0, dtype=np.intp)
+
+
+def _positions(length: int) -> np.ndarray:
+    """``arange(length)``, as a view of one cached, growing buffer (amortized O(1))."""
+    global _axis_positions
+    if len(_axis_positions) < length:
+        _axis_positions = np.arange(max(length, 2 * len(_axis_positions)), dtype=np.intp)
+    return _axis_positions[:length]
+
+
+def _flat_positions(shape: tuple, index: Any) -> np.ndarray:
+    """The flat position in an array of ``shape`` of every element that ``index`` selects.
+
+    Costs O(size of the selection * ndim): each axis's coordinate is read through ``index``
+    from a zero-stride view, so nothing of the array's full size is allocated.
+    """
+    flat = None
+    stride = 1
+    for axis in reversed(range(len(shape))):
+        strides = [0] * len(shape)
+        strides[axis] = _positions(shape[axis]).strides[0]
+        coordinate = np.lib.stride_tricks.as_strided(
+            _positions(shape[axis]), shape=shape, strides=strides, writeable=False)[index]
+        flat = coordinate * stride if flat is None else flat + coordinate * stride
+        stride *= shape[axis]
+    return np.asarray(flat)
+
+
+def _has_integer_array(index: Any) -> bool:
+    parts = index if isinstance(index, tuple) else (index,)
+    for part in parts:
+        if isinstance(part, np.ndarray) and part.dtype.kind in "iu" and part.ndim > 0:
+            return True
+    return False
+
+
+class SparseCotangent(AbstractThunk):
+    """The cotangent of ``x[index]``: ``values`` at ``index`` in a zero array of x's shape.
+
+    ``values`` are projected onto ``dtype`` (x's tangent dtype) when it is built, so the
+    in-place add and the dense value always agree. Index kinds: ints, slices, Ellipsis,
+    ``None``, integer arrays (with repeats), boolean masks, and tuples mixing them (lists
+    must be converted to arrays first, as NumPy would).
+
+    >>> import numpy as np
+    >>> t = SparseCotangent(np.array([0, 0, 2]), np.array([1.0, 2.0, 3.0]), (4,), np.float64)
+    >>> t.unthunk()
+    array([3., 0., 3., 0.])
+    >>> buffer = np.ones(4)
+    >>> t.add_into(buffer)
+    array([4., 1., 4., 1.])
+    """
+
+    __slots__ = ("index", "values", "shape", "dtype", "_kind", "_groups")
+
+    def __init__(self, index: Any, values: Any, shape: tuple, dtype: Any):
+        self.dtype = dtype = np.dtype(dtype)
+        self.index = index
+        self.values = cast_to(values, dtype)
+        self.shape = shape
+        self._value = _UNSET
+        self._kind = None
+        self._groups = None
+
+    def _classify(self) -> int:
+        kind = self._kind
+        if kind is None:
+            if not _has_integer_array(self.index):
+                kind = _BASIC  # ints, slices, masks: every selected position is distinct
+            else:
+                selection = _flat_positions(self.shape, self.index)
+                flat = selection.ravel()
+                unique, inverse = np.unique(flat, return_inverse=True)
+                if len(unique) == flat.size:
+                    kind = _NO_REPEATS
+                else:
+                    sums = np.zeros(len(unique), self.dtype)
+                    values = np.broadcast_to(self.values, selection.shape)
+                    np.add.at(sums, inverse.ravel(), values.ravel())
+                    self._groups = (np.unravel_index(unique, self.shape), sums)
+                    kind = _GROUPED
+            self._kind = kind
+        return kind
+
+    def add_into(self, buffer: np.ndarray) -> np.ndarray:
+        """Add this cotangent into ``buffer`` in place and return ``buffer``.
+
+        ``buffer`` must have this cotangent's shape and a dtype that can hold the sum (the
+        caller, normally `accumulate`, checks that). Costs O(size of the index).
+        """
+        if self._classify() == _GROUPED:
+            positions, sums = self._groups
+            buffer[positions] += sums
+        else:
+            buffer[self.index] += self.values
+        return buffer
+
+    def dense(self) -> np.ndarray:
+        """A new dense array with this cotangent's value."""
+        out = np.zeros(self.shape, self.dtype)
+        if self._classify() == _GROUPED:
+            positions, sums = self._groups
+            out[positions] = sums
+        else:
+            out[self.index] = self.values
+        return out
+
+    def _compute(self):
+        return self.dense()
+
+    def with_dtype(self, dtype: Any) -> "SparseCotangent":
+        """The same cotangent with its values cast (projected) to ``dtype``."""
+        if np.dtype(dtype) == self.dtype:
+            return self
+        return SparseCotangent(self.index, self.values, self.shape, dtype)
+
+    def __repr__(self) -> str:
+        return (f"SparseCotangent(index={self.index!r}, values={self.values!r}, "
+                f"shape={self.shape}, dtype={self.dtype})")

@@ -1,0 +1,386 @@
+"""Tangent types: the two zeros and the structural `Tangent` of any Python object.
+
+Natural tangents (floats, complex numbers, NumPy arrays) are plain values. The types here are
+for what plain values cannot say: "this is zero, don't materialize it" (`ZeroTangent`), "this
+cannot be perturbed at all" (`NoTangent`) and "the tangent of an object, field by field"
+(`Tangent`). Addition of tangents is defined once, in `chainrules.core.accumulate`; the operators
+here delegate to it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Iterator
+
+__all__ = [
+    "AbstractZero",
+    "ZeroTangent",
+    "NoTangent",
+    "Tangent",
+    "structural_fields",
+    "field_value",
+    "is_structural",
+]
+
+
+class AbstractZero:
+    """Base of the two zero tangents. A zero never forces anything to be materialized.
+
+    Arithmetic follows ChainRulesCore: ``zero + x`` is ``x`` (the same object), ``zero * x`` is
+    the zero, ``-zero`` is the zero, and among the zeros ``NoTangent`` wins ``+``.
+    """
+
+    __slots__ = ()
+    __array_ufunc__ = None  # make NumPy return NotImplemented so our reflected operators run
+    _instance: "AbstractZero"
+
+    def __new__(cls):
+        return cls._instance
+
+    def __add__(self, other):
+        if isinstance(other, AbstractZero):
+            return NoTangent() if NoTangent() in (self, other) else self
+        return other
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        if isinstance(other, AbstractZero):
+            return self + other
+        return -other
+
+    def __rsub__(self, other):
+        return other
+
+    def __mul__(self, other):
+        if isinstance(other, AbstractZero):
+            return ZeroTangent()  # ZeroTangent wins *
+        return self
+
+    __rmul__ = __mul__
+    __matmul__ = __rmatmul__ = __mul__
+    __truediv__ = __mul__
+
+    def __neg__(self):
+        return self
+
+    __pos__ = __neg__
+
+    def conj(self):
+        return self
+
+    @property
+    def real(self):
+        return self
+
+    @property
+    def imag(self):
+        return self
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __getitem__(self, key):
+        return self
+
+    def __getattr__(self, name: str):
+        # Field access on a zero is a zero (``grad.layer.weight`` of a zero gradient).
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return self
+
+    def __iter__(self) -> Iterator:
+        return iter(())
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+    def __reduce__(self):
+        return (type(self), ())
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+
+class ZeroTangent(AbstractZero):
+    """The tangent of a perturbation that does not change the output: a strong, lazy zero.
+
+    >>> import numpy as np
+    >>> ZeroTangent() + np.ones(2)
+    array([1., 1.])
+    >>> ZeroTangent() is ZeroTangent()
+    True
+    """
+
+    __slots__ = ()
+
+
+class NoTangent(AbstractZero):
+    """The tangent of something that cannot be perturbed: integers, bools, strings, indices.
+
+    >>> NoTangent() + ZeroTangent()
+    NoTangent()
+    >>> NoTangent() + 2.0
+    2.0
+    """
+
+    __slots__ = ()
+
+
+ZeroTangent._instance = object.__new__(ZeroTangent)
+NoTangent._instance = object.__new__(NoTangent)
+
+
+# --------------------------------------------------------------------------------------------
+# Fields of Python objects
+# --------------------------------------------------------------------------------------------
+
+def is_structural(x: Any) -> bool:
+    """True for values whose tangent is a `Tangent` (containers, objects, closures)."""
+    if isinstance(x, (tuple, list, dict)):
+        return True
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        return True
+    if callable(x) and getattr(x, "__closure__", None):
+        return True
+    return hasattr(x, "__dict__") or hasattr(type(x), "__slots__")
+
+
+def _is_namedtuple(x: Any) -> bool:
+    return isinstance(x, tuple) and hasattr(type(x), "_fields")
+
+
+def structural_fields(x: Any) -> dict:
+    """The fields of ``x`` by name (or position, or key), in the order a user would expect.
+
+    Tuples and lists give positions, dicts give keys, namedtuples and dataclasses give field
+    names, closures give the names of their captured variables, other objects their
+    ``__dict__`` and ``__slots__``.
+
+    >>> structural_fields((1.0, 2.0))
+    {0: 1.0, 1: 2.0}
+    >>> y = 3.0
+    >>> structural_fields(lambda x: x * y)
+    {'y': 3.0}
+    """
+    if _is_namedtuple(x):
+        return dict(zip(type(x)._fields, x))
+    if isinstance(x, (tuple, list)):
+        return dict(enumerate(x))
+    if isinstance(x, dict):
+        return dict(x)
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        return {f.name: getattr(x, f.name) for f in dataclasses.fields(x) if hasattr(x, f.name)}
+    closure = getattr(x, "__closure__", None)
+    if closure is not None and hasattr(x, "__code__"):
+        fields = {}
+        for name, cell in zip(x.__code__.co_freevars, closure):
+            try:
+                fields[name] = cell.cell_contents
+            except ValueError:  # an empty cell: the variable is not bound yet
+                pass
+        return fields
+    fields = {}
+    for klass in type(x).__mro__:
+        for name in getattr(klass, "__slots__", ()):
+            if name not in ("__dict__", "__weakref__") and hasattr(x, name):
+                fields[name] = getattr(x, name)
+    fields.update(getattr(x, "__dict__", {}))
+    return fields
+
+
+def field_value(x: Any, key: Any) -> Any:
+    """One field of ``x`` in O(1): ``field_value(obj, "w")``, ``field_value([1, 2], 0)``."""
+    if isinstance(x, (list, dict)) or (isinstance(x, tuple) and not isinstance(key, str)):
+        return x[key]
+    closure = getattr(x, "__closure__", None)
+    if closure is not None and hasattr(x, "__code__"):
+        return closure[x.__code__.co_freevars.index(key)].cell_contents
+    return getattr(x, key)
+
+
+# --------------------------------------------------------------------------------------------
+# Structural tangent
+# --------------------------------------------------------------------------------------------
+
+class Tangent:
+    """The tangent of an object of type ``primal_type``, field by field.
+
+    Fields that are missing are zero. Fields are read by attribute or by item, so the tangent
+    of a dataclass reads like the dataclass, and the tangent of a list or dict like the list or
+    dict. Fields of a tuple or list are keyed by position.
+
+    >>> from dataclasses import dataclass
+    >>> @dataclass
+    ... class Point:
+    ...     x: float
+    ...     y: float
+    >>> t = Tangent(Point, x=1.0)
+    >>> t.x, t.y
+    (1.0, ZeroTangent())
+    >>> t + Tangent(Point, x=2.0, y=3.0)
+    Tangent[Point](x=3.0, y=3.0)
+    >>> Tangent(list, {0: 1.0})[0]
+    1.0
+    """
+
+    __slots__ = ("_primal_type", "_backing")
+    __array_ufunc__ = None
+
+    def __init__(self, primal_type: type | None = None, backing: dict | None = None, /, **fields):
+        self._primal_type = primal_type
+        if backing is None:
+            backing = fields
+        elif fields:
+            backing = {**backing, **fields}
+        elif type(backing) is not dict:
+            backing = dict(backing)
+        self._backing = backing
+
+    @property
+    def primal_type(self) -> type | None:
+        """The type of the object this is the tangent of (``None`` when unknown)."""
+        return self._primal_type
+
+    @property
+    def backing(self) -> dict:
+        """The stored fields as a dict; fields that are absent are zero."""
+        return self._backing
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self._backing.get(name, ZeroTangent())
+
+    def __getitem__(self, key):
+        return self._backing.get(key, ZeroTangent())
+
+    def __contains__(self, key) -> bool:
+        return key in self._backing
+
+    def keys(self):
+        """The names of the fields that are stored."""
+        return self._backing.keys()
+
+    def items(self):
+        """``(name, tangent)`` for each stored field."""
+        return self._backing.items()
+
+    def __iter__(self):
+        return iter(self._backing.values())
+
+    def __len__(self) -> int:
+        return len(self._backing)
+
+    # Arithmetic: addition is the one defined by `accumulate`; scaling maps over the fields.
+    def __add__(self, other):
+        from .accumulate import accumulate
+
+        return accumulate(self, other)
+
+    def __radd__(self, other):
+        from .accumulate import accumulate
+
+        return accumulate(other, self)
+
+    def __sub__(self, other):
+        return self + (-other)
+
+    def __rsub__(self, other):
+        return other + (-self)
+
+    def map(self, function) -> "Tangent":
+        """A tangent of the same type with ``function`` applied to every stored field."""
+        return Tangent(self._primal_type, {k: function(v) for k, v in self._backing.items()})
+
+    def __neg__(self):
+        return self.map(lambda v: -v)
+
+    def __mul__(self, scalar):
+        if isinstance(scalar, (Tangent, AbstractZero)):
+            return NotImplemented
+        return self.map(lambda v: v * scalar)
+
+    def __rmul__(self, scalar):
+        if isinstance(scalar, (Tangent, AbstractZero)):
+            return NotImplemented
+        return self.map(lambda v: scalar * v)
+
+    def __truediv__(self, scalar):
+        return self.map(lambda v: v / scalar)
+
+    def conj(self) -> "Tangent":
+        return self.map(lambda v: v.conj() if hasattr(v, "conj") else v)
+
+    def __eq__(self, other) -> bool:
+        return tangents_equal(self, other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __bool__(self) -> bool:
+        return not tangents_equal(self, ZeroTangent())
+
+    def __repr__(self) -> str:
+        name = getattr(self._primal_type, "__qualname__", "Any") if self._primal_type else "Any"
+        parts = []
+        for key, value in self._backing.items():
+            parts.append(f"{key}={value!r}" if isinstance(key, str) and key.isidentifier()
+                         else f"{key!r}: {value!r}")
+        return f"Tangent[{name}]({', '.join(parts)})"
+
+
+def _is_zero_value(value: Any) -> bool:
+    import numpy as np
+
+    from .thunks import unthunk
+
+    value = unthunk(value)
+    if isinstance(value, AbstractZero):
+        return True
+    if isinstance(value, Tangent):
+        return all(_is_zero_value(v) for v in value._backing.values())
+    if isinstance(value, (tuple, list)):
+        return all(_is_zero_value(v) for v in value)
+    if isinstance(value, dict):
+        return all(_is_zero_value(v) for v in value.values())
+    try:
+        return not np.any(value)
+    except Exception:
+        return False
+
+
+def tangents_equal(a: Any, b: Any) -> bool:
+    """Exact equality of two tangents: thunks are compared by value, missing fields are zero.
+
+    >>> tangents_equal(Tangent(tuple, {0: 1.0}), Tangent(tuple, {0: 1.0, 1: ZeroTangent()}))
+    True
+    """
+    import numpy as np
+
+    from .thunks import unthunk
+
+    a, b = unthunk(a), unthunk(b)
+    if isinstance(a, AbstractZero):
+        return _is_zero_value(b)
+    if isinstance(b, AbstractZero):
+        return _is_zero_value(a)
+    if isinstance(a, Tangent) or isinstance(b, Tangent):
+        if not (isinstance(a, Tangent) and isinstance(b, Tangent)):
+            return False
+        if a._primal_type and b._primal_type and a._primal_type is not b._primal_type:
+            return False
+        keys = a._backing.keys() | b._backing.keys()
+        return all(tangents_equal(a[k], b[k]) for k in keys)
+    if isinstance(a, (tuple, list, dict)) or isinstance(b, (tuple, list, dict)):
+        if type(a) is not type(b) or len(a) != len(b):
+            return False
+        if isinstance(a, dict):
+            return a.keys() == b.keys() and all(tangents_equal(a[k], b[k]) for k in a)
+        return all(tangents_equal(x, y) for x, y in zip(a, b))
+    try:
+        return bool(np.shape(a) == np.shape(b) and np.array_equal(a, b, equal_nan=True))
+    except TypeError:
+        return bool(np.array_equal(a, b))

@@ -1,0 +1,175 @@
+"""Lazy tangents: `Thunk` (computed at most once) and `InplaceableThunk` (can add itself).
+
+A rule that returns several cotangents thunks the ones that may go unused, so an engine that
+never asks for them never pays for them. Unlike ChainRulesCore's thunks, ours memoize: the
+value is computed the first time it is needed and then kept.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+__all__ = ["AbstractThunk", "Thunk", "InplaceableThunk", "unthunk"]
+
+_UNSET = object()
+
+
+class AbstractThunk:
+    """A tangent whose value is computed on demand, at most once.
+
+    Arithmetic on a thunk uses its value, so a thunk can stand wherever its value can.
+    """
+
+    __slots__ = ("_value",)
+    __array_ufunc__ = None  # NumPy defers to the reflected operators below
+
+    def unthunk(self) -> Any:
+        """The value (computed now if it was not yet)."""
+        value = self._value
+        if value is _UNSET:
+            value = self._compute()
+            while isinstance(value, AbstractThunk):
+                value = value.unthunk()
+            self._value = value
+            self._release()
+        return value
+
+    def _compute(self) -> Any:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _release(self) -> None:
+        """Drop what was only needed to compute the value."""
+
+    @property
+    def is_computed(self) -> bool:
+        """Whether the value has been computed already."""
+        return self._value is not _UNSET
+
+    def __add__(self, other):
+        return self.unthunk() + unthunk(other)
+
+    def __radd__(self, other):
+        return unthunk(other) + self.unthunk()
+
+    def __sub__(self, other):
+        return self.unthunk() - unthunk(other)
+
+    def __rsub__(self, other):
+        return unthunk(other) - self.unthunk()
+
+    def __mul__(self, other):
+        return self.unthunk() * unthunk(other)
+
+    def __rmul__(self, other):
+        return unthunk(other) * self.unthunk()
+
+    def __truediv__(self, other):
+        return self.unthunk() / unthunk(other)
+
+    def __matmul__(self, other):
+        return self.unthunk() @ unthunk(other)
+
+    def __rmatmul__(self, other):
+        return unthunk(other) @ self.unthunk()
+
+    def __neg__(self):
+        return -self.unthunk()
+
+    def __getitem__(self, key):
+        return self.unthunk()[key]
+
+    def __array__(self, dtype=None, copy=None):
+        return np.asarray(self.unthunk(), dtype=dtype)
+
+    def conj(self):
+        return np.conj(self.unthunk())
+
+    def __eq__(self, other):
+        from .tangents import tangents_equal
+
+        return tangents_equal(self, other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class Thunk(AbstractThunk):
+    """A lazily computed tangent: ``Thunk(f)`` is the value ``f()``, computed at most once.
+
+    >>> calls = []
+    >>> t = Thunk(lambda: calls.append(1) or 2.0)
+    >>> unthunk(t), unthunk(t), len(calls)
+    (2.0, 2.0, 1)
+    >>> t + 1.0
+    3.0
+    """
+
+    __slots__ = ("_function",)
+
+    def __init__(self, function: Callable[[], Any]):
+        self._function = function
+        self._value = _UNSET
+
+    def _compute(self):
+        return self._function()
+
+    def _release(self):
+        self._function = None
+
+    def __repr__(self) -> str:
+        if self.is_computed:
+            return f"Thunk(= {self._value!r})"
+        return f"Thunk({getattr(self._function, '__qualname__', self._function)!r})"
+
+
+class InplaceableThunk(AbstractThunk):
+    """A lazy tangent that can also add itself into a buffer: ``InplaceableThunk(add, val)``.
+
+    ``val`` is the value (a `Thunk` or a plain value). ``add(buffer)`` must do
+    ``buffer += unthunk(val)`` in place, more cheaply than building the value, and return
+    ``buffer``. Give ``shape`` and ``dtype`` of the value when ``val`` is lazy: they let
+    `accumulate` decide whether ``add`` can be used (the buffer must be able to hold the sum
+    exactly, with its own dtype) without computing ``val``. Without them, `accumulate` uses
+    the value, which is always correct.
+
+    >>> import numpy as np
+    >>> dy = np.array([1.0, 2.0])
+    >>> t = InplaceableThunk(lambda b: np.add(b, dy, out=b), Thunk(lambda: dy.copy()),
+    ...                      shape=(2,), dtype=np.float64)
+    >>> unthunk(t)
+    array([1., 2.])
+    """
+
+    __slots__ = ("add", "val", "shape", "dtype")
+
+    def __init__(self, add: Callable[[np.ndarray], np.ndarray], val: Any, *,
+                 shape: tuple | None = None, dtype: Any = None):
+        self.add = add
+        self.val = val
+        self._value = _UNSET
+        if not isinstance(val, AbstractThunk):
+            self._value = val
+            if shape is None:
+                shape = np.shape(val)
+            if dtype is None and isinstance(val, (np.ndarray, np.generic)):
+                dtype = val.dtype
+        self.shape = None if shape is None else tuple(shape)
+        self.dtype = None if dtype is None else np.dtype(dtype)
+
+    def _compute(self):
+        return unthunk(self.val)
+
+    def __repr__(self) -> str:
+        return f"InplaceableThunk(shape={self.shape}, dtype={self.dtype})"
+
+
+def unthunk(x: Any) -> Any:
+    """The value of a lazy tangent; any other value is returned unchanged.
+
+    >>> unthunk(Thunk(lambda: 3.0)), unthunk(3.0)
+    (3.0, 3.0)
+    """
+    if isinstance(x, AbstractThunk):
+        return x.unthunk()
+    return x

@@ -1,0 +1,7 @@
+"""Rules for NumPy functions, AD-agnostic: any engine can use them through `rrule`/`frule`.
+
+Importing this package registers every rule. Modules: `indexing` (``x[index]``),
+`elementwise` (ufuncs).
+"""
+
+from . import elementwise, indexing  # noqa: F401  (registration happens on import)

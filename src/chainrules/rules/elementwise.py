@@ -1,0 +1,163 @@
+"""Elementwise rules: one line per ufunc, the derivative formula as a function of (y, *args).
+
+Holomorphic functions use `scalar_rule` (which applies ``conj`` to the partial in the pullback).
+Functions that are not holomorphic on complex inputs (``abs``, ``real``, ``imag``, ``conj``,
+``angle``) have their own short rules below.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.broadcast import unbroadcast
+from ..core.projection import ProjectTo
+from ..core.registry import frule, non_differentiable, rrule
+from ..core.scalar_rule import scalar_rule
+from ..core.tangents import AbstractZero, NoTangent, ZeroTangent
+from ..core.thunks import unthunk
+
+
+def _safe_log(a):
+    """log(a), with 0 where a == 0 (the limit that d(a**b)/db = a**b log(a) takes there)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log(np.where(np.asarray(a) == 0, 1, a))
+
+
+def _power_base(y, a, b):
+    """d(a**b)/da = b a**(b-1), and 0 where b == 0 (where a**(b-1) may be 1/0)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        partial = b * a ** (b - 1)
+    if np.any(np.asarray(b) == 0):
+        partial = np.where(np.asarray(b) == 0, 0 * partial, partial)
+    return partial
+
+
+# --- the table: function, then d/d(argument) for each argument --------------------------------
+scalar_rule(np.add, lambda y, a, b: 1, lambda y, a, b: 1)
+scalar_rule(np.subtract, lambda y, a, b: 1, lambda y, a, b: -1)
+scalar_rule(np.multiply, lambda y, a, b: b, lambda y, a, b: a)
+scalar_rule(np.divide, lambda y, a, b: 1 / b, lambda y, a, b: -y / b)
+scalar_rule(np.power, _power_base, lambda y, a, b: y * _safe_log(a))
+scalar_rule(np.float_power, _power_base, lambda y, a, b: y * _safe_log(a))
+scalar_rule(np.negative, lambda y, x: -1)
+scalar_rule(np.positive, lambda y, x: 1)
+scalar_rule(np.reciprocal, lambda y, x: -y * y)
+scalar_rule(np.square, lambda y, x: 2 * x)
+scalar_rule(np.sqrt, lambda y, x: 0.5 / y)
+scalar_rule(np.cbrt, lambda y, x: 1 / (3 * y * y))
+scalar_rule(np.exp, lambda y, x: y)
+scalar_rule(np.exp2, lambda y, x: y * np.log(2))
+scalar_rule(np.expm1, lambda y, x: y + 1)
+scalar_rule(np.log, lambda y, x: 1 / x)
+scalar_rule(np.log2, lambda y, x: 1 / (x * np.log(2)))
+scalar_rule(np.log10, lambda y, x: 1 / (x * np.log(10)))
+scalar_rule(np.log1p, lambda y, x: 1 / (1 + x))
+scalar_rule(np.logaddexp, lambda y, a, b: np.exp(a - y), lambda y, a, b: np.exp(b - y))
+scalar_rule(np.logaddexp2, lambda y, a, b: np.exp2(a - y), lambda y, a, b: np.exp2(b - y))
+scalar_rule(np.sin, lambda y, x: np.cos(x))
+scalar_rule(np.cos, lambda y, x: -np.sin(x))
+scalar_rule(np.tan, lambda y, x: 1 + y * y)
+scalar_rule(np.arcsin, lambda y, x: 1 / np.sqrt(1 - x * x))
+scalar_rule(np.arccos, lambda y, x: -1 / np.sqrt(1 - x * x))
+scalar_rule(np.arctan, lambda y, x: 1 / (1 + x * x))
+scalar_rule(np.sinh, lambda y, x: np.cosh(x))
+scalar_rule(np.cosh, lambda y, x: np.sinh(x))
+scalar_rule(np.tanh, lambda y, x: 1 - y * y)
+scalar_rule(np.arcsinh, lambda y, x: 1 / np.sqrt(x * x + 1))
+scalar_rule(np.arccosh, lambda y, x: 1 / np.sqrt(x * x - 1))
+scalar_rule(np.arctanh, lambda y, x: 1 / (1 - x * x))
+scalar_rule(np.arctan2, lambda y, a, b: b / (a * a + b * b), lambda y, a, b: -a / (a * a + b * b))
+scalar_rule(np.hypot, lambda y, a, b: a / y, lambda y, a, b: b / y)
+scalar_rule(np.deg2rad, lambda y, x: np.pi / 180)
+scalar_rule(np.radians, lambda y, x: np.pi / 180)
+scalar_rule(np.rad2deg, lambda y, x: 180 / np.pi)
+scalar_rule(np.degrees, lambda y, x: 180 / np.pi)
+scalar_rule(np.sign, lambda y, x: 0 * x)
+scalar_rule(np.heaviside, lambda y, a, b: 0 * a, lambda y, a, b: np.where(np.asarray(a) == 0, 1.0, 0.0))
+scalar_rule(np.maximum, lambda y, a, b: _ties(a, b, np.greater), lambda y, a, b: _ties(b, a, np.greater))
+scalar_rule(np.minimum, lambda y, a, b: _ties(a, b, np.less), lambda y, a, b: _ties(b, a, np.less))
+scalar_rule(np.fmax, lambda y, a, b: _ties(a, b, np.greater), lambda y, a, b: _ties(b, a, np.greater))
+scalar_rule(np.fmin, lambda y, a, b: _ties(a, b, np.less), lambda y, a, b: _ties(b, a, np.less))
+
+
+def _ties(a, b, better):
+    """1 where ``a`` wins, 1/2 where they tie (the gradient is split evenly), else 0."""
+    return np.where(better(a, b), 1.0, np.where(np.asarray(a) == b, 0.5, 0.0))
+
+
+# --- non-holomorphic functions of complex numbers --------------------------------------------
+
+def _unary_rule(f, pullback_of):
+    """Register ``rrule(f, x)`` whose cotangent is ``pullback_of(x, y, dy)``, projected."""
+    def reverse(x, **kwargs):
+        y = f(x, **kwargs)
+        project = ProjectTo(x)
+
+        def pullback(dy):
+            dy = unthunk(dy)
+            if isinstance(dy, AbstractZero):
+                return NoTangent(), ZeroTangent()
+            return NoTangent(), project(pullback_of(x, y, dy))
+
+        return y, pullback
+
+    rrule.register(f, replace=True)(reverse)
+
+
+def _unary_frule(f, pushforward_of):
+    """Register ``frule(f, x)`` whose tangent is ``pushforward_of(x, y, dx)``, projected."""
+    def forward(tangents, x, **kwargs):
+        y = f(x, **kwargs)
+        dx = unthunk(tangents[1])
+        if isinstance(dx, AbstractZero):
+            return y, ZeroTangent()
+        return y, ProjectTo(y)(pushforward_of(x, y, dx))
+
+    frule.register(f, replace=True)(forward)
+
+
+def _abs_pullback(x, y, dy):
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if np.iscomplexobj(x):
+            return np.where(y == 0, 0, np.real(dy) * x / np.where(y == 0, 1, y))
+        return np.real(dy) * np.sign(x)
+
+
+def _abs_pushforward(x, y, dx):
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if np.iscomplexobj(x):
+            return np.where(y == 0, 0, np.real(np.conj(x) * dx) / np.where(y == 0, 1, y))
+        return np.real(np.sign(x) * dx)
+
+
+for _f in (np.abs, np.absolute, np.fabs):
+    _unary_rule(_f, _abs_pullback)
+    _unary_frule(_f, _abs_pushforward)
+
+_unary_rule(np.real, lambda x, y, dy: np.real(dy))
+_unary_frule(np.real, lambda x, y, dx: np.real(dx))
+_unary_rule(np.imag, lambda x, y, dy: -1j * np.real(dy) if np.iscomplexobj(x) else 0 * np.real(dy))
+_unary_frule(np.imag, lambda x, y, dx: np.imag(dx))
+for _f in (np.conj, np.conjugate):
+    _unary_rule(_f, lambda x, y, dy: np.conj(dy))
+    _unary_frule(_f, lambda x, y, dx: np.conj(dx))
+
+
+def _angle_pullback(x, y, dy):
+    # angle(z) = atan2(Im z, Re z); gradient dRe + i dIm = (-Im z + i Re z) / |z|^2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r2 = np.real(x * np.conj(x))
+        g = np.where(r2 == 0, 0, (1j * x) / np.where(r2 == 0, 1, r2))
+    return np.real(dy) * g
+
+
+_unary_rule(np.angle, _angle_pullback)
+
+
+non_differentiable(
+    np.floor, np.ceil, np.trunc, np.rint, np.fix, np.round, np.around, np.signbit,
+    np.isnan, np.isinf, np.isfinite, np.isreal, np.iscomplex, np.equal, np.not_equal, np.less,
+    np.less_equal, np.greater, np.greater_equal, np.logical_and, np.logical_or, np.logical_not,
+    np.logical_xor, np.floor_divide, np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.invert,
+    np.left_shift, np.right_shift,
+)

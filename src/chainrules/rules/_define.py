@@ -1,0 +1,131 @@
+"""The shared shape of array rules: one formula per argument, registered as rrule and frule.
+
+``define(f, cotangent_0, cotangent_1, ..., pushforward=...)`` registers both rules of ``f``:
+
+- reverse: ``cotangent_i(dy, y, *args, **kwargs)`` is the (unprojected) cotangent of positional
+  argument ``i``; ``None`` (or no entry) marks an argument that is not differentiable (indices,
+  axes, conditions). The rule builds ``ProjectTo(arg)`` in the forward pass, short-circuits a
+  zero ``dy``, thunks the cotangents when several array arguments are differentiable, and
+  projects every cotangent;
+- forward: ``pushforward(dargs, y, *args, **kwargs)`` is the output tangent, ``dargs`` holding
+  the unthunked input tangents (an `AbstractZero` for a zero one). The default, `multilinear`,
+  is right for every function that is linear in each differentiable argument separately
+  (``matmul``, ``fft``, ``take``...): ``sum_i f(..., dargs[i], ...)``.
+
+The ``out=`` argument (and any other refused option) raises an error naming the function.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..core.accumulate import accumulate
+from ..core.config import _name
+from ..core.projection import NO_TANGENT_PROJECTOR, ProjectTo
+from ..core.registry import frule, rrule
+from ..core.tangents import AbstractZero, NoTangent, ZeroTangent
+from ..core.thunks import Thunk, unthunk
+
+__all__ = ["define", "multilinear", "refuse", "conj", "H", "zero_cotangents"]
+
+Formula = Callable[..., Any] | None
+
+
+def refuse(f: Any, kwargs: dict, options: Sequence[str] = ("out",)) -> None:
+    """Raise a clear error if ``kwargs`` uses one of ``options`` (``out=None`` is allowed)."""
+    for option in options:
+        if option in kwargs and not (option == "out" and kwargs[option] is None):
+            raise TypeError(
+                f"{_name(f)}: the {option}= argument is not supported in differentiated code. "
+                f"Call {getattr(f, '__name__', f)} without {option}=" +
+                (" and assign the result instead." if option == "out" else "."))
+
+
+def conj(x: Any) -> Any:
+    """``np.conj(x)`` for complex values, ``x`` itself (no copy) for real ones."""
+    return np.conj(x) if np.iscomplexobj(x) else x
+
+
+def H(x: Any) -> Any:
+    """The conjugate transpose of (a stack of) matrices: the last two axes swapped."""
+    return conj(np.swapaxes(x, -1, -2))
+
+
+def zero_cotangents(projectors: Sequence[ProjectTo]) -> tuple:
+    """The pullback's answer to a zero ``dy``: ZeroTangent or NoTangent for each argument."""
+    return (NoTangent(),) + tuple(
+        NoTangent() if p is NO_TANGENT_PROJECTOR else ZeroTangent() for p in projectors)
+
+
+def multilinear(f: Any) -> Callable:
+    """The pushforward of ``f`` when ``f`` is linear in each differentiable argument."""
+    def pushforward(dargs: tuple, y: Any, *args: Any, **kwargs: Any) -> Any:
+        dy = ZeroTangent()
+        for i, darg in enumerate(dargs):
+            if not isinstance(darg, AbstractZero):
+                dy = accumulate(dy, f(*args[:i], darg, *args[i + 1:], **kwargs))
+        return dy
+
+    return pushforward
+
+
+def define(f: Any, *cotangents: Formula, pushforward: Callable | None = None,
+           refused: Sequence[str] = ("out",)) -> None:
+    """Register the rrule and frule of ``f`` from per-argument cotangent formulas.
+
+    >>> import numpy as np
+    >>> def scale(x, k):  # linear in x; k is not differentiable here
+    ...     return k * x
+    >>> define(scale, lambda dy, y, x, k: k * dy, None)
+    >>> rrule(scale, np.ones(2), 3)[1](np.ones(2))
+    (NoTangent(), array([3., 3.]), NoTangent())
+    >>> frule((NoTangent(), np.ones(2), NoTangent()), scale, np.ones(2), 3)[1]
+    array([3., 3.])
+    """
+    if pushforward is None:
+        pushforward = multilinear(f)
+    differentiable_count = sum(c is not None for c in cotangents)
+
+    def formula(i: int) -> Formula:
+        return cotangents[i] if i < len(cotangents) else None
+
+    def reverse(*args: Any, **kwargs: Any):
+        refuse(f, kwargs, refused)
+        y = f(*args, **kwargs)
+        projectors = [ProjectTo(arg) if formula(i) is not None else NO_TANGENT_PROJECTOR
+                      for i, arg in enumerate(args)]
+
+        def pullback(dy: Any) -> tuple:
+            dy = unthunk(dy)
+            if isinstance(dy, AbstractZero):
+                return zero_cotangents(projectors)
+            result: list[Any] = [NoTangent()]
+            for i, (arg, project) in enumerate(zip(args, projectors)):
+                if project is NO_TANGENT_PROJECTOR:
+                    result.append(NoTangent())
+                elif differentiable_count > 1 and np.ndim(arg) > 0:
+                    result.append(Thunk(lambda i=i, project=project: project(
+                        cotangents[i](dy, y, *args, **kwargs))))
+                else:
+                    result.append(project(cotangents[i](dy, y, *args, **kwargs)))
+            return tuple(result)
+
+        return y, pullback
+
+    def forward(tangents: tuple, *args: Any, **kwargs: Any):
+        refuse(f, kwargs, refused)
+        y = f(*args, **kwargs)
+        dargs = tuple(unthunk(t) if formula(i) is not None else NoTangent()
+                      for i, t in enumerate(tangents[1:len(args) + 1]))
+        dargs += (NoTangent(),) * (len(args) - len(dargs))
+        if all(isinstance(d, AbstractZero) for d in dargs):
+            return y, ZeroTangent()
+        dy = pushforward(dargs, y, *args, **kwargs)
+        if isinstance(dy, AbstractZero):
+            return y, ZeroTangent()
+        return y, ProjectTo(y)(dy)
+
+    rrule.register(f, replace=True)(reverse)
+    frule.register(f, replace=True)(forward)

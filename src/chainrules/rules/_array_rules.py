@@ -1,0 +1,322 @@
+"""Machinery shared by the array rules (`reductions`, `shape`): one way to bind NumPy's
+arguments, refuse options, project onto array-like arguments and register a rule pair.
+
+A rule here is two formulas on a `Call` (the array argument, the output, the bound options):
+``back(call, dy)`` gives the dense cotangent of the array argument and ``forward(call, dx)``
+the output tangent. `register` wraps them into an rrule and an frule that bind the arguments,
+refuse unsupported options, short-circuit zeros, check the cotangent's shape and project.
+Functions that are linear in their array argument need no ``forward``: their pushforward is
+the function itself applied to the tangent.
+
+Array-like arguments may be nested lists or tuples (``np.array([a, b])``,
+``np.concatenate((x, y))``): their cotangent is a ``Tangent(type(seq), {i: d_i})``, built by
+`project_onto`, and their tangent is made dense by `dense_tangent`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from typing import Any, Callable
+
+import numpy as np
+
+from ..core.dtypes import cast_to, tangent_dtype
+from ..core.projection import NO_TANGENT_PROJECTOR, ProjectionError, ProjectTo
+from ..core.registry import frule, rrule
+from ..core.tangents import AbstractZero, NoTangent, Tangent, ZeroTangent
+from ..core.thunks import InplaceableThunk, Thunk, unthunk
+
+try:
+    from numpy.lib.array_utils import normalize_axis_tuple
+except ImportError:  # NumPy < 2
+    from numpy.core.numeric import normalize_axis_tuple  # type: ignore[no-redef]
+
+__all__ = ["Axes", "Call", "LINEAR", "dense_tangent", "has_tangent", "normalize_axis_tuple",
+           "parts_of", "project_onto", "register", "spread", "unsupported"]
+
+
+# --- arguments --------------------------------------------------------------------------------
+
+class Parameters:
+    """The parameter names and defaults of a NumPy function, to bind a call's arguments fast."""
+
+    __slots__ = ("name", "names", "defaults")
+
+    def __init__(self, f: Any):
+        self.name = f"{f.__module__}.{f.__name__}"
+        self.names: list[str] = []
+        self.defaults: dict[str, Any] = {}
+        for parameter in inspect.signature(f).parameters.values():
+            if parameter.kind in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD):
+                self.names.append(parameter.name)
+            if parameter.default is not parameter.empty:
+                default = parameter.default
+                self.defaults[parameter.name] = None if default is np._NoValue else default
+
+    def bind(self, args: tuple, kwargs: dict) -> dict:
+        """The options by name: defaults (NumPy's "no value" read as None), then the call's."""
+        options = dict(self.defaults)
+        options.update(zip(self.names, args))
+        options.update(kwargs)
+        return options
+
+
+_HOW_TO_AVOID = {
+    "out": "compute the result without out= and assign it afterwards",
+    "where": "apply np.where to the input (or the result) instead",
+    "initial": "combine it with the result yourself, e.g. np.sum(x) + initial or "
+               "np.maximum(np.max(x), initial)",
+    "mean": "let the function compute the mean itself",
+    "order": "structured (record) arrays have no tangents",
+}
+
+
+def refuse(name: str, options: dict, refused: tuple) -> None:
+    """Raise a TypeError naming ``name`` and the option if one of ``refused`` was given."""
+    for option in refused:
+        value = options.get(option)
+        if value is None or (option == "where" and value is True):
+            continue
+        raise TypeError(
+            f"{name}: the {option}= argument is not supported in differentiated code; "
+            f"{_HOW_TO_AVOID.get(option, f'call {name} without {option}=')}.")
+
+
+def unsupported(name: str, option: str, value: Any, supported: str) -> NotImplementedError:
+    """The error for an option value that has no rule (raise it)."""
+    return NotImplementedError(
+        f"{name}: {option}={value!r} is not supported in differentiated code (supported: "
+        f"{supported}).")
+
+
+# --- array-like arguments -----------------------------------------------------------------------
+
+class _ProjectSequence:
+    """Projector onto a (nested) list or tuple of numbers and arrays: a positional Tangent."""
+
+    __slots__ = ("primal_type", "parts")
+
+    def __init__(self, x: list | tuple):
+        self.primal_type = type(x)
+        self.parts = [project_onto(element) for element in x]
+
+    def __call__(self, cotangent: Any) -> Any:
+        """``cotangent`` is an array stacking the elements' cotangents, or a list of them."""
+        cotangent = unthunk(cotangent)
+        if isinstance(cotangent, AbstractZero):
+            return cotangent
+        backing = {}
+        for position, project in enumerate(self.parts):
+            if project is NO_TANGENT_PROJECTOR:
+                continue
+            value = project(cotangent[position])
+            if not isinstance(value, AbstractZero):
+                backing[position] = value
+        return Tangent(self.primal_type, backing) if backing else ZeroTangent()
+
+
+def project_onto(x: Any) -> Any:
+    """The projector onto the tangent space of the array-like ``x``.
+
+    Arrays and numbers get `ProjectTo`; lists and tuples get a positional ``Tangent``, element
+    by element, from a cotangent that stacks them (an array) or lists them.
+
+    >>> project_onto([1.0, 2])(np.array([0.5, 0.5]))
+    Tangent[list](0: 0.5)
+    """
+    if isinstance(x, (list, tuple)):
+        return _ProjectSequence(x)
+    return ProjectTo(x)
+
+
+def has_tangent(project: Any) -> bool:
+    """Whether the argument behind the projector ``project`` can be perturbed at all."""
+    if isinstance(project, _ProjectSequence):
+        return any(has_tangent(part) for part in project.parts)
+    return project is not NO_TANGENT_PROJECTOR
+
+
+def dense_tangent(x: Any, dx: Any) -> Any:
+    """The tangent ``dx`` of the array-like ``x`` as arrays: zeros where ``dx`` is zero.
+
+    A list or tuple ``x`` gives a list of dense tangents (its elements may differ in shape).
+
+    >>> dense_tangent([1.0, np.ones(2)], Tangent(list, {0: 3.0}))
+    [array(3.), array([0., 0.])]
+    """
+    dx = unthunk(dx)
+    if isinstance(x, (list, tuple)):
+        return [dense_tangent(element, dx[position]) for position, element in enumerate(x)]
+    if isinstance(dx, AbstractZero):
+        return np.zeros(np.shape(x), tangent_dtype(np.result_type(x)) or np.float64)
+    return np.asarray(dx)
+
+
+def parts_of(cotangent: Any, count: int) -> list:
+    """The ``count`` cotangents of a list or tuple output (a list, tuple or Tangent), unthunked;
+    missing entries are zero."""
+    cotangent = unthunk(cotangent)
+    if isinstance(cotangent, (list, tuple)) and len(cotangent) != count:
+        raise ProjectionError(
+            f"expected a cotangent for each of the {count} outputs, got {len(cotangent)}.")
+    return [unthunk(cotangent[i]) for i in range(count)]
+
+
+# --- the call ------------------------------------------------------------------------------------
+
+class Axes:
+    """The axes a reduction runs over, and how to line its output back up with its input.
+
+    >>> axes = Axes((2, 3, 4), axis=(0, -1), keepdims=False)
+    >>> axes.axes, axes.kept_shape, axes.count
+    ((0, 2), (1, 3, 1), 8)
+    """
+
+    __slots__ = ("axes", "keepdims", "kept_shape", "count")
+
+    def __init__(self, shape: tuple, axis: Any, keepdims: Any):
+        ndim = len(shape)
+        axes = tuple(range(ndim)) if axis is None else normalize_axis_tuple(axis, ndim)
+        self.axes = axes
+        self.keepdims = bool(keepdims)
+        self.kept_shape = tuple(1 if i in axes else n for i, n in enumerate(shape))
+        self.count = math.prod(shape[i] for i in axes)
+
+    def keep(self, value: Any) -> np.ndarray:
+        """A value of the reduction's output shape, reshaped to broadcast against the input."""
+        return np.reshape(value, self.kept_shape)
+
+    def reduce(self, value: Any) -> Any:
+        """``value`` (input-shaped) summed over the axes, in the output's shape."""
+        return np.sum(value, axis=self.axes, keepdims=self.keepdims)
+
+
+class Call:
+    """One differentiated call ``y = f(x, *rest, **kwargs)``, as the formulas see it."""
+
+    __slots__ = ("f", "args", "kwargs", "options", "x", "y", "_array", "_axes")
+
+    def __init__(self, f: Any, args: tuple, kwargs: dict, options: dict, y: Any):
+        self.f, self.args, self.kwargs, self.options, self.y = f, args, kwargs, options, y
+        self.x = args[0]
+        self._array = self._axes = None
+
+    @property
+    def a(self) -> np.ndarray:
+        """The array argument as an array."""
+        if self._array is None:
+            self._array = np.asarray(self.x)
+        return self._array
+
+    @property
+    def dtype(self) -> np.dtype:
+        """The dtype of the array argument's tangents."""
+        return tangent_dtype(self.a.dtype) or np.dtype(np.float64)
+
+    @property
+    def axes(self) -> Axes:
+        """The reduction's axes, from the ``axis`` and ``keepdims`` options."""
+        if self._axes is None:
+            self._axes = Axes(self.a.shape, self.options.get("axis"),
+                              self.options.get("keepdims"))
+        return self._axes
+
+    def apply(self, value: Any) -> Any:
+        """``f`` applied to ``value`` in place of the array argument, with the same options."""
+        return self.f(value, *self.args[1:], **self.kwargs)
+
+
+def spread(call: Call, dy: Any, divide_by: Any = 1) -> Any:
+    """``dy / divide_by`` broadcast back over the reduced axes, in the array's tangent dtype.
+
+    For an array argument it is an `InplaceableThunk`: ``add`` does ``buffer += dy`` (broadcast)
+    and ``val`` is the broadcast copy, both from the same projected ``dy``.
+    """
+    shape, dtype = call.a.shape, call.dtype
+    kept = call.axes.keep(cast_to(np.asarray(dy), dtype))
+    if divide_by != 1:
+        kept = kept / divide_by
+    if not isinstance(call.x, np.ndarray):
+        return np.array(np.broadcast_to(kept, shape))
+
+    def add(buffer: np.ndarray) -> np.ndarray:
+        buffer += kept
+        return buffer
+
+    return InplaceableThunk(add, Thunk(lambda: np.array(np.broadcast_to(kept, shape))),
+                            shape=shape, dtype=dtype)
+
+
+# --- registration --------------------------------------------------------------------------------
+
+LINEAR = None  # ``forward=LINEAR``: the pushforward is the function applied to the tangent
+
+
+def _output_has_tangent(y: Any) -> bool:
+    if isinstance(y, (list, tuple)):
+        return True
+    return tangent_dtype(np.result_type(y)) is not None
+
+
+def register(f: Any, back: Callable[[Call, Any], Any], forward: Callable | None = LINEAR, *,
+             refuse_options: tuple = ("out",), check: Callable | None = None) -> None:
+    """Register the rrule and frule of ``f``, differentiable in its first (array-like) argument.
+
+    ``back(call, dy)`` returns the cotangent of the array argument (dense, or lazy, or a list
+    of pieces for a sequence argument), before projection; ``forward(call, dx)`` returns the
+    output tangent from a dense input tangent (default: ``f`` applied to ``dx``). ``check(name,
+    options)`` raises for option values the formulas don't support.
+    """
+    parameters = Parameters(f)
+    name = parameters.name
+
+    def bind(args: tuple, kwargs: dict) -> dict:
+        if not args:
+            raise TypeError(f"{name}: pass the array argument positionally in differentiated "
+                            f"code (keyword arguments get no cotangent).")
+        options = parameters.bind(args, kwargs)
+        refuse(name, options, refuse_options)
+        if check is not None:
+            check(name, options)
+        return options
+
+    def reverse(*args: Any, **kwargs: Any):
+        options = bind(args, kwargs)
+        y = f(*args, **kwargs)
+        project = project_onto(args[0])
+        rest = (NoTangent(),) * (len(args) - 1)
+        if not has_tangent(project):
+            nothing = (NoTangent(), NoTangent()) + rest
+            return y, lambda dy: nothing
+        zero = (NoTangent(), ZeroTangent()) + rest
+        if not _output_has_tangent(y):
+            return y, lambda dy: zero
+        call = Call(f, args, kwargs, options, y)
+        y_shape = None if isinstance(y, (list, tuple)) else np.shape(y)
+
+        def pullback(dy: Any) -> tuple:
+            dy = unthunk(dy)
+            if isinstance(dy, AbstractZero):
+                return zero
+            if y_shape is not None and np.shape(dy) != y_shape:
+                raise ProjectionError(
+                    f"{name} pullback: the output has shape {y_shape}, but its cotangent has "
+                    f"shape {np.shape(dy)}.")
+            return (NoTangent(), project(back(call, dy))) + rest
+
+        return y, pullback
+
+    def pushforward(tangents: tuple, *args: Any, **kwargs: Any):
+        options = bind(args, kwargs)
+        y = f(*args, **kwargs)
+        dx = unthunk(tangents[1]) if len(tangents) > 1 else ZeroTangent()
+        if isinstance(dx, AbstractZero) or not _output_has_tangent(y):
+            return y, ZeroTangent()
+        call = Call(f, args, kwargs, options, y)
+        dx = dense_tangent(args[0], dx)
+        dy = call.apply(dx) if forward is LINEAR else forward(call, dx)
+        return y, ProjectTo(y)(dy)
+
+    rrule.register(f, replace=True)(reverse)
+    frule.register(f, replace=True)(pushforward)

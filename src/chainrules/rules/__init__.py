@@ -4,4 +4,4 @@ Importing this package registers every rule. Modules: `indexing` (``x[index]``),
 `elementwise` (ufuncs).
 """
 
-from . import elementwise, indexing, linalg  # noqa: F401  (registration happens on import)
+from . import elementwise, indexing, linalg, reductions, shape  # noqa: F401  (registration happens on import)

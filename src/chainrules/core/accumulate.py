@@ -30,7 +30,7 @@ from .sparse import SparseCotangent
 from .tangents import AbstractZero, NoTangent, Tangent, structural_fields
 from .thunks import AbstractThunk, InplaceableThunk
 
-__all__ = ["accumulate", "owned_copy"]
+__all__ = ["accumulate", "owned_copy", "owned_sum"]
 
 
 def accumulate(acc: Any, t: Any, *, owned: bool = False) -> Any:
@@ -84,6 +84,24 @@ def owned_copy(t: Any) -> Any:
     if isinstance(t, (tuple, list, dict)):
         return Tangent(type(t), {k: owned_copy(v) for k, v in structural_fields(t).items()})
     return t  # numbers are immutable
+
+
+def owned_sum(acc: Any, t: Any) -> Any:
+    """``acc + unthunk(t)`` as a new owned value: neither argument is mutated or aliased.
+
+    This is how a slot that holds one unowned contribution becomes an owned accumulator when
+    a second contribution arrives: one pass over the data, not a copy and then an add.
+
+    >>> import numpy as np
+    >>> a = np.ones(2)
+    >>> s = owned_sum(a, SparseCotangent(0, 1.0, (2,), np.float64))
+    >>> s, bool(np.shares_memory(s, a))
+    (array([2., 1.]), False)
+    """
+    if type(acc) is np.ndarray and not isinstance(t, (Tangent, AbstractZero)):
+        if isinstance(t, (SparseCotangent, np.ndarray, np.generic, int, float, complex)):
+            return _eager_sum(acc, t)  # a new array (or number) in the eager sum's dtype
+    return accumulate(owned_copy(acc), t, owned=True)
 
 
 def _fits(buffer: np.ndarray, shape: tuple, dtype: np.dtype) -> bool:

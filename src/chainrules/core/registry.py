@@ -16,7 +16,10 @@ from typing import Any, Callable
 from .config import DEFAULT_CONFIG, RuleConfig, _name
 from .tangents import NoTangent, ZeroTangent
 
-__all__ = ["RuleTable", "rrule", "frule", "non_differentiable"]
+__all__ = ["RuleTable", "rrule", "frule", "non_differentiable", "NON_DIFFERENTIABLE"]
+
+# Functions declared with `non_differentiable`: an engine may skip recording them.
+NON_DIFFERENTIABLE: set = set()
 
 
 class RuleTable:
@@ -135,5 +138,6 @@ def non_differentiable(*functions: Any) -> None:
         def forward(tangents, *args, _f=f, **kwargs):
             return _f(*args, **kwargs), ZeroTangent()
 
+        NON_DIFFERENTIABLE.add(f)
         rrule._rules[f] = (reverse, False)
         frule._rules[f] = (forward, False)

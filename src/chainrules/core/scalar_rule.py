@@ -13,6 +13,7 @@ is ``dL/dRe(z) + i dL/dIm(z)``).
 
 from __future__ import annotations
 
+import dis
 from typing import Any, Callable
 
 import numpy as np
@@ -20,7 +21,7 @@ import numpy as np
 from .accumulate import accumulate
 from .broadcast import unbroadcast
 from .config import _name
-from .projection import NO_TANGENT_PROJECTOR, ProjectTo
+from .projection import _SCALAR_PROJECTORS, NO_TANGENT_PROJECTOR, ProjectTo
 from .registry import frule, rrule
 from .tangents import AbstractZero, NoTangent, ZeroTangent
 from .thunks import Thunk, unthunk
@@ -32,8 +33,9 @@ Partial = Callable[..., Any] | None
 _REFUSED_KEYWORDS = ("out", "where")
 
 
-def _conj(value: Any) -> Any:
-    return np.conj(value) if np.iscomplexobj(value) else value
+# Scalars whose conjugate is themselves, and all scalar types: fast paths skip NumPy calls.
+_REAL_SCALARS = frozenset({int, float, np.float64, np.float32, np.float16, np.longdouble})
+_SCALARS = _REAL_SCALARS | {complex, np.complex128, np.complex64, np.clongdouble}
 
 
 def _check_keywords(f: Any, kwargs: dict) -> None:
@@ -47,7 +49,62 @@ def _check_keywords(f: Any, kwargs: dict) -> None:
 
 def _argument_cotangent(project: ProjectTo, arg: Any, partial: Callable, y: Any, args: tuple,
                         dy: Any) -> Any:
-    return project(unbroadcast(_conj(partial(y, *args)) * dy, np.shape(arg)))
+    derivative = partial(y, *args)
+    if type(derivative) not in _REAL_SCALARS and np.iscomplexobj(derivative):
+        derivative = np.conj(derivative)
+    cotangent = derivative * dy
+    if type(cotangent) is np.ndarray:
+        cotangent = unbroadcast(cotangent, np.shape(arg))
+    return project(cotangent)
+
+
+def _uses_first_argument(partial: Callable) -> bool:
+    """Whether ``partial`` reads its first parameter (the output ``y``); True if unsure."""
+    code = getattr(partial, "__code__", None)
+    if code is None or not code.co_varnames:
+        return True
+    name = code.co_varnames[0]
+    if name in code.co_cellvars:
+        return True
+    for instruction in dis.get_instructions(code):
+        if instruction.opname.startswith("LOAD_FAST"):
+            value = instruction.argval
+            if value == name or (isinstance(value, tuple) and name in value):
+                return True
+    return False
+
+
+class _ScalarPullback:
+    """The pullback of an elementwise rule: ``project_i(unbroadcast(conj(d_i) * dy))``."""
+
+    __slots__ = ("partials", "args", "y")
+
+    def __init__(self, partials: tuple, args: tuple, y: Any):
+        self.partials = partials
+        self.args = args
+        self.y = y
+
+    def __call__(self, dy: Any) -> tuple:
+        if type(dy) not in _SCALARS and type(dy) is not np.ndarray:
+            dy = unthunk(dy)
+        zero = isinstance(dy, AbstractZero)
+        args, y = self.args, self.y
+        several = len(args) > 1
+        cotangents: list[Any] = [NoTangent()]
+        for arg, partial in zip(args, self.partials):
+            project = _SCALAR_PROJECTORS.get(type(arg)) or ProjectTo(arg)
+            if partial is None or project is NO_TANGENT_PROJECTOR:
+                cotangents.append(NoTangent())
+            elif zero:
+                cotangents.append(ZeroTangent())
+            elif several and type(arg) is np.ndarray and arg.ndim:
+                # Thunked: the engine may not need every argument's cotangent.
+                cotangents.append(Thunk(
+                    lambda project=project, arg=arg, partial=partial: _argument_cotangent(
+                        project, arg, partial, y, args, dy)))
+            else:
+                cotangents.append(_argument_cotangent(project, arg, partial, y, args, dy))
+        return tuple(cotangents)
 
 
 def scalar_rule(f: Any, *partials: Partial) -> None:
@@ -65,32 +122,17 @@ def scalar_rule(f: Any, *partials: Partial) -> None:
     """
     count = len(partials)
     name = _name(f)
+    keeps_output = any(partial is not None and _uses_first_argument(partial)
+                       for partial in partials)
 
     def reverse(*args: Any, **kwargs: Any):
         if len(args) != count:
             raise TypeError(f"{name} takes {count} differentiable argument(s), got {len(args)}")
-        _check_keywords(f, kwargs)
+        if kwargs:
+            _check_keywords(f, kwargs)
         y = f(*args, **kwargs)
-
-        def pullback(dy: Any) -> tuple:
-            dy = unthunk(dy)
-            cotangents: list[Any] = [NoTangent()]
-            for arg, partial in zip(args, partials):
-                project = ProjectTo(arg)
-                if partial is None or project is NO_TANGENT_PROJECTOR:
-                    cotangents.append(NoTangent())
-                elif isinstance(dy, AbstractZero):
-                    cotangents.append(ZeroTangent())
-                elif count > 1 and isinstance(arg, np.ndarray) and arg.ndim:
-                    # Thunked: the engine may not need every argument's cotangent.
-                    cotangents.append(Thunk(
-                        lambda project=project, arg=arg, partial=partial: _argument_cotangent(
-                            project, arg, partial, y, args, dy)))
-                else:
-                    cotangents.append(_argument_cotangent(project, arg, partial, y, args, dy))
-            return tuple(cotangents)
-
-        return y, pullback
+        # The output is kept for the pullback only if a partial reads it (saves memory).
+        return y, _ScalarPullback(partials, args, y if keeps_output else None)
 
     def forward(tangents: tuple, *args: Any, **kwargs: Any):
         if len(tangents) != count + 1:

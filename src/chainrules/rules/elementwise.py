@@ -25,6 +25,8 @@ def _safe_log(a):
 
 def _power_base(y, a, b):
     """d(a**b)/da = b a**(b-1), and 0 where b == 0 (where a**(b-1) may be 1/0)."""
+    if type(b) is int and b >= 1:  # the common x**2: no special cases, no warnings
+        return b * a ** (b - 1)
     with np.errstate(divide="ignore", invalid="ignore"):
         partial = b * a ** (b - 1)
     if np.any(np.asarray(b) == 0):

@@ -53,22 +53,29 @@ def _getitem_rule(x: Any, index: Any):
 def _array_getitem_rule(x: np.ndarray, index: Any):
     index = normalize_index(index)
     y = x[index]
-    dtype = tangent_dtype(x.dtype)
+    dtype = x.dtype if x.dtype.kind in "fc" else None
     if dtype is None:
         return y, lambda dy: (NoTangent(), NoTangent(), NoTangent())
-    shape, y_shape = x.shape, np.shape(y)
+    return y, _GetitemPullback(index, x.shape, np.shape(y), dtype)
 
-    def getitem_pullback(dy: Any) -> tuple:
+
+class _GetitemPullback:
+    """``dy -> SparseCotangent(index, dy)``: O(size of the index), never O(size of x)."""
+
+    __slots__ = ("index", "shape", "y_shape", "dtype")
+
+    def __init__(self, index: Any, shape: tuple, y_shape: tuple, dtype: np.dtype):
+        self.index, self.shape, self.y_shape, self.dtype = index, shape, y_shape, dtype
+
+    def __call__(self, dy: Any) -> tuple:
         dy = unthunk(dy)
         if isinstance(dy, AbstractZero):
             return _NO_INDEX_TANGENTS
-        if np.shape(dy) != y_shape:
+        if np.shape(dy) != self.y_shape:
             raise ProjectionError(
-                f"getitem pullback: the output x[index] has shape {y_shape}, but the cotangent "
-                f"given for it has shape {np.shape(dy)}.")
-        return NoTangent(), SparseCotangent(index, dy, shape, dtype), NoTangent()
-
-    return y, getitem_pullback
+                f"getitem pullback: the output x[index] has shape {self.y_shape}, but the "
+                f"cotangent given for it has shape {np.shape(dy)}.")
+        return NoTangent(), SparseCotangent(self.index, dy, self.shape, self.dtype), NoTangent()
 
 
 def _container_getitem_rule(x: Any, index: Any):

@@ -1,0 +1,14 @@
+"""chainrules.ad: a reverse-mode engine for unmodified NumPy code.
+
+Modules: `tracer` (the traced value and its NumPy protocols), `tape` (recording operations
+through their rules), `reverse` (the backward pass), `structure` (leaves of Python objects),
+`intercept` (NumPy entry points that do not dispatch), `api` (grad, vjp, ...).
+"""
+
+from .api import EngineConfig, grad, jacobian, primal, value_and_grad, vjp
+from .reverse import RuleError
+from .tape import NoRuleError, TracingError
+from .tracer import Traced
+
+__all__ = ["EngineConfig", "NoRuleError", "RuleError", "Traced", "TracingError", "grad",
+           "jacobian", "primal", "value_and_grad", "vjp"]

@@ -1,0 +1,341 @@
+"""The user-facing operators: ``grad``, ``value_and_grad``, ``vjp``, ``jacobian``.
+
+Arguments may be arrays, Python or NumPy scalars, or any structure (dict, list, tuple,
+namedtuple, dataclass, plain object, closure, bound method). Gradients mirror the input:
+
+- a float or complex array or scalar gets an array or scalar of the same shape and dtype;
+- integers, bools, strings and other non-differentiable leaves get `NoTangent()`;
+- lists, tuples, namedtuples and dicts get the same container type;
+- dataclasses, other objects and closures get a `Tangent` with attribute access (``g.w``).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..core.accumulate import owned_copy
+from ..core.config import RuleConfig, _name
+from ..core.projection import ProjectTo
+from ..core.registry import rrule
+from ..core.tangents import AbstractZero, NoTangent, Tangent, ZeroTangent
+from ..core.thunks import unthunk
+from .reverse import backward
+from .structure import _fields, is_structure, leaves, replace_leaves, tangent_at
+from .tape import Tape, TracingError, _is_differentiable, no_garbage_collection
+from .tracer import Traced
+
+__all__ = ["grad", "value_and_grad", "vjp", "jacobian", "EngineConfig", "primal"]
+
+
+class EngineConfig(RuleConfig):
+    """The config of chainrules' reverse-mode engine: ``rrule_via_ad`` differentiates any
+    Python function by tracing it (closures and callable objects included)."""
+
+    has_reverse_mode = True
+
+    def rrule_via_ad(self, f: Callable, *args: Any, **kwargs: Any):
+        entry = rrule.lookup(f)
+        if entry is not None:
+            rule, needs_config = entry
+            result = rule(self, *args, **kwargs) if needs_config else rule(*args, **kwargs)
+            if result is not None:
+                return result
+        return _vjp(f, args, kwargs, differentiate_function=True, materialize=False)
+
+
+ENGINE_CONFIG = EngineConfig()
+
+
+def primal(x: Any) -> Any:
+    """The value of ``x`` without its tracing (for logging, or for non-differentiated use).
+
+    >>> primal(3.0)
+    3.0
+    """
+    while type(x) is Traced:
+        x = x.primal
+    return x
+
+
+def _lift(x: Any, tape: Tape) -> tuple[Any, list]:
+    """``x`` with every differentiable leaf replaced by an input tracer of ``tape``."""
+    inputs: list = []
+
+    def make_leaf(value):
+        traced = tape.leaf(value)
+        inputs.append(traced)
+        return traced
+
+    lifted = replace_leaves(x, make_leaf, _is_differentiable)
+    return lifted, inputs
+
+
+def _leaf_cotangent(slots: list, owned: bytearray, traced: Traced, materialize: bool) -> Any:
+    cotangent = slots[traced.node]
+    if cotangent is None:
+        return ZeroTangent()
+    if materialize and not owned[traced.node]:
+        cotangent = owned_copy(cotangent)  # never hand out memory a rule may share
+    project = ProjectTo(traced.primal)
+    return project(unthunk(cotangent) if materialize else cotangent)
+
+
+def _zeros_like(x: Any) -> Any:
+    if isinstance(x, np.ndarray):
+        return np.zeros(x.shape, x.dtype)
+    if isinstance(x, np.generic):
+        return x.dtype.type(0)
+    return type(x)(0)
+
+
+def _gradient_structure(x: Any, gradients: dict, materialize: bool) -> Any:
+    """The gradient of input ``x``, mirroring its structure (``gradients``: path -> value)."""
+    if not is_structure(x):
+        if not _is_differentiable(x):
+            return NoTangent()
+        value = gradients.get((), ZeroTangent())
+        if materialize and isinstance(value, AbstractZero):
+            return _zeros_like(x)
+        return value
+    if not materialize:
+        return _sparse_tangent(x, gradients)
+    return _mirror(x, gradients, ())
+
+
+def _sparse_tangent(x: Any, gradients: dict) -> Any:
+    """A `Tangent` holding only the non-zero leaf cotangents (O(number of leaves))."""
+    root: dict = {}
+    for path, value in gradients.items():
+        if isinstance(value, AbstractZero):
+            continue
+        node = root
+        for key in path[:-1]:
+            node = node.setdefault(key, {})
+        node[path[-1]] = value
+    if not root:
+        return ZeroTangent()
+    return _to_tangent(x, root)
+
+
+def _to_tangent(x: Any, fields: dict) -> Tangent:
+    current = _fields(x)
+    backing = {key: _to_tangent(current[key], value) if isinstance(value, dict)
+               and is_structure(current[key]) else value for key, value in fields.items()}
+    return Tangent(type(x), backing)
+
+
+def _mirror(x: Any, gradients: dict, path: tuple, depth: int = 0) -> Any:
+    if not is_structure(x):
+        if not _is_differentiable(x):
+            return NoTangent()
+        value = gradients.get(path, ZeroTangent())
+        return _zeros_like(x) if isinstance(value, AbstractZero) else value
+    if depth > 64:
+        return NoTangent()
+    fields = {key: _mirror(value, gradients, path + (key,), depth + 1)
+              for key, value in _fields(x).items()}
+    if isinstance(x, dict):
+        return type(x)(fields) if type(x) is dict else fields
+    if isinstance(x, tuple) and hasattr(type(x), "_fields"):
+        return type(x)(**fields)
+    if isinstance(x, (tuple, list)):
+        return type(x)(fields[i] for i in range(len(x)))
+    return Tangent(type(x), fields)
+
+
+def _vjp(f: Callable, args: Sequence, kwargs: dict, *, argnums: Sequence[int] | None = None,
+         differentiate_function: bool = False, materialize: bool = True, has_aux: bool = False):
+    """Trace ``f(*args)``; return ``(y, pullback)`` (and aux). The pullback maps an output
+    cotangent to ``(d f, d arg for each differentiated argument)``."""
+    tape = Tape(ENGINE_CONFIG)
+    argnums = range(len(args)) if argnums is None else argnums
+    lifted = list(args)
+    inputs: dict = {}
+    with tape, no_garbage_collection():
+        if differentiate_function:
+            f_lifted, inputs["f"] = _lift(f, tape)
+        else:
+            f_lifted = f
+        for position in argnums:
+            lifted[position], inputs[position] = _lift(args[position], tape)
+        out = f_lifted(*lifted, **kwargs)
+    aux = None
+    if has_aux:
+        if not (isinstance(out, tuple) and len(out) == 2):
+            raise TypeError(f"{_name(f)} was differentiated with has_aux=True, so it must return "
+                            f"a pair (output, aux); it returned a {type(out).__name__}.")
+        out, aux = out
+        aux = replace_leaves(aux, primal, _is_own(tape))
+    outputs = list(leaves(out, _is_own(tape)))
+    y = replace_leaves(out, primal, _is_own(tape))
+    records = tape.records
+    paths = {key: [path for path, _ in leaves(
+        f if key == "f" else args[key], _is_differentiable)] for key in inputs}
+
+    def pullback(dy: Any, retain: bool = False) -> tuple:
+        seeds = []
+        for path, traced in outputs:
+            seed = tangent_at(dy, path)
+            if not isinstance(seed, AbstractZero):
+                seeds.append((traced.node, ProjectTo(traced.primal)(unthunk(seed))))
+        with no_garbage_collection():
+            slots, owned = backward(records, seeds, retain=retain)
+        results = []
+        for key in (["f"] if differentiate_function else []) + list(argnums):
+            gradients = {path: _leaf_cotangent(slots, owned, traced, materialize)
+                         for path, traced in zip(paths[key], inputs[key])}
+            source = f if key == "f" else args[key]
+            results.append(_gradient_structure(source, gradients, materialize))
+        if not differentiate_function:
+            results.insert(0, NoTangent())
+        elif isinstance(results[0], AbstractZero):
+            results[0] = NoTangent() if not paths["f"] else ZeroTangent()
+        return tuple(results)
+
+    if has_aux:
+        return y, pullback, aux
+    return y, pullback
+
+
+def _is_own(tape: Tape):
+    return lambda v: type(v) is Traced and v.tape is tape
+
+
+def vjp(f: Callable, *args: Any, has_aux: bool = False):
+    """``(y, pullback)``: ``pullback(dy)`` returns one cotangent per argument of ``f``.
+
+    >>> import numpy as np
+    >>> y, pullback = vjp(lambda x: x ** 2, np.array([1.0, 2.0]))
+    >>> pullback(np.ones(2))
+    (array([2., 4.]),)
+    """
+    result = _vjp(f, args, {}, has_aux=has_aux)
+    pullback = result[1]
+
+    def user_pullback(dy):
+        return pullback(dy)[1:]
+
+    return (result[0], user_pullback) + result[2:]
+
+
+def _normalize_argnums(argnums: int | Sequence[int], count: int) -> tuple[tuple, bool]:
+    single = isinstance(argnums, int)
+    numbers = (argnums,) if single else tuple(argnums)
+    for number in numbers:
+        if not -count <= number < count:
+            raise ValueError(f"argnums={argnums!r} but the function was called with {count} "
+                             f"positional argument(s)")
+    return tuple(n % count for n in numbers), single
+
+
+def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
+    """A function returning ``(f(*args), gradient)`` (``((f(*args), aux), gradient)`` with
+    ``has_aux``). See `grad`.
+
+    >>> import numpy as np
+    >>> value_and_grad(lambda x: np.sum(x ** 2))(np.array([1.0, 2.0]))
+    (np.float64(5.0), array([2., 4.]))
+    """
+    @functools.wraps(f)
+    def value_and_gradient(*args: Any, **kwargs: Any):
+        numbers, single = _normalize_argnums(argnums, len(args))
+        result = _vjp(f, args, kwargs, argnums=numbers, has_aux=has_aux)
+        y, pullback = result[0], result[1]
+        _check_scalar(f, y)
+        seed = _one_like(y)
+        gradients = pullback(seed)[1:]
+        gradient = gradients[0] if single else tuple(gradients)
+        if has_aux:
+            return (y, result[2]), gradient
+        return y, gradient
+
+    return value_and_gradient
+
+
+def _check_scalar(f: Callable, y: Any) -> None:
+    value = primal(y)
+    if not (isinstance(value, (float, np.floating, np.ndarray)) and np.shape(value) == ()
+            and np.isrealobj(value)):
+        shape = np.shape(value) if isinstance(value, (np.ndarray, np.generic, float, complex)) \
+            else None
+        if shape not in (None, ()):
+            raise TypeError(
+                f"grad requires {_name(f)} to return a real scalar; it returned an array of "
+                f"shape {shape}. Use chainrules.vjp(f, x) for vector-Jacobian products or "
+                f"chainrules.jacobian(f)(x) for the full Jacobian (or reduce the output, e.g. "
+                f"with np.sum).")
+        if np.iscomplexobj(value):
+            raise TypeError(
+                f"grad requires {_name(f)} to return a real scalar; it returned a complex one. "
+                f"Differentiate a real function of it (np.abs(z)**2, np.real(z)), or use "
+                f"chainrules.vjp for complex outputs.")
+        if isinstance(value, (int, np.integer, bool, np.bool_)):
+            return  # an integer output does not depend on the inputs: zero gradient
+        raise TypeError(f"grad requires {_name(f)} to return a real scalar; it returned a "
+                        f"{type(value).__name__}.")
+
+
+def _one_like(y: Any) -> Any:
+    value = primal(y)
+    if isinstance(value, np.ndarray):
+        return np.ones((), value.dtype)
+    if isinstance(value, np.generic):
+        return value.dtype.type(1)
+    return 1.0
+
+
+def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
+    """The gradient of a real scalar function, with respect to argument(s) ``argnums``.
+
+    >>> import numpy as np
+    >>> def loss(x):
+    ...     return sum(x[i] ** 2 for i in range(len(x)))
+    >>> grad(loss)(np.arange(3.0))
+    array([0., 2., 4.])
+    >>> grad(lambda z: np.abs(z) ** 2)(3 + 4j)    # complex convention: dRe + i dIm
+    (6+8j)
+    """
+    value_and_gradient = value_and_grad(f, argnums, has_aux)
+
+    @functools.wraps(f)
+    def gradient(*args: Any, **kwargs: Any):
+        value, gradient = value_and_gradient(*args, **kwargs)
+        if has_aux:
+            return gradient, value[1]
+        return gradient
+
+    return gradient
+
+
+def jacobian(f: Callable, argnums: int | Sequence[int] = 0):
+    """The Jacobian of ``f`` by reverse mode: shape ``y.shape + x.shape`` for array ``x``.
+
+    Complex convention: row ``k`` is the gradient of ``Re(y[k])``.
+
+    >>> import numpy as np
+    >>> jacobian(lambda x: x ** 2)(np.array([1.0, 2.0]))
+    array([[2., 0.],
+           [0., 4.]])
+    """
+    @functools.wraps(f)
+    def jacobian_of(*args: Any, **kwargs: Any):
+        numbers, single = _normalize_argnums(argnums, len(args))
+        y, pullback = _vjp(f, args, kwargs, argnums=numbers)
+        y_array = np.asarray(primal(y))
+        rows: list = []
+        for k in range(y_array.size):
+            seed = np.zeros(y_array.size, y_array.dtype)
+            seed[k] = 1
+            rows.append(pullback(seed.reshape(y_array.shape), retain=True)[1:])
+        results = []
+        for i, number in enumerate(numbers):
+            x = np.asarray(args[number])
+            stacked = np.stack([np.asarray(row[i]) for row in rows]) if rows else \
+                np.zeros((0,) + x.shape)
+            results.append(stacked.reshape(y_array.shape + x.shape))
+        return results[0] if single else tuple(results)
+
+    return jacobian_of

@@ -1,0 +1,258 @@
+"""The tape: every differentiable operation of a trace, recorded in execution order.
+
+Execution order is a topological order, so the backward pass is a reverse walk over a list: no
+graph search, no recursion. A record is a tuple ``(pullback, parents, function, shape, dtype)``:
+
+- ``pullback`` maps the output's cotangent to ``(cotangent for function, *per positional
+  argument)``, as `rrule` returns it (``None`` for an input leaf);
+- ``parents`` has one entry per positional argument: a node number, ``-1`` for a constant, or a
+  tuple of ``(path, node)`` pairs for a structure holding traced values (a list passed to
+  ``np.stack``, a closure passed to ``np.vectorize``);
+- ``shape`` and ``dtype`` describe the output, so that cotangents flowing into it are checked.
+"""
+
+from __future__ import annotations
+
+import gc
+import itertools
+from typing import Any
+
+import numpy as np
+
+from ..core.config import RuleConfig, _name
+from ..core.registry import NON_DIFFERENTIABLE, frule, rrule
+from ..core.tangents import NoTangent, Tangent
+from . import intercept
+from .structure import is_structure, leaves, replace_leaves
+
+__all__ = ["Tape", "Traced", "record", "NoRuleError", "TracingError"]
+
+_levels = itertools.count(1)
+_RULES = rrule._rules
+
+
+class NoRuleError(NotImplementedError):
+    """A function was called on traced values and has no rule."""
+
+
+class TracingError(TypeError):
+    """A traced value was used in a way the engine cannot follow."""
+
+
+class Tape:
+    """The records of one trace (one ``grad``/``vjp`` call); ``level`` orders nested traces."""
+
+    __slots__ = ("records", "level", "active", "config")
+
+    def __init__(self, config: RuleConfig):
+        self.records: list = []
+        self.level = next(_levels)
+        self.active = False
+        self.config = config
+
+    def leaf(self, primal: Any) -> "Traced":
+        """A new input of this trace."""
+        node = len(self.records)
+        self.records.append((None, (), None, _shape(primal), _dtype(primal)))
+        return Traced(primal, self, node)
+
+    def __enter__(self) -> "Tape":
+        self.active = True
+        intercept.enter()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.active = False
+        intercept.exit()
+
+
+class no_garbage_collection:
+    """Pause Python's cyclic garbage collector while a trace or a backward pass runs.
+
+    Both create millions of small objects that are freed by reference counting; the cyclic
+    collector's full passes over them would make long traces superlinear in time.
+    """
+
+    __slots__ = ("was_enabled",)
+
+    def __enter__(self):
+        self.was_enabled = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *exc):
+        if self.was_enabled:
+            gc.enable()
+
+
+def _shape(x: Any) -> tuple:
+    shape = getattr(x, "shape", None)
+    return () if shape is None else shape
+
+
+def _dtype(x: Any) -> np.dtype:
+    dtype = getattr(x, "dtype", None)
+    return np.dtype(type(x)) if dtype is None else dtype
+
+
+_FLOAT_SCALARS = frozenset({float, complex, np.float64, np.float32, np.float16, np.complex128,
+                            np.complex64, np.longdouble, np.clongdouble})
+_SCALAR_META = {kind: np.dtype(kind) for kind in _FLOAT_SCALARS}
+_PLAIN = frozenset({int, float, complex, bool, str, type(None), slice, type(Ellipsis),
+                    np.ndarray, np.float64, np.float32, np.int64, np.bool_, np.complex128,
+                    np.int32, np.intp, np.dtype})
+
+
+def _is_differentiable(y: Any) -> bool:
+    kind = type(y)
+    if kind in _FLOAT_SCALARS:
+        return True
+    if kind is np.ndarray or kind is Traced:
+        return y.dtype.kind in "fc"
+    return isinstance(y, np.generic) and y.dtype.kind in "fc"
+
+
+def _innermost_tape(args: tuple) -> tuple[Tape | None, bool]:
+    """The tape of highest level among the traced values in ``args``; and whether any
+    argument is a structure that must be searched for traced values."""
+    tape = None
+    search = False
+    for arg in args:
+        kind = type(arg)
+        if kind is Traced:
+            if tape is None or arg.tape.level > tape.level:
+                tape = arg.tape
+        elif kind not in _PLAIN and is_structure(arg):
+            search = True
+            for _, traced in leaves(arg, _is_traced):
+                if tape is None or traced.tape.level > tape.level:
+                    tape = traced.tape
+    return tape, search
+
+
+def _is_traced(x: Any) -> bool:
+    return type(x) is Traced
+
+
+def record(function: Any, args: tuple, kwargs: dict) -> Any:
+    """Call ``function(*args, **kwargs)`` on traced values: run its rule and record it."""
+    tape, search = _innermost_tape(args)
+    if tape is None:
+        _check_keywords(function, kwargs, None)
+        return function(*args, **kwargs)
+    if not tape.active:
+        raise TracingError(
+            f"{_name(function)} was called on a traced value from a grad/vjp call that has "
+            f"already returned. Traced values must not escape the function being "
+            f"differentiated (store primal values, or return them as has_aux output).")
+    if kwargs:
+        _check_keywords(function, kwargs, tape)
+    primals = []
+    parents = []
+    for arg in args:
+        if type(arg) is Traced and arg.tape is tape:
+            primals.append(arg.primal)
+            parents.append(arg.node)
+        elif search and is_structure(arg):
+            found = list(leaves(arg, lambda v: type(v) is Traced and v.tape is tape))
+            if found:
+                primals.append(replace_leaves(arg, _primal_of, lambda v: type(v) is Traced
+                                              and v.tape is tape))
+                parents.append(tuple((path, traced.node) for path, traced in found))
+            else:
+                primals.append(arg)
+                parents.append(-1)
+        else:
+            primals.append(arg)
+            parents.append(-1)
+    if function in NON_DIFFERENTIABLE:
+        return function(*primals, **kwargs)
+    entry = _RULES.get(function)
+    result = None
+    if entry is not None:
+        rule, needs_config = entry
+        result = rule(tape.config, *primals, **kwargs) if needs_config else \
+            rule(*primals, **kwargs)
+    if result is None:
+        raise NoRuleError(_no_rule_message(function, primals))
+    y, pullback = result
+    return _wrap_output(tape, y, pullback, tuple(parents), function)
+
+
+def _primal_of(traced: "Traced") -> Any:
+    return traced.primal
+
+
+def _check_keywords(function: Any, kwargs: dict, tape: Tape | None) -> None:
+    for key, value in kwargs.items():
+        if type(value) is Traced or (is_structure(value) and any(
+                True for _ in leaves(value, _is_traced))):
+            raise TracingError(
+                f"{_name(function)}: the keyword argument {key}= holds a traced value; "
+                f"keyword arguments are not differentiated. Pass it positionally.")
+
+
+def _no_rule_message(function: Any, primals: list) -> str:
+    name = _name(function)
+    kinds = ", ".join(type(p).__name__ for p in primals)
+    return (f"no rule for {name} (called with {kinds}) and it was given traced values. "
+            f"Register one:\n"
+            f"    @chainrules.rrule.register({name})\n"
+            f"    def _(x, ...): return y, lambda dy: (NoTangent(), dx, ...)\n"
+            f"or declare it with chainrules.non_differentiable({name}) if its outputs do "
+            f"not depend differentiably on its inputs. See "
+            f"`python -m chainrules.coverage` for the functions that have rules.")
+
+
+def _wrap_output(tape: Tape, y: Any, pullback: Any, parents: tuple, function: Any) -> Any:
+    records = tape.records
+    meta = _SCALAR_META.get(type(y))
+    if meta is not None:  # the hot path: a float scalar
+        node = len(records)
+        records.append((pullback, parents, function, (), meta))
+        return Traced(y, tape, node)
+    if _is_differentiable(y):
+        node = len(records)
+        records.append((pullback, parents, function, _shape(y), _dtype(y)))
+        return Traced(y, tape, node)
+    if isinstance(y, (tuple, list)):
+        whole = len(records)
+        records.append((pullback, parents, function, None, None))
+        names = getattr(type(y), "_fields", None)
+        elements = []
+        for position, element in enumerate(y):
+            if _is_differentiable(element):
+                key = names[position] if names else position
+                node = len(records)
+                records.append((_ElementPullback(type(y), key), (whole,), function,
+                                _shape(element), _dtype(element)))
+                elements.append(Traced(element, tape, node))
+            elif is_structure(element) and any(True for _ in leaves(element, _is_float_leaf)):
+                raise NotImplementedError(
+                    f"{_name(function)} returned a nested structure of arrays; only one level "
+                    f"of tuple or list output is supported by the engine.")
+            else:
+                elements.append(element)
+        if names:
+            return type(y)(*elements)
+        return type(y)(elements)
+    return y  # integer, boolean or other non-differentiable output
+
+
+def _is_float_leaf(x: Any) -> bool:
+    return _is_differentiable(x)
+
+
+class _ElementPullback:
+    """The pullback of ``output[key]`` for one element of a tuple or list output."""
+
+    __slots__ = ("primal_type", "key")
+
+    def __init__(self, primal_type: type, key: Any):
+        self.primal_type = primal_type
+        self.key = key
+
+    def __call__(self, dy: Any) -> tuple:
+        return NoTangent(), Tangent(self.primal_type, {self.key: dy})
+
+
+from .tracer import Traced  # noqa: E402  (Traced calls `record`; defined after it)

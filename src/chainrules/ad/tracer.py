@@ -1,0 +1,233 @@
+"""Traced: a value being differentiated, standing in for an ndarray or a float.
+
+NumPy routes ufuncs (``__array_ufunc__``) and array functions (``__array_function__``) on a
+traced value to `record`; Python's operators, indexing, iteration and the common ndarray
+methods do the same. Everything else reads the primal: shape, dtype, comparisons, ``bool(t)``
+(so Python control flow follows the primal values).
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from ..core.config import _name
+
+__all__ = ["Traced"]
+
+
+def _record(function, *args, **kwargs):
+    return record(function, args, kwargs)
+
+
+class Traced:
+    """A traced array or scalar: ``primal`` is its value, ``node`` its place on ``tape``."""
+
+    __slots__ = ("primal", "tape", "node")
+    __array_priority__ = 1000
+
+    def __init__(self, primal: Any, tape: Any, node: int):
+        self.primal = primal
+        self.tape = tape
+        self.node = node
+
+    # --- NumPy protocols ----------------------------------------------------------------
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if "out" in kwargs:
+            raise TracingError(
+                f"np.{ufunc.__name__}(..., out=...) writes into an array in place, which "
+                f"cannot be differentiated; use the returned value instead.")
+        if method == "__call__":
+            return record(ufunc, inputs, kwargs)
+        reduction = _UFUNC_METHODS.get((ufunc, method))
+        if reduction is not None:
+            return record(reduction, inputs, kwargs)
+        raise TracingError(
+            f"np.{ufunc.__name__}.{method} is not supported on traced values"
+            + (" (it updates an array in place)" if method == "at" else "")
+            + "; use np.sum, np.prod, np.max, np.cumsum, ... instead.")
+
+    def __array_function__(self, function, types, args, kwargs):
+        return record(function, args, kwargs)
+
+    def __array__(self, dtype=None, copy=None):
+        raise TracingError(
+            "a traced value was converted to a plain NumPy array, which would silently cut it "
+            "out of the gradient. This happens with `out[i] = t` (writing into a plain array), "
+            "np.asarray/np.array inside code that was imported as `from numpy import array`, "
+            "or C extensions. Build a list and use np.stack(values) (or np.array(values)) "
+            "instead, or np.where for masked updates.")
+
+    def __float__(self):
+        raise TracingError(
+            "float() of a traced value cuts it out of the gradient. Keep it as a NumPy value "
+            "(use np.float64(...) arithmetic or just the value itself); to read the number "
+            "without differentiating, use chainrules.primal(t).")
+
+    __complex__ = __float__
+
+    def __int__(self):
+        return int(self.primal)
+
+    def __index__(self):
+        return operator.index(self.primal)
+
+    def __bool__(self):
+        return bool(self.primal)
+
+    # --- properties read from the primal ----------------------------------------------
+    @property
+    def shape(self):
+        return np.shape(self.primal)
+
+    @property
+    def dtype(self):
+        primal = self.primal
+        dtype = getattr(primal, "dtype", None)
+        return np.dtype(type(primal)) if dtype is None else dtype
+
+    @property
+    def ndim(self):
+        return np.ndim(self.primal)
+
+    @property
+    def size(self):
+        return np.size(self.primal)
+
+    def __len__(self):
+        return len(self.primal)
+
+    def __iter__(self):
+        for position in range(len(self.primal)):
+            yield record(operator.getitem, (self, position), {})
+
+    def __repr__(self):
+        return f"Traced({self.primal!r}, node={self.node})"
+
+    # --- operators --------------------------------------------------------------------
+    def __add__(self, other): return record(np.add, (self, other), {})
+    def __radd__(self, other): return record(np.add, (other, self), {})
+    def __sub__(self, other): return record(np.subtract, (self, other), {})
+    def __rsub__(self, other): return record(np.subtract, (other, self), {})
+    def __mul__(self, other): return record(np.multiply, (self, other), {})
+    def __rmul__(self, other): return record(np.multiply, (other, self), {})
+    def __truediv__(self, other): return record(np.divide, (self, other), {})
+    def __rtruediv__(self, other): return record(np.divide, (other, self), {})
+    def __pow__(self, other): return record(np.power, (self, other), {})
+    def __rpow__(self, other): return record(np.power, (other, self), {})
+    def __matmul__(self, other): return record(np.matmul, (self, other), {})
+    def __rmatmul__(self, other): return record(np.matmul, (other, self), {})
+    def __floordiv__(self, other): return record(np.floor_divide, (self, other), {})
+    def __rfloordiv__(self, other): return record(np.floor_divide, (other, self), {})
+    def __mod__(self, other): return record(np.remainder, (self, other), {})
+    def __rmod__(self, other): return record(np.remainder, (other, self), {})
+    def __neg__(self): return record(np.negative, (self,), {})
+    def __pos__(self): return self
+    def __abs__(self): return record(np.abs, (self,), {})
+    def __lt__(self, other): return record(np.less, (self, other), {})
+    def __le__(self, other): return record(np.less_equal, (self, other), {})
+    def __gt__(self, other): return record(np.greater, (self, other), {})
+    def __ge__(self, other): return record(np.greater_equal, (self, other), {})
+    def __eq__(self, other): return record(np.equal, (self, other), {})
+    def __ne__(self, other): return record(np.not_equal, (self, other), {})
+    __hash__ = object.__hash__
+
+    def __getitem__(self, index):
+        return record(operator.getitem, (self, index), {})
+
+    def __setitem__(self, index, value):
+        raise TracingError(
+            "item assignment into a traced array (`x[i] = v`) is not supported: arrays are "
+            "treated as immutable while differentiating. Build the result functionally: "
+            "collect values in a list and np.stack them, or use np.where(mask, new, x).")
+
+    # --- ndarray methods, mapped onto the NumPy functions that have rules ---------------
+    def sum(self, *args, **kwargs): return record(np.sum, (self,) + args, kwargs)
+    def mean(self, *args, **kwargs): return record(np.mean, (self,) + args, kwargs)
+    def prod(self, *args, **kwargs): return record(np.prod, (self,) + args, kwargs)
+    def max(self, *args, **kwargs): return record(np.max, (self,) + args, kwargs)
+    def min(self, *args, **kwargs): return record(np.min, (self,) + args, kwargs)
+    def std(self, *args, **kwargs): return record(np.std, (self,) + args, kwargs)
+    def var(self, *args, **kwargs): return record(np.var, (self,) + args, kwargs)
+    def cumsum(self, *args, **kwargs): return record(np.cumsum, (self,) + args, kwargs)
+    def cumprod(self, *args, **kwargs): return record(np.cumprod, (self,) + args, kwargs)
+    def dot(self, other): return record(np.dot, (self, other), {})
+    def ravel(self, *args, **kwargs): return record(np.ravel, (self,) + args, kwargs)
+    def flatten(self): return record(np.ravel, (self,), {})
+    def squeeze(self, *args, **kwargs): return record(np.squeeze, (self,) + args, kwargs)
+    def swapaxes(self, a, b): return record(np.swapaxes, (self, a, b), {})
+    def clip(self, *args, **kwargs): return record(np.clip, (self,) + args, kwargs)
+    def trace(self, *args, **kwargs): return record(np.trace, (self,) + args, kwargs)
+    def diagonal(self, *args, **kwargs): return record(np.diagonal, (self,) + args, kwargs)
+    def take(self, *args, **kwargs): return record(np.take, (self,) + args, kwargs)
+    def repeat(self, *args, **kwargs): return record(np.repeat, (self,) + args, kwargs)
+    def argmax(self, *args, **kwargs): return np.argmax(self.primal, *args, **kwargs)
+    def argmin(self, *args, **kwargs): return np.argmin(self.primal, *args, **kwargs)
+    def argsort(self, *args, **kwargs): return np.argsort(self.primal, *args, **kwargs)
+    def nonzero(self): return np.nonzero(self.primal)
+    def tolist(self): return [self[i] for i in range(len(self))] if self.ndim else self
+    def item(self, *args):
+        raise TracingError("t.item() cuts a traced value out of the gradient; use t[()] or "
+                           "t[index] instead (or chainrules.primal(t) to read the number).")
+
+    def reshape(self, *shape, **kwargs):
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        return record(np.reshape, (self, shape), kwargs)
+
+    def transpose(self, *axes):
+        if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
+            axes = tuple(axes[0])
+        return record(np.transpose, (self, axes or None), {})
+
+    @property
+    def T(self):
+        return record(np.transpose, (self,), {})
+
+    @property
+    def real(self):
+        return record(np.real, (self,), {})
+
+    @property
+    def imag(self):
+        return record(np.imag, (self,), {})
+
+    def conj(self):
+        return record(np.conj, (self,), {})
+
+    conjugate = conj
+
+    def copy(self):
+        return record(np.copy, (self,), {})
+
+    def astype(self, dtype, *args, **kwargs):
+        return record(_astype(), (self, dtype), {})
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+
+def _astype():
+    from ..rules.shape import astype
+
+    return astype
+
+
+_UFUNC_METHODS = {
+    (np.add, "reduce"): np.sum,
+    (np.multiply, "reduce"): np.prod,
+    (np.maximum, "reduce"): np.max,
+    (np.minimum, "reduce"): np.min,
+    (np.add, "accumulate"): np.cumsum,
+    (np.multiply, "accumulate"): np.cumprod,
+}
+
+from .structure import register_leaf_type  # noqa: E402
+from .tape import TracingError, record  # noqa: E402
+
+register_leaf_type(Traced)

@@ -1,0 +1,199 @@
+"""Rules for NumPy functions that take a user callable: vectorize, apply_along_axis, piecewise.
+
+Each calls back into whichever AD system runs it (``rrule_via_ad(config, f, ...)``) once per
+element, row or piece. The callable's own tangent (the tangent of what a closure captures, or
+of a callable object's attributes) is summed over the calls with `accumulate` into a sum this
+rule owns: the first call's tangent is copied into an owned buffer, every later one is added in
+place, so ``np.vectorize(lambda i: x[i] ** 2)(np.arange(n))`` costs O(n), not O(n**2)
+(ChainRules' ``sum(f, xs)`` defect). Argument cotangents are gathered the same way.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from ..core.accumulate import accumulate
+from ..core.broadcast import unbroadcast
+from ..core.config import RuleConfig, _name, rrule_via_ad
+from ..core.dtypes import tangent_dtype
+from ..core.projection import ProjectTo
+from ..core.registry import rrule
+from ..core.sparse import SparseCotangent
+from ..core.tangents import AbstractZero, NoTangent, Tangent, ZeroTangent
+from ..core.thunks import unthunk
+
+__all__ = ["vectorized_call"]
+
+
+def vectorized_call(pyfunc: Callable, *args: Any, otypes: Any = None, excluded: Any = None,
+                    signature: Any = None, **kwargs: Any) -> Any:
+    """``np.vectorize(pyfunc, otypes=..., ...)(*args)``: the function the engine records
+    when a vectorized function is called on (or closes over) traced values.
+
+    >>> vectorized_call(lambda a, b: a * b, np.arange(3.0), 2.0)
+    array([0., 2., 4.])
+    """
+    vectorized = np.vectorize(pyfunc, otypes=otypes, excluded=excluded, signature=signature)
+    return vectorized(*args, **kwargs)
+
+
+class _Buffers:
+    """Owned cotangent sums for the arguments of a higher-order rule (None: no tangent)."""
+
+    def __init__(self, arrays: list):
+        self.buffers = [np.zeros(a.shape, dtype) if (dtype := tangent_dtype(a.dtype)) else None
+                        for a in arrays]
+
+    def add(self, position: int, index: Any, cotangent: Any) -> None:
+        buffer = self.buffers[position]
+        if buffer is None or isinstance(cotangent, AbstractZero):
+            return
+        sparse = SparseCotangent(index, unthunk(cotangent), buffer.shape, buffer.dtype)
+        self.buffers[position] = accumulate(buffer, sparse, owned=True)
+
+
+def _no_cotangents(count: int) -> tuple:
+    return (NoTangent(),) * count
+
+
+@rrule.register(vectorized_call, config=True)
+def _vectorize_rule(config: RuleConfig, pyfunc: Callable, *args: Any, otypes: Any = None,
+                    excluded: Any = None, signature: Any = None, **kwargs: Any):
+    if excluded or signature is not None or kwargs:
+        raise NotImplementedError(
+            f"np.vectorize({_name(pyfunc)}) with excluded=, signature= or keyword arguments is "
+            f"not differentiable yet; pass every vectorized argument positionally.")
+    arrays = np.broadcast_arrays(*[np.asarray(a) for a in args])
+    shape = arrays[0].shape if arrays else ()
+    results, pullbacks = [], []
+    for index in np.ndindex(shape):
+        y_i, pullback_i = rrule_via_ad(config, pyfunc, *[a[index] for a in arrays])
+        results.append(y_i)
+        pullbacks.append(pullback_i)
+    dtype = np.dtype(otypes[0]) if otypes else None
+    y = np.array(results, dtype=dtype).reshape(shape)
+    projectors = [ProjectTo(a) for a in args]
+
+    def vectorize_pullback(dy: Any) -> tuple:
+        dy = unthunk(dy)
+        if isinstance(dy, AbstractZero) or y.dtype.kind not in "fc":
+            return _no_cotangents(2 + len(args))
+        function_tangent: Any = ZeroTangent()
+        buffers = _Buffers(arrays)
+        dy = np.broadcast_to(dy, shape)
+        for index, pullback_i in zip(np.ndindex(shape), pullbacks):
+            cotangents = pullback_i(dy[index])
+            function_tangent = accumulate(function_tangent, cotangents[0], owned=True)
+            for position in range(len(arrays)):
+                buffers.add(position, index, cotangents[position + 1])
+        argument_cotangents = [
+            NoTangent() if buffer is None else project(unbroadcast(buffer, np.shape(arg)))
+            for buffer, project, arg in zip(buffers.buffers, projectors, args)]
+        return (NoTangent(), function_tangent, *argument_cotangents)
+
+    return y, vectorize_pullback
+
+
+@rrule.register(np.apply_along_axis, config=True)
+def _apply_along_axis_rule(config: RuleConfig, func1d: Callable, axis: int, arr: Any,
+                           *args: Any, **kwargs: Any):
+    arr = np.asarray(arr)
+    axis = axis % arr.ndim
+    moved = np.moveaxis(arr, axis, -1)
+    outer = moved.shape[:-1]
+    results, pullbacks = [], []
+    for index in np.ndindex(outer):
+        y_i, pullback_i = rrule_via_ad(config, func1d, moved[index], *args, **kwargs)
+        results.append(np.asarray(y_i))
+        pullbacks.append(pullback_i)
+    stacked = np.stack(results).reshape(outer + results[0].shape)
+    # np.apply_along_axis puts the output's dimensions where `axis` was.
+    out_ndim = results[0].ndim
+    y = np.moveaxis(stacked, tuple(range(len(outer), len(outer) + out_ndim)),
+                    tuple(range(axis, axis + out_ndim))) if out_ndim else stacked
+    project_arr = ProjectTo(arr)
+    project_args = [ProjectTo(a) for a in args]
+
+    def apply_along_axis_pullback(dy: Any) -> tuple:
+        dy = unthunk(dy)
+        if isinstance(dy, AbstractZero) or y.dtype.kind not in "fc":
+            return _no_cotangents(4 + len(args))
+        dy = np.asarray(dy)
+        if out_ndim:
+            dy = np.moveaxis(dy, tuple(range(axis, axis + out_ndim)),
+                             tuple(range(len(outer), len(outer) + out_ndim)))
+        function_tangent: Any = ZeroTangent()
+        arr_buffer = _Buffers([moved])
+        arg_sums: list = [ZeroTangent()] * len(args)
+        for index, pullback_i in zip(np.ndindex(outer), pullbacks):
+            cotangents = pullback_i(dy[index])
+            function_tangent = accumulate(function_tangent, cotangents[0], owned=True)
+            arr_buffer.add(0, index + (slice(None),), cotangents[1])
+            for position in range(len(args)):
+                arg_sums[position] = accumulate(arg_sums[position], cotangents[2 + position],
+                                                owned=True)
+        buffer = arr_buffer.buffers[0]
+        arr_cotangent = NoTangent() if buffer is None else project_arr(
+            np.moveaxis(buffer, -1, axis))
+        return (NoTangent(), function_tangent, NoTangent(), arr_cotangent,
+                *[project(s) for project, s in zip(project_args, arg_sums)])
+
+    return y, apply_along_axis_pullback
+
+
+@rrule.register(np.piecewise, config=True)
+def _piecewise_rule(config: RuleConfig, x: Any, condlist: Any, funclist: Any, *args: Any,
+                    **kwargs: Any):
+    x = np.asarray(x)
+    conditions = [np.asarray(c, dtype=bool) for c in (
+        [condlist] if np.asarray(condlist).dtype == bool and np.ndim(condlist) == x.ndim
+        else condlist)]
+    if len(funclist) == len(conditions) + 1:
+        conditions.append(~np.any(conditions, axis=0))
+    if len(funclist) != len(conditions):
+        raise ValueError(f"np.piecewise: {len(conditions)} conditions and {len(funclist)} "
+                         f"functions; expected as many functions, or one more (the default)")
+    # Later conditions win where several hold, as in np.piecewise.
+    taken = np.zeros(x.shape, bool)
+    masks = []
+    for condition in reversed(conditions):
+        masks.append(condition & ~taken)
+        taken |= condition
+    masks.reverse()
+    y = np.zeros(x.shape, np.result_type(x, float))
+    pieces = []
+    for position, (mask, function) in enumerate(zip(masks, funclist)):
+        if callable(function):
+            y_k, pullback_k = rrule_via_ad(config, function, x[mask], *args, **kwargs)
+            y[mask] = y_k
+            pieces.append((position, mask, pullback_k))
+        else:
+            y[mask] = function
+    y = y.astype(np.result_type(x, y)) if x.dtype.kind in "fc" else y
+    project_x = ProjectTo(x)
+    project_args = [ProjectTo(a) for a in args]
+
+    def piecewise_pullback(dy: Any) -> tuple:
+        dy = unthunk(dy)
+        if isinstance(dy, AbstractZero):
+            return _no_cotangents(4 + len(args))
+        dy = np.asarray(dy)
+        x_buffer = _Buffers([x])
+        function_tangents: dict = {}
+        arg_sums: list = [ZeroTangent()] * len(args)
+        for position, mask, pullback_k in pieces:
+            cotangents = pullback_k(dy[mask])
+            if not isinstance(cotangents[0], AbstractZero):
+                function_tangents[position] = cotangents[0]
+            x_buffer.add(0, mask, cotangents[1])
+            for j in range(len(args)):
+                arg_sums[j] = accumulate(arg_sums[j], cotangents[2 + j], owned=True)
+        buffer = x_buffer.buffers[0]
+        funclist_tangent = Tangent(type(funclist), function_tangents) if function_tangents \
+            else NoTangent()
+        return (NoTangent(), NoTangent() if buffer is None else project_x(buffer), NoTangent(),
+                funclist_tangent, *[project(s) for project, s in zip(project_args, arg_sums)])
+
+    return y, piecewise_pullback

@@ -5,3 +5,4 @@ Importing this package registers every rule. Modules: `indexing` (``x[index]``),
 """
 
 from . import elementwise, indexing, linalg, reductions, shape  # noqa: F401  (registration happens on import)
+from . import higher_order  # noqa: F401,E402

@@ -12,7 +12,16 @@
   is right for every function that is linear in each differentiable argument separately
   (``matmul``, ``fft``, ``take``...): ``sum_i f(..., dargs[i], ...)``.
 
-The ``out=`` argument (and any other refused option) raises an error naming the function.
+Functions that return a tuple (``slogdet``, ``svd``...) see ``dy`` as a list with one unthunked
+cotangent per output (`ZeroTangent` where the caller gave none, whether it passed a tuple or a
+`Tangent` keyed by position or field name); their pushforward returns one tangent per output,
+and the rule returns them as a `Tangent` of the output's type. ``prepare(dy, y, *args,
+**kwargs)``, when given, is computed once (lazily) and passed to the formulas instead of ``dy``,
+for work that several cotangents share.
+
+``refused`` names keyword options that raise a clear error naming the function (``out=`` by
+default); ``check(*args, **kwargs)``, when given, runs before the function, to refuse
+unsupported values of other options with a clear error.
 """
 
 from __future__ import annotations
@@ -25,16 +34,22 @@ from ..core.accumulate import accumulate
 from ..core.config import _name
 from ..core.projection import NO_TANGENT_PROJECTOR, ProjectTo
 from ..core.registry import frule, rrule
-from ..core.tangents import AbstractZero, NoTangent, ZeroTangent
+from ..core.tangents import AbstractZero, NoTangent, Tangent, ZeroTangent
 from ..core.thunks import Thunk, unthunk
 
-__all__ = ["define", "multilinear", "refuse", "conj", "H", "zero_cotangents"]
+__all__ = ["define", "multilinear", "refuse", "conj", "H", "zero_cotangents",
+           "output_cotangents", "output_tangent", "dense"]
 
 Formula = Callable[..., Any] | None
 
 
 def refuse(f: Any, kwargs: dict, options: Sequence[str] = ("out",)) -> None:
-    """Raise a clear error if ``kwargs`` uses one of ``options`` (``out=None`` is allowed)."""
+    """Raise a clear error if ``kwargs`` uses one of ``options`` (``out=None`` is accepted).
+
+    >>> refuse(np.sum, {"out": np.zeros(1)})
+    Traceback (most recent call last):
+    TypeError: numpy.sum: the out= argument is not supported in differentiated code. Call sum without out= and assign the result instead.
+    """
     for option in options:
         if option in kwargs and not (option == "out" and kwargs[option] is None):
             raise TypeError(
@@ -59,6 +74,32 @@ def zero_cotangents(projectors: Sequence[ProjectTo]) -> tuple:
         NoTangent() if p is NO_TANGENT_PROJECTOR else ZeroTangent() for p in projectors)
 
 
+def output_cotangents(dy: Any, y: tuple) -> list:
+    """One unthunked cotangent per output of a tuple-valued function (ZeroTangent if absent).
+
+    ``dy`` may be a tuple or list, a `Tangent` keyed by position or by field name, or a zero.
+    """
+    dy = unthunk(dy)
+    if isinstance(dy, AbstractZero):
+        return [ZeroTangent()] * len(y)
+    if not isinstance(dy, Tangent):
+        return [unthunk(t) for t in dy]
+    fields = getattr(type(y), "_fields", ())
+    return [unthunk(dy[i] if i in dy or not fields else dy[fields[i]]) for i in range(len(y))]
+
+
+def output_tangent(y: tuple, tangents: Sequence) -> Any:
+    """The tangent of a tuple output: a projected `Tangent` of ``type(y)`` (zeros omitted)."""
+    fields = getattr(type(y), "_fields", None) or range(len(y))
+    backing = {key: t for key, t in zip(fields, tangents) if not isinstance(t, AbstractZero)}
+    return ProjectTo(y)(Tangent(type(y), backing)) if backing else ZeroTangent()
+
+
+def dense(t: Any, like: Any) -> Any:
+    """``t``, or an array of zeros shaped like ``like`` when ``t`` is a zero tangent."""
+    return np.zeros_like(like) if isinstance(t, AbstractZero) else t
+
+
 def multilinear(f: Any) -> Callable:
     """The pushforward of ``f`` when ``f`` is linear in each differentiable argument."""
     def pushforward(dargs: tuple, y: Any, *args: Any, **kwargs: Any) -> Any:
@@ -72,6 +113,7 @@ def multilinear(f: Any) -> Callable:
 
 
 def define(f: Any, *cotangents: Formula, pushforward: Callable | None = None,
+           prepare: Callable | None = None, check: Callable | None = None,
            refused: Sequence[str] = ("out",)) -> None:
     """Register the rrule and frule of ``f`` from per-argument cotangent formulas.
 
@@ -93,29 +135,34 @@ def define(f: Any, *cotangents: Formula, pushforward: Callable | None = None,
 
     def reverse(*args: Any, **kwargs: Any):
         refuse(f, kwargs, refused)
+        if check is not None:
+            check(*args, **kwargs)
         y = f(*args, **kwargs)
         projectors = [ProjectTo(arg) if formula(i) is not None else NO_TANGENT_PROJECTOR
                       for i, arg in enumerate(args)]
 
         def pullback(dy: Any) -> tuple:
-            dy = unthunk(dy)
-            if isinstance(dy, AbstractZero):
+            dy = output_cotangents(dy, y) if isinstance(y, tuple) else unthunk(dy)
+            if all(isinstance(d, AbstractZero) for d in (dy if isinstance(y, tuple) else [dy])):
                 return zero_cotangents(projectors)
+            shared = dy if prepare is None else Thunk(lambda: prepare(dy, y, *args, **kwargs))
             result: list[Any] = [NoTangent()]
             for i, (arg, project) in enumerate(zip(args, projectors)):
                 if project is NO_TANGENT_PROJECTOR:
                     result.append(NoTangent())
                 elif differentiable_count > 1 and np.ndim(arg) > 0:
                     result.append(Thunk(lambda i=i, project=project: project(
-                        cotangents[i](dy, y, *args, **kwargs))))
+                        cotangents[i](unthunk(shared), y, *args, **kwargs))))
                 else:
-                    result.append(project(cotangents[i](dy, y, *args, **kwargs)))
+                    result.append(project(cotangents[i](unthunk(shared), y, *args, **kwargs)))
             return tuple(result)
 
         return y, pullback
 
     def forward(tangents: tuple, *args: Any, **kwargs: Any):
         refuse(f, kwargs, refused)
+        if check is not None:
+            check(*args, **kwargs)
         y = f(*args, **kwargs)
         dargs = tuple(unthunk(t) if formula(i) is not None else NoTangent()
                       for i, t in enumerate(tangents[1:len(args) + 1]))
@@ -123,6 +170,8 @@ def define(f: Any, *cotangents: Formula, pushforward: Callable | None = None,
         if all(isinstance(d, AbstractZero) for d in dargs):
             return y, ZeroTangent()
         dy = pushforward(dargs, y, *args, **kwargs)
+        if isinstance(y, tuple):
+            return y, output_tangent(y, dy)
         if isinstance(dy, AbstractZero):
             return y, ZeroTangent()
         return y, ProjectTo(y)(dy)

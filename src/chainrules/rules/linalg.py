@@ -7,10 +7,21 @@ summed out with `unbroadcast` before projecting.
 
 from __future__ import annotations
 
+import string
+from collections import Counter
+from typing import Any
+
 import numpy as np
 
+from ..core.accumulate import accumulate
 from ..core.broadcast import unbroadcast
-from ._define import H, conj, define
+from ..core.projection import NO_TANGENT_PROJECTOR, ProjectTo
+from ..core.registry import frule, rrule
+from ..core.tangents import AbstractZero, NoTangent, Tangent, ZeroTangent
+from ..core.thunks import Thunk, unthunk
+from ._define import H, conj, define, dense, refuse, zero_cotangents
+
+inv, solve = np.linalg.inv, np.linalg.solve
 
 # --- matmul: 1-d operands are promoted to matrices, then un-promoted -------------------------
 
@@ -132,7 +143,559 @@ def _outer_db(dy, y, a, b, **kwargs):
     return np.reshape(conj(np.ravel(a)) @ np.asarray(dy), np.shape(b))
 
 
-# --- the table -------------------------------------------------------------------------------
+def _kron_operands(a, b):
+    """a and b reshaped to the same number of dimensions, as np.kron does."""
+    a, b = np.asarray(a), np.asarray(b)
+    ndim = max(a.ndim, b.ndim)
+    return a.reshape((1,) * (ndim - a.ndim) + a.shape), b.reshape((1,) * (ndim - b.ndim) + b.shape)
+
+
+def _kron_cotangent(dy, a, b, of_b: bool):
+    # kron(a, b)[i0*n0 + j0, ...] = a[i0, ...] * b[j0, ...]: dy read as axes (i0, j0, i1, j1...).
+    a_, b_ = _kron_operands(a, b)
+    pairs = list(range(2 * a_.ndim))
+    dy = np.reshape(dy, [n for sizes in zip(a_.shape, b_.shape) for n in sizes])
+    other, other_axes, own_axes = (a_, pairs[0::2], pairs[1::2]) if of_b else (
+        b_, pairs[1::2], pairs[0::2])
+    g = np.einsum(dy, pairs, conj(other), other_axes, own_axes)
+    return g.reshape(np.shape(b if of_b else a))
+
+
+# --- einsum: each operand's cotangent is an einsum of dy and the other operands -------------
+
+_LABELS = string.ascii_uppercase + string.ascii_lowercase  # sublist label k is _LABELS[k]
+
+
+def _einsum_spec(args: tuple) -> tuple[list[str], str, list, list[int]]:
+    """``(input subscripts, output subscripts, operands, operand positions in args)``.
+
+    Both call forms are read (``'ij,jk->ik', a, b`` and ``a, [0, 1], b, [1, 2]``); ellipses
+    are replaced by labels of their own, and an implicit output is made explicit (ellipsis
+    labels first, then the labels used once, in alphabetical order, as NumPy does).
+    """
+    if isinstance(args[0], str):
+        subscripts = args[0].replace(" ", "")
+        lhs, output = subscripts.split("->") if "->" in subscripts else (subscripts, None)
+        inputs, positions = lhs.split(","), list(range(1, len(args)))
+    else:
+        def text(sublist):
+            return "".join("..." if k is Ellipsis else _LABELS[k] for k in sublist)
+        pairs = len(args) // 2
+        inputs = [text(args[2 * k + 1]) for k in range(pairs)]
+        output = text(args[-1]) if len(args) % 2 else None
+        positions = [2 * k for k in range(pairs)]
+    operands = [args[k] for k in positions]
+    explicit = [sub.replace("...", "") for sub in inputs]
+    free = [c for c in _LABELS if c not in set("".join(inputs) + (output or ""))]
+    ellipsis_ndims = [np.ndim(op) - len(sub) if "..." in full else 0
+                      for op, sub, full in zip(operands, explicit, inputs)]
+    ellipsis = "".join(free[:max(ellipsis_ndims, default=0)])
+    inputs = [sub.replace("...", ellipsis[len(ellipsis) - n:] if n else "")
+              for sub, n in zip(inputs, ellipsis_ndims)]
+    if output is None:
+        counts = Counter("".join(explicit))
+        output = ellipsis + "".join(sorted(c for c, n in counts.items() if n == 1))
+    else:
+        output = output.replace("...", ellipsis)
+    return inputs, output, operands, positions
+
+
+def _einsum_cotangent(i: int, dy, inputs: list[str], output: str, operands: list):
+    """The cotangent of operand i: ``einsum(dy, conj(other operands)) -> operand i's labels``.
+
+    Labels that only operand i has (summed away in the forward pass) are broadcast back by a
+    vector of ones; repeated labels (``'ii'``) put the result on the diagonal; dimensions of
+    size 1 that were broadcast are summed.
+    """
+    sizes: dict[str, int] = {}
+    for op, sub in zip(operands, inputs):
+        for label, size in zip(sub, np.shape(op)):
+            sizes[label] = max(sizes.get(label, 1), size)
+    own = inputs[i]
+    labels = "".join(dict.fromkeys(own))
+    dy = np.asarray(dy)
+    terms = [(dy, output)] + [(conj(np.asarray(op)), sub) for j, (op, sub) in
+                              enumerate(zip(operands, inputs)) if j != i]
+    present = set("".join(sub for _, sub in terms))
+    terms += [(np.ones(sizes[c], dy.real.dtype), c) for c in labels if c not in present]
+    g = np.einsum(",".join(sub for _, sub in terms) + "->" + labels, *(t for t, _ in terms),
+                  optimize=len(terms) > 1)
+    if len(labels) < len(own):
+        full = np.zeros([sizes[c] for c in own], g.dtype)
+        np.einsum(own + "->" + labels, full)[...] = g  # a writeable view of the diagonal
+        g = full
+    broadcast = tuple(k for k, (n, m) in enumerate(zip(np.shape(operands[i]), g.shape))
+                      if n == 1 and m != 1)
+    return g.sum(axis=broadcast, keepdims=True) if broadcast else g
+
+
+@rrule.register(np.einsum)
+def _einsum_rrule(*args: Any, **kwargs: Any):
+    refuse(np.einsum, kwargs)
+    y = np.einsum(*args, **kwargs)
+    inputs, output, operands, positions = _einsum_spec(args)
+    projectors = [NO_TANGENT_PROJECTOR] * len(args)
+    for position in positions:
+        projectors[position] = ProjectTo(args[position])
+
+    def einsum_pullback(dy: Any) -> tuple:
+        dy = unthunk(dy)
+        if isinstance(dy, AbstractZero):
+            return zero_cotangents(projectors)
+        result: list[Any] = [NoTangent()] * (len(args) + 1)
+        for i, position in enumerate(positions):
+            project = projectors[position]
+            if project is not NO_TANGENT_PROJECTOR:
+                result[position + 1] = Thunk(lambda i=i, project=project: project(
+                    _einsum_cotangent(i, dy, inputs, output, operands)))
+        return tuple(result)
+
+    return y, einsum_pullback
+
+
+@frule.register(np.einsum)
+def _einsum_frule(tangents: tuple, *args: Any, **kwargs: Any):
+    refuse(np.einsum, kwargs)
+    y = np.einsum(*args, **kwargs)
+    dy: Any = ZeroTangent()
+    for position in _einsum_spec(args)[3]:
+        d = unthunk(tangents[position + 1])
+        if not isinstance(d, AbstractZero):
+            dy = accumulate(dy, np.einsum(*args[:position], d, *args[position + 1:], **kwargs))
+    return y, (dy if isinstance(dy, AbstractZero) else ProjectTo(y)(dy))
+
+
+# --- inverse, solve, determinants ------------------------------------------------------------
+
+
+def _trace(x):
+    return np.trace(x, axis1=-2, axis2=-1)
+
+
+def _solve_shared(dy, y, a, b):
+    """``a^-H dy``, shared by both cotangents of ``x = solve(a, b)`` (as a stack of matrices)."""
+    vector = np.ndim(b) == 1
+    return np.linalg.solve(H(a), np.asarray(dy)[..., None] if vector else dy)
+
+
+def _solve_da(g, y, a, b):
+    x = y[..., None] if np.ndim(b) == 1 else y
+    return unbroadcast(-g @ H(x), np.shape(a))
+
+
+def _solve_db(g, y, a, b):
+    return unbroadcast(g[..., 0] if np.ndim(b) == 1 else g, np.shape(b))
+
+
+def _solve_pushforward(dargs, y, a, b):
+    da, db = dargs
+    vector = np.ndim(b) == 1
+    x = y[..., None] if vector else y
+    rhs = dense(db, b)
+    rhs = np.asarray(rhs)[..., None] if vector else rhs
+    if not isinstance(da, AbstractZero):
+        rhs = rhs - da @ x
+    dx = np.linalg.solve(a, np.broadcast_to(rhs, np.broadcast_shapes(np.shape(rhs), x.shape)))
+    return dx[..., 0] if vector else dx
+
+
+def _det_da(dy, y, a):
+    return (np.asarray(dy) * conj(y))[..., None, None] * H(inv(a))
+
+
+def _slogdet_da(dy, y, a):
+    # log det a = logabsdet + i*theta, sign = exp(i*theta); d(log det a) = tr(a^-1 da).
+    d_sign, d_logabsdet = dy
+    weight = np.real(dense(d_logabsdet, y.logabsdet))
+    if np.iscomplexobj(a) and not isinstance(d_sign, AbstractZero):
+        weight = weight - 1j * np.imag(np.conj(d_sign) * y.sign)
+    return np.asarray(weight)[..., None, None] * H(inv(a))
+
+
+def _slogdet_pushforward(dargs, y, a):
+    tau = _trace(solve(a, dargs[0]))
+    d_sign = 1j * y.sign * np.imag(tau) if np.iscomplexobj(y.sign) else ZeroTangent()
+    return d_sign, np.real(tau)
+
+
+# --- Hermitian inputs: NumPy reads one triangle (and the real part of the diagonal) ----------
+
+
+def _hermitian_part(x):
+    return (x + H(x)) / 2
+
+
+def _from_triangle(x, lower: bool):
+    """The Hermitian matrix that NumPy builds from ``x``'s lower (or upper) triangle."""
+    triangle = np.tril(x, -1) if lower else np.triu(x, 1)
+    diagonal = np.real(np.diagonal(x, axis1=-2, axis2=-1))
+    return triangle + H(triangle) + _diag(diagonal)
+
+
+def _to_triangle(g, lower: bool):
+    """The adjoint of `_from_triangle`: a Hermitian-input gradient onto the entries read."""
+    g = _hermitian_part(g)
+    triangle = 2 * (np.tril(g, -1) if lower else np.triu(g, 1))
+    return triangle + _diag(np.real(np.diagonal(g, axis1=-2, axis2=-1)))
+
+
+def _diag(d):
+    """A stack of diagonal matrices from a stack of diagonals."""
+    d = np.asarray(d)
+    return d[..., :, None] * np.eye(d.shape[-1], dtype=d.real.dtype)
+
+
+def _lower_half(x):
+    """The lower triangle with the diagonal halved (Phi in the Cholesky and QR formulas)."""
+    return np.tril(x, -1) + _diag(np.diagonal(x, axis1=-2, axis2=-1) / 2)
+
+
+def _inverse_gaps(w):
+    """F[..., i, j] = 1 / (w_j - w_i) off the diagonal, 0 on it and where w_i == w_j.
+
+    Zero at ties is the gradient of every function that does not depend on the choice of
+    basis inside a degenerate eigenspace (the only well-defined ones).
+    """
+    gaps = w[..., None, :] - w[..., :, None]
+    with np.errstate(divide="ignore"):
+        return np.where(gaps == 0, 0.0, 1.0 / np.where(gaps == 0, 1.0, gaps))
+
+
+# --- cholesky --------------------------------------------------------------------------------
+
+
+def _cholesky_lower(y, upper: bool):
+    return H(y) if upper else y
+
+
+def _cholesky_da(dy, y, a, *, upper=False):
+    # a = L L^H; dL = L Phi(L^-1 da L^-H)  =>  the Hermitian gradient L^-H Phi(L^H dL) L^-1.
+    L = _cholesky_lower(y, upper)
+    dL = H(dy) if upper else dy
+    L_inv = inv(L)
+    return _to_triangle(H(L_inv) @ _lower_half(H(L) @ dL) @ L_inv, lower=not upper)
+
+
+def _cholesky_pushforward(dargs, y, a, *, upper=False):
+    L = _cholesky_lower(y, upper)
+    L_inv = inv(L)
+    dL = L @ _lower_half(L_inv @ _from_triangle(dargs[0], lower=not upper) @ H(L_inv))
+    return H(dL) if upper else dL
+
+
+# --- eigh, eigvalsh --------------------------------------------------------------------------
+
+
+def _eigh_gradient(w, V, dw, dV):
+    """The Hermitian-input gradient of (w, V) = eigh: V (diag(dw) + F * (V^H dV)) V^H."""
+    inner = _diag(dense(dw, w)).astype(np.result_type(V, w))
+    if not isinstance(dV, AbstractZero):
+        inner = inner + _inverse_gaps(w) * (H(V) @ dV)
+    return V @ inner @ H(V)
+
+
+def _eigh_da(dy, y, a, UPLO="L"):
+    return _to_triangle(_eigh_gradient(y.eigenvalues, y.eigenvectors, *dy), UPLO.upper() == "L")
+
+
+def _eigh_pushforward(dargs, y, a, UPLO="L"):
+    w, V = y
+    K = H(V) @ _from_triangle(dargs[0], UPLO.upper() == "L") @ V
+    return np.real(np.diagonal(K, axis1=-2, axis2=-1)), V @ (_inverse_gaps(w) * K)
+
+
+def _eigvalsh_da(dy, y, a, UPLO="L"):
+    V = np.linalg.eigh(a, UPLO)[1]
+    return _to_triangle(_eigh_gradient(y, V, dy, ZeroTangent()), UPLO.upper() == "L")
+
+
+def _eigvalsh_pushforward(dargs, y, a, UPLO="L"):
+    V = np.linalg.eigh(a, UPLO)[1]
+    K = H(V) @ _from_triangle(dargs[0], UPLO.upper() == "L") @ V
+    return np.real(np.diagonal(K, axis1=-2, axis2=-1))
+
+
+# --- svd -------------------------------------------------------------------------------------
+
+
+def _svd_gradient(U, S, Vh, dU, dS, dVh):
+    """The gradient of a = U diag(S) Vh through (U, S, Vh); U and Vh may be full (square).
+
+    With k = len(S), U1 = U[:, :k], V1 = Vh[:k]^H, J = U1^H dU1, K = V1^H dV1 and
+    F = 1/(S_j^2 - S_i^2):
+      U1 [diag(dS) + F*(J - J^H) S + S F*(K - K^H) + i Im(diag J)/S] V1^H
+      + (dU1 - U1 J) S^-1 V1^H + U1 S^-1 (dV1 - V1 K)^H
+      - U2 dU2^H U1 S^-1 V1^H - U1 S^-1 V1^H dV2 V2^H      (extra columns of full U, V).
+    The result is the gradient of every function of the outputs that does not depend on the
+    phase (sign) of each singular pair, nor on the basis chosen for the extra columns.
+    """
+    k = S.shape[-1]
+    U1, Vh1 = U[..., :k], Vh[..., :k, :]
+    V1 = H(Vh1)
+    inner = _diag(dense(dS, S)).astype(np.result_type(U, S))
+    scaled = 1 / S
+    outer = 0
+    gaps = _inverse_gaps(S * S)
+    if not isinstance(dU, AbstractZero):
+        dU1 = dU[..., :k]
+        J = H(U1) @ dU1
+        inner = inner + gaps * (J - H(J)) * S[..., None, :]
+        if np.iscomplexobj(J):
+            inner = inner + _diag(1j * np.imag(np.diagonal(J, axis1=-2, axis2=-1)) * scaled)
+        outer = outer + (dU1 - U1 @ J) * scaled[..., None, :] @ Vh1
+        if U.shape[-1] > k:
+            U2 = U[..., k:]
+            outer = outer - U2 @ (H(dU[..., k:]) @ U1) * scaled[..., None, :] @ Vh1
+    if not isinstance(dVh, AbstractZero):
+        dV = H(dVh)
+        dV1 = dV[..., :k]
+        K = H(V1) @ dV1
+        inner = inner + S[..., :, None] * (gaps * (K - H(K)))
+        outer = outer + U1 @ (scaled[..., :, None] * H(dV1 - V1 @ K))
+        if Vh.shape[-2] > k:
+            outer = outer - (U1 * scaled[..., None, :]) @ (Vh1 @ dV[..., k:]) @ Vh[..., k:, :]
+    return U1 @ inner @ Vh1 + outer
+
+
+def _svd_check(a, full_matrices=True, compute_uv=True, hermitian=False):
+    if hermitian:
+        raise TypeError(
+            "numpy.linalg.svd: hermitian=True is not supported in differentiated code; call "
+            "svd without it (or use numpy.linalg.eigh for a Hermitian matrix).")
+
+
+def _svd_da(dy, y, a, full_matrices=True, compute_uv=True, hermitian=False):
+    if not compute_uv:
+        U, S, Vh = np.linalg.svd(a, full_matrices=False)
+        return _svd_gradient(U, S, Vh, ZeroTangent(), dy, ZeroTangent())
+    return _svd_gradient(*y, *dy)
+
+
+def _svd_pushforward(dargs, y, a, full_matrices=True, compute_uv=True, hermitian=False):
+    da = dargs[0]
+    U, S, Vh = y if compute_uv else np.linalg.svd(a, full_matrices=False)
+    k = S.shape[-1]
+    U1, V1 = U[..., :k], H(Vh[..., :k, :])
+    dP = H(U1) @ da @ V1
+    dS = np.real(np.diagonal(dP, axis1=-2, axis2=-1))
+    if not compute_uv:
+        return dS
+    gaps = _inverse_gaps(S * S)
+    scaled = 1 / S
+    dOmega_U = gaps * (dP * S[..., None, :] + S[..., :, None] * H(dP))
+    dOmega_V = gaps * (S[..., :, None] * dP + H(dP) * S[..., None, :])
+    if np.iscomplexobj(dP):
+        dOmega_U = dOmega_U + _diag(1j * np.imag(np.diagonal(dP, axis1=-2, axis2=-1)) * scaled)
+    dU = U1 @ dOmega_U + (da @ V1 - U1 @ dP) * scaled[..., None, :]
+    dV = V1 @ dOmega_V + (H(da) @ U1 - V1 @ H(dP)) * scaled[..., None, :]
+    if U.shape[-1] > k:
+        dU = np.concatenate([dU, -(U1 * scaled[..., None, :]) @ H(da @ V1) @ U[..., k:]], -1)
+    if Vh.shape[-2] > k:
+        V2 = H(Vh[..., k:, :])
+        dV = np.concatenate([dV, -(V1 * scaled[..., None, :]) @ H(U1) @ da @ V2], -1)
+    return dU, dS, H(dV)
+
+
+# --- qr (reduced) ----------------------------------------------------------------------------
+
+
+def _qr_check(a, mode="reduced"):
+    m, n = np.shape(a)[-2:]
+    if mode not in ("reduced", "r") and not (mode == "complete" and m <= n):
+        raise TypeError(
+            f"numpy.linalg.qr: mode={mode!r} is not supported in differentiated code for a "
+            f"matrix of shape {np.shape(a)}; use mode='reduced' (or 'r').")
+
+
+def _qr_tall_gradient(Q, R, dQ, dR):
+    """The gradient of a = Q R (m >= n): (dQ + Q (Phi(N - N^H) - N)) R^-H, N = Q^H dQ - dR R^H."""
+    N = H(Q) @ dQ - dR @ H(R)
+    X = dQ + Q @ (_lower_half(N - H(N)) - N)
+    return H(solve(R, H(X)))
+
+
+def _qr_da(dy, y, a, mode="reduced"):
+    if mode == "r":
+        (Q, R), dQ, dR = np.linalg.qr(a), ZeroTangent(), dy
+    else:
+        (Q, R), (dQ, dR) = y, dy
+    dQ, dR = dense(dQ, Q), dense(dR, R)
+    m, n = np.shape(a)[-2:]
+    if m >= n:
+        return _qr_tall_gradient(Q, R, dQ, dR)
+    # Wide: a = [a1 a2] = Q [R1 R2] with a1 = Q R1 square and R2 = Q^H a2.
+    a2, dR2 = np.asarray(a)[..., m:], dR[..., m:]
+    da1 = _qr_tall_gradient(Q, R[..., :m], dQ + a2 @ H(dR2), dR[..., :m])
+    return np.concatenate([da1, Q @ dR2], axis=-1)
+
+
+def _qr_tall_pushforward(Q, R, da):
+    # C = Q^H da R^-1; Omega = Q^H dQ is C's skew-Hermitian part below the diagonal.
+    da_r = H(solve(H(R), H(da)))
+    C = H(Q) @ da_r
+    lower = np.tril(C, -1)
+    omega = lower - H(lower)
+    if np.iscomplexobj(C):
+        omega = omega + _diag(1j * np.imag(np.diagonal(C, axis1=-2, axis2=-1)))
+    return Q @ omega + da_r - Q @ C, (C - omega) @ R
+
+
+def _qr_pushforward(dargs, y, a, mode="reduced"):
+    da = dargs[0]
+    Q, R = np.linalg.qr(a) if mode == "r" else y
+    m, n = np.shape(a)[-2:]
+    if m >= n:
+        dQ, dR = _qr_tall_pushforward(Q, R, da)
+    else:
+        dQ, dR1 = _qr_tall_pushforward(Q, R[..., :m], da[..., :m])
+        dR2 = H(dQ) @ np.asarray(a)[..., m:] + H(Q) @ da[..., m:]
+        dR = np.concatenate([dR1, dR2], axis=-1)
+    return dR if mode == "r" else (dQ, dR)
+
+
+
+# --- pinv, matrix_power, multi_dot, lstsq ----------------------------------------------------
+
+
+def _pinv_gradient(a, P, dP):
+    """-P^H dP P^H + (I - a P) dP^H P P^H + P^H P dP^H (I - P a)   (constant rank)."""
+    T = H(dP) @ P @ H(P)
+    S = H(P) @ P @ H(dP)
+    return -H(P) @ dP @ H(P) + T - a @ (P @ T) + S - (S @ P) @ a
+
+
+def _pinv_tangent(a, P, da):
+    """-P da P + P P^H da^H (I - a P) + (I - P a) da^H P^H P."""
+    T = P @ H(P) @ H(da)
+    S = H(da) @ H(P) @ P
+    return -P @ da @ P + T - (T @ a) @ P + S - P @ (a @ S)
+
+
+def _pinv_da(dy, y, a, rcond=None, hermitian=False, **kwargs):
+    if hermitian:
+        return _to_triangle(_pinv_gradient(_from_triangle(a, True), y, dy), True)
+    return _pinv_gradient(np.asarray(a), y, dy)
+
+
+def _pinv_pushforward(dargs, y, a, rcond=None, hermitian=False, **kwargs):
+    if hermitian:
+        return _pinv_tangent(_from_triangle(a, True), y, _from_triangle(dargs[0], True))
+    return _pinv_tangent(np.asarray(a), y, dargs[0])
+
+
+def _powers(base, count: int) -> list:
+    """``[base^0 (None: the identity), base^1, ..., base^(count-1)]``."""
+    powers: list = [None]
+    for _ in range(1, count):
+        powers.append(base if powers[-1] is None else powers[-1] @ base)
+    return powers
+
+
+def _times(x, y):
+    """``x @ y`` where None stands for the identity."""
+    return y if x is None else x if y is None else x @ y
+
+
+def _matrix_power_da(dy, y, a, n):
+    if n == 0:
+        return np.zeros_like(a)
+    base = np.asarray(a) if n > 0 else inv(a)
+    m = abs(n)
+    powers = [None if p is None else H(p) for p in _powers(base, m)]
+    g = sum(_times(_times(powers[k], dy), powers[m - 1 - k]) for k in range(m))
+    return g if n > 0 else -H(base) @ g @ H(base)
+
+
+def _matrix_power_pushforward(dargs, y, a, n):
+    if n == 0:
+        return ZeroTangent()
+    base = np.asarray(a) if n > 0 else inv(a)
+    dbase = dargs[0] if n > 0 else -base @ dargs[0] @ base
+    m = abs(n)
+    powers = _powers(base, m)
+    return sum(_times(_times(powers[k], dbase), powers[m - 1 - k]) for k in range(m))
+
+
+def _multi_dot_cotangent(dy, y, arrays, **kwargs):
+    """Tangent of the sequence: d a_i = (a_0 ... a_{i-1})^H dy (a_{i+1} ... a_last)^H."""
+    matrices = [np.asarray(x) for x in arrays]
+    if matrices[0].ndim == 1:
+        matrices[0] = matrices[0][None, :]
+    if matrices[-1].ndim == 1:
+        matrices[-1] = matrices[-1][:, None]
+    rights: list = [None] * len(matrices)
+    for i in range(len(matrices) - 1, 0, -1):
+        rights[i - 1] = _times(matrices[i], rights[i])
+    left = np.reshape(dy, (matrices[0].shape[0], matrices[-1].shape[1]))
+    cotangents = {}
+    for i, matrix in enumerate(matrices):
+        g = left if rights[i] is None else left @ H(rights[i])
+        cotangents[i] = g.reshape(np.shape(arrays[i]))
+        left = H(matrix) @ left
+    return Tangent(type(arrays), cotangents)
+
+
+def _multi_dot_pushforward(dargs, y, arrays, **kwargs):
+    dy: Any = ZeroTangent()
+    for i in range(len(arrays)):
+        d = unthunk(dargs[0][i])  # dargs[0]: a Tangent, list or tuple
+        if not isinstance(d, AbstractZero):
+            dy = accumulate(dy, np.linalg.multi_dot([*arrays[:i], d, *arrays[i + 1:]]))
+    return dy
+
+
+def _lstsq_shared(dy, y, a, b, rcond=None):
+    """The SVD of a, its pseudo-inverse with lstsq's cutoff, and the output cotangents."""
+    U, S, Vh = np.linalg.svd(a, full_matrices=False)
+    m, n = np.shape(a)
+    cutoff = (np.finfo(S.dtype).eps * max(m, n) if rcond is None else rcond) * S[..., :1]
+    inverse = np.where(S > cutoff, 1 / np.where(S > cutoff, S, 1), 0)
+    P = H(Vh) @ (inverse[:, None] * H(U))
+    return U, S, Vh, P, dy
+
+
+def _lstsq_da(shared, y, a, b, rcond=None):
+    U, S, Vh, P, (dx, dresiduals, _, dS) = shared
+    x, residuals = y[0], y[1]
+    as_matrix = (lambda v: v[:, None]) if np.ndim(b) == 1 else (lambda v: v)
+    g: Any = ZeroTangent()
+    if not isinstance(dx, AbstractZero):
+        g = accumulate(g, _pinv_gradient(np.asarray(a), P, as_matrix(dx) @ H(as_matrix(b))))
+    if not isinstance(dresiduals, AbstractZero) and np.size(residuals):
+        error = as_matrix(b) - np.asarray(a) @ as_matrix(x)
+        g = accumulate(g, -2 * (error * np.real(dresiduals)) @ H(as_matrix(x)))
+    if not isinstance(dS, AbstractZero):
+        g = accumulate(g, _svd_gradient(U, S, Vh, ZeroTangent(), dS, ZeroTangent()))
+    return g
+
+
+def _lstsq_db(shared, y, a, b, rcond=None):
+    U, S, Vh, P, (dx, dresiduals, _, dS) = shared
+    x, residuals = y[0], y[1]
+    g: Any = ZeroTangent()
+    if not isinstance(dx, AbstractZero):
+        g = accumulate(g, H(P) @ dx)
+    if not isinstance(dresiduals, AbstractZero) and np.size(residuals):
+        error = np.asarray(b) - np.asarray(a) @ x
+        g = accumulate(g, 2 * error * np.real(dresiduals if np.ndim(b) > 1 else dresiduals[0]))
+    return g
+
+
+def _lstsq_pushforward(dargs, y, a, b, rcond=None):
+    da, db = dense(dargs[0], a), dense(dargs[1], b)
+    x, residuals = y[0], y[1]
+    U, S, Vh, P, _ = _lstsq_shared(None, y, a, b, rcond)
+    dx = P @ db + _pinv_tangent(np.asarray(a), P, da) @ b
+    d_residuals: Any = ZeroTangent()
+    if np.size(residuals):
+        error = np.asarray(b) - np.asarray(a) @ x
+        d_residuals = 2 * np.real(np.sum(np.conj(error) * (db - da @ x), axis=0))
+        d_residuals = np.reshape(d_residuals, np.shape(residuals))
+    dS = np.real(np.diagonal(H(U) @ da @ H(Vh), axis1=-2, axis2=-1))
+    return dx, d_residuals, ZeroTangent(), dS
+
+
+# --- the table: function, then the cotangent of each positional argument ---------------------
 
 define(np.matmul, _matmul_da, _matmul_db, refused=("out", "axes", "axis"))
 define(np.dot, _product_da(_dot_axes), _product_db(_dot_axes))
@@ -140,3 +703,23 @@ define(np.tensordot, _product_da(_tensordot_axes), _product_db(_tensordot_axes),
 define(np.inner, _product_da(_inner_axes), _product_db(_inner_axes))
 define(np.vdot, _vdot_da, _vdot_db)
 define(np.outer, _outer_da, _outer_db)
+define(np.kron, lambda dy, y, a, b: _kron_cotangent(dy, a, b, False),
+       lambda dy, y, a, b: _kron_cotangent(dy, a, b, True))
+define(np.linalg.inv, lambda dy, y, a: -H(y) @ dy @ H(y),
+       pushforward=lambda dargs, y, a: -y @ dargs[0] @ y)
+define(np.linalg.solve, _solve_da, _solve_db, prepare=_solve_shared,
+       pushforward=_solve_pushforward)
+define(np.linalg.det, _det_da,
+       pushforward=lambda dargs, y, a: y * _trace(solve(a, dargs[0])))
+define(np.linalg.slogdet, _slogdet_da, pushforward=_slogdet_pushforward)
+define(np.linalg.cholesky, _cholesky_da, pushforward=_cholesky_pushforward)
+define(np.linalg.eigh, _eigh_da, None, pushforward=_eigh_pushforward)
+define(np.linalg.eigvalsh, _eigvalsh_da, None, pushforward=_eigvalsh_pushforward)
+define(np.linalg.svd, _svd_da, None, None, None, pushforward=_svd_pushforward,
+       check=_svd_check)
+define(np.linalg.qr, _qr_da, None, pushforward=_qr_pushforward, check=_qr_check)
+define(np.linalg.pinv, _pinv_da, None, None, pushforward=_pinv_pushforward)
+define(np.linalg.matrix_power, _matrix_power_da, None, pushforward=_matrix_power_pushforward)
+define(np.linalg.multi_dot, _multi_dot_cotangent, pushforward=_multi_dot_pushforward)
+define(np.linalg.lstsq, _lstsq_da, _lstsq_db, None, prepare=_lstsq_shared,
+       pushforward=_lstsq_pushforward)

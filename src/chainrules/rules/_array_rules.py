@@ -32,8 +32,8 @@ try:
 except ImportError:  # NumPy < 2
     from numpy.core.numeric import normalize_axis_tuple  # type: ignore[no-redef]
 
-__all__ = ["Axes", "Call", "LINEAR", "dense_tangent", "has_tangent", "normalize_axis_tuple",
-           "parts_of", "project_onto", "register", "spread", "unsupported"]
+__all__ = ["Axes", "Call", "LINEAR", "dense_tangent", "diagonal_embed", "has_tangent",
+           "normalize_axis_tuple", "parts_of", "project_onto", "register", "spread", "unsupported"]
 
 
 # --- arguments --------------------------------------------------------------------------------
@@ -246,6 +246,23 @@ def spread(call: Call, dy: Any, divide_by: Any = 1) -> Any:
 
     return InplaceableThunk(add, Thunk(lambda: np.array(np.broadcast_to(kept, shape))),
                             shape=shape, dtype=dtype)
+
+
+def diagonal_embed(values: Any, shape: tuple, offset: int, axis1: int, axis2: int,
+                   dtype: Any) -> np.ndarray:
+    """The adjoint of ``np.diagonal(x, offset, axis1, axis2)``: zeros of ``shape`` with
+    ``values`` (shaped like that diagonal) on the diagonal.
+
+    >>> diagonal_embed([1.0, 2.0], (2, 3), 1, 0, 1, np.float64)
+    array([[0., 1., 0.],
+           [0., 0., 2.]])
+    """
+    out = np.zeros(shape, dtype)
+    view = np.moveaxis(out, (axis1, axis2), (-2, -1))
+    values = np.asarray(values)
+    steps = np.arange(values.shape[-1] if values.ndim else 0)
+    view[..., steps + max(-offset, 0), steps + max(offset, 0)] = values
+    return out
 
 
 # --- registration --------------------------------------------------------------------------------

@@ -13,13 +13,13 @@ from .core import (InplaceableThunk, NoTangent, ProjectTo, RuleConfig, SparseCot
                    non_differentiable, owned_copy, rrule, rrule_via_ad, scalar_rule, unthunk)
 from . import rules  # noqa: F401  (registers the NumPy rules)
 from .ad import (EngineConfig, NoRuleError, RuleError, TracingError, grad, jacobian, primal,
-                 value_and_grad, vjp)
+                 primitive, value_and_grad, vjp)
 
 __version__ = "0.1.0"
 
 __all__ = [
     "EngineConfig", "NoRuleError", "RuleError", "TracingError", "grad", "jacobian", "primal",
-    "value_and_grad", "vjp",
+    "primitive", "value_and_grad", "vjp",
     "InplaceableThunk", "NoTangent", "ProjectTo", "RuleConfig", "SparseCotangent", "Tangent",
     "Thunk", "ZeroTangent", "accumulate", "frule", "frule_via_ad", "non_differentiable",
     "owned_copy", "rrule", "rrule_via_ad", "scalar_rule", "unthunk",

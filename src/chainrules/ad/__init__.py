@@ -5,10 +5,10 @@ through their rules), `reverse` (the backward pass), `structure` (leaves of Pyth
 `intercept` (NumPy entry points that do not dispatch), `api` (grad, vjp, ...).
 """
 
-from .api import EngineConfig, grad, jacobian, primal, value_and_grad, vjp
+from .api import EngineConfig, grad, jacobian, primal, primitive, value_and_grad, vjp
 from .reverse import RuleError
 from .tape import NoRuleError, TracingError
 from .tracer import Traced
 
 __all__ = ["EngineConfig", "NoRuleError", "RuleError", "Traced", "TracingError", "grad",
-           "jacobian", "primal", "value_and_grad", "vjp"]
+           "jacobian", "primal", "primitive", "value_and_grad", "vjp"]

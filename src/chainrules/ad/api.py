@@ -24,10 +24,10 @@ from ..core.tangents import AbstractZero, NoTangent, Tangent, ZeroTangent
 from ..core.thunks import unthunk
 from .reverse import backward
 from .structure import _fields, is_structure, leaves, replace_leaves, tangent_at
-from .tape import Tape, TracingError, _is_differentiable, no_garbage_collection
+from .tape import Tape, TracingError, _is_differentiable, no_garbage_collection, record
 from .tracer import Traced
 
-__all__ = ["grad", "value_and_grad", "vjp", "jacobian", "EngineConfig", "primal"]
+__all__ = ["grad", "value_and_grad", "vjp", "jacobian", "EngineConfig", "primal", "primitive"]
 
 
 class EngineConfig(RuleConfig):
@@ -58,6 +58,35 @@ def primal(x: Any) -> Any:
     while type(x) is Traced:
         x = x.primal
     return x
+
+
+def primitive(function: Callable) -> Callable:
+    """Make calls of ``function`` on traced values use its registered rule, not its body.
+
+    NumPy's functions reach the engine through NumPy's own protocols; a Python function of
+    yours is normally traced through, operation by operation. Decorate it to have the engine
+    record it as one operation and use the ``rrule`` you register for it (for speed, for
+    numerical stability, or for code the engine cannot trace). Register the rule on the
+    decorated function:
+
+    >>> import numpy as np
+    >>> @primitive
+    ... def softplus(x):
+    ...     return np.log1p(np.exp(x))
+    >>> @rrule.register(softplus)
+    ... def _softplus_rule(x):
+    ...     return softplus(x), lambda dy: (NoTangent(), dy / (1 + np.exp(-x)))
+    >>> grad(lambda x: np.sum(softplus(x)))(np.zeros(2))
+    array([0.5, 0.5])
+    """
+    @functools.wraps(function)
+    def routed(*args: Any, **kwargs: Any):
+        if any(type(a) is Traced or (is_structure(a) and any(True for _ in leaves(
+                a, lambda v: type(v) is Traced))) for a in args):
+            return record(routed, args, kwargs)
+        return function(*args, **kwargs)
+
+    return routed
 
 
 def _lift(x: Any, tape: Tape) -> tuple[Any, list]:

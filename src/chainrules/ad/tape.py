@@ -35,7 +35,7 @@ class NoRuleError(NotImplementedError):
     """A function was called on traced values and has no rule."""
 
 
-class TracingError(TypeError):
+class TracingError(RuntimeError):
     """A traced value was used in a way the engine cannot follow."""
 
 

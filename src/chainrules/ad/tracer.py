@@ -62,9 +62,12 @@ class Traced:
 
     def __float__(self):
         raise TracingError(
-            "float() of a traced value cuts it out of the gradient. Keep it as a NumPy value "
-            "(use np.float64(...) arithmetic or just the value itself); to read the number "
-            "without differentiating, use chainrules.primal(t).")
+            "float() of a traced value cuts it out of the gradient. It happens with float(t), "
+            "math.* functions, and when writing a traced value into a plain array "
+            "(`out[i] = t`). Keep values as NumPy values (use np.* instead of math.*), and "
+            "build arrays from a list with np.stack(values) or np.array(values) instead of "
+            "writing into one. To read the number without differentiating, use "
+            "chainrules.primal(t).")
 
     __complex__ = __float__
 

@@ -102,6 +102,8 @@ class _ProjectToNumeric(ProjectTo):
             return cotangent
         if isinstance(cotangent, AbstractThunk):
             return self._project_lazy(cotangent)
+        if _is_array_like(cotangent):
+            return self._project_array_like(cotangent)
         if isinstance(cotangent, Tangent) or not _is_numeric(cotangent):
             raise ProjectionError(
                 f"ProjectTo: expected a cotangent of shape {self.shape} and dtype {self.dtype}, "
@@ -120,6 +122,18 @@ class _ProjectToNumeric(ProjectTo):
         if kind == _PY_FLOAT:
             return float(value)
         return complex(value)
+
+    def _project_array_like(self, cotangent):
+        # An engine's traced value (higher-order AD): project it with its own operations.
+        shape = tuple(cotangent.shape)
+        if shape != self.shape:
+            raise ProjectionError(
+                f"ProjectTo: expected a cotangent of shape {self.shape}, got shape {shape}.")
+        if cotangent.dtype.kind == "c" and self.dtype.kind != "c":
+            cotangent = cotangent.real
+        if cotangent.dtype != self.dtype:
+            cotangent = cotangent.astype(self.dtype)
+        return cotangent
 
     def _project_lazy(self, cotangent):
         if isinstance(cotangent, SparseCotangent):
@@ -150,6 +164,13 @@ class _ProjectToNumeric(ProjectTo):
 
     def __repr__(self):
         return f"ProjectTo(shape={self.shape}, dtype={self.dtype})"
+
+
+def _is_array_like(value) -> bool:
+    """Values that are neither NumPy's nor Python's but say their shape and dtype (the traced
+    values of an AD engine)."""
+    return hasattr(value, "shape") and hasattr(value, "dtype") and not isinstance(
+        value, (np.ndarray, np.generic, AbstractThunk, Tangent))
 
 
 def _is_numeric(value) -> bool:
@@ -268,6 +289,9 @@ def _projector_for(x: Any) -> ProjectTo:
         return _NOTHING if dtype is None else _numeric((), dtype, _NUMPY_SCALAR)
     if isinstance(x, _NOTHING_TYPES):
         return _NOTHING
+    if _is_array_like(x) and not isinstance(x, type):
+        dtype = tangent_dtype(x.dtype)
+        return _NOTHING if dtype is None else _numeric(tuple(x.shape), dtype, _ARRAY)
     if isinstance(x, float):  # float subclasses
         return _SCALAR_PROJECTORS[float]
     if isinstance(x, complex):

@@ -251,9 +251,13 @@ class Tangent:
         return self._backing
 
     def __getattr__(self, name: str):
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return self._backing.get(name, ZeroTangent())
+        try:
+            backing = object.__getattribute__(self, "_backing")
+        except AttributeError:  # not initialized yet (copy, pickle)
+            raise AttributeError(name) from None
+        if name.startswith("__") and name not in backing:
+            raise AttributeError(name)  # protocols (__array__, ...) are not fields
+        return backing.get(name, ZeroTangent())
 
     def __getitem__(self, key):
         return self._backing.get(key, ZeroTangent())

@@ -121,7 +121,9 @@ def _innermost_tape(args: tuple) -> tuple[Tape | None, bool]:
         if kind is Traced:
             if tape is None or arg.tape.level > tape.level:
                 tape = arg.tape
-        elif kind not in _PLAIN and is_structure(arg):
+        elif kind not in _PLAIN and not (kind is tuple and all(type(part) in _PLAIN
+                                                                for part in arg)) \
+                and is_structure(arg):
             search = True
             for _, traced in leaves(arg, _is_traced):
                 if tape is None or traced.tape.level > tape.level:

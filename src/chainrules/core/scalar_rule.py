@@ -1,8 +1,8 @@
 """scalar_rule: an elementwise rule (rrule and frule) from its partial derivatives, in one line.
 
 ``scalar_rule(np.sin, lambda y, x: np.cos(x))`` registers both rules for ``np.sin``. Each
-partial is a function of the output and the arguments; ``None`` marks an argument that is not
-differentiable. Broadcasting, complex numbers and projection are handled here, once:
+partial is a function of the output and the arguments, or an integer constant (``1`` for
+``add``); ``None`` marks an argument that is not differentiable. Broadcasting, complex numbers and projection are handled here, once:
 
 - reverse: ``cotangent_i = project_i(unbroadcast(conj(partial_i) * dy))``;
 - forward: ``dy = project_y(sum_i partial_i * dx_i)``.
@@ -28,7 +28,7 @@ from .thunks import Thunk, unthunk
 
 __all__ = ["scalar_rule"]
 
-Partial = Callable[..., Any] | None
+Partial = Callable[..., Any] | int | None
 
 _REFUSED_KEYWORDS = ("out", "where")
 
@@ -49,10 +49,13 @@ def _check_keywords(f: Any, kwargs: dict) -> None:
 
 def _argument_cotangent(project: ProjectTo, arg: Any, partial: Callable, y: Any, args: tuple,
                         dy: Any) -> Any:
-    derivative = partial(y, *args)
-    if type(derivative) not in _REAL_SCALARS and np.iscomplexobj(derivative):
-        derivative = np.conj(derivative)
-    cotangent = derivative * dy
+    if type(partial) is int:  # a constant partial: 1 for add, -1 for subtract
+        cotangent = dy if partial == 1 else partial * dy
+    else:
+        derivative = partial(y, *args)
+        if type(derivative) not in _REAL_SCALARS and np.iscomplexobj(derivative):
+            derivative = np.conj(derivative)
+        cotangent = derivative * dy
     if type(cotangent) is np.ndarray:
         cotangent = unbroadcast(cotangent, np.shape(arg))
     return project(cotangent)
@@ -60,6 +63,8 @@ def _argument_cotangent(project: ProjectTo, arg: Any, partial: Callable, y: Any,
 
 def _uses_first_argument(partial: Callable) -> bool:
     """Whether ``partial`` reads its first parameter (the output ``y``); True if unsure."""
+    if type(partial) is int:
+        return False
     code = getattr(partial, "__code__", None)
     if code is None or not code.co_varnames:
         return True
@@ -145,7 +150,8 @@ def scalar_rule(f: Any, *partials: Partial) -> None:
             darg = unthunk(darg)
             if partial is None or isinstance(darg, AbstractZero):
                 continue
-            dy = accumulate(dy, partial(y, *args) * darg)
+            derivative = partial if type(partial) is int else partial(y, *args)
+            dy = accumulate(dy, derivative * darg)
         if isinstance(dy, AbstractZero):
             return y, ZeroTangent()
         if np.shape(dy) != np.shape(y):

@@ -35,14 +35,14 @@ def _power_base(y, a, b):
 
 
 # --- the table: function, then d/d(argument) for each argument --------------------------------
-scalar_rule(np.add, lambda y, a, b: 1, lambda y, a, b: 1)
-scalar_rule(np.subtract, lambda y, a, b: 1, lambda y, a, b: -1)
+scalar_rule(np.add, 1, 1)
+scalar_rule(np.subtract, 1, -1)
 scalar_rule(np.multiply, lambda y, a, b: b, lambda y, a, b: a)
 scalar_rule(np.divide, lambda y, a, b: 1 / b, lambda y, a, b: -y / b)
 scalar_rule(np.power, _power_base, lambda y, a, b: y * _safe_log(a))
 scalar_rule(np.float_power, _power_base, lambda y, a, b: y * _safe_log(a))
-scalar_rule(np.negative, lambda y, x: -1)
-scalar_rule(np.positive, lambda y, x: 1)
+scalar_rule(np.negative, -1)
+scalar_rule(np.positive, 1)
 scalar_rule(np.reciprocal, lambda y, x: -y * y)
 scalar_rule(np.square, lambda y, x: 2 * x)
 scalar_rule(np.sqrt, lambda y, x: 0.5 / y)
@@ -74,7 +74,6 @@ scalar_rule(np.deg2rad, lambda y, x: np.pi / 180)
 scalar_rule(np.radians, lambda y, x: np.pi / 180)
 scalar_rule(np.rad2deg, lambda y, x: 180 / np.pi)
 scalar_rule(np.degrees, lambda y, x: 180 / np.pi)
-scalar_rule(np.sign, lambda y, x: 0 * x)
 scalar_rule(np.heaviside, lambda y, a, b: 0 * a, lambda y, a, b: np.where(np.asarray(a) == 0, 1.0, 0.0))
 scalar_rule(np.maximum, lambda y, a, b: _ties(a, b, np.greater), lambda y, a, b: _ties(b, a, np.greater))
 scalar_rule(np.minimum, lambda y, a, b: _ties(a, b, np.less), lambda y, a, b: _ties(b, a, np.less))
@@ -136,9 +135,32 @@ for _f in (np.abs, np.absolute, np.fabs):
     _unary_rule(_f, _abs_pullback)
     _unary_frule(_f, _abs_pushforward)
 
+def _sign_pullback(x, y, dy):
+    # sign(z) = z/|z| is locally constant on reals but not on complex numbers:
+    # gradient dy/|z| - Re(conj(dy) z) z/|z|^3 (0 at z == 0, as for reals).
+    if not np.iscomplexobj(x):
+        return 0 * np.real(dy)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = np.abs(x)
+        safe = np.where(r == 0, 1, r)
+        return np.where(r == 0, 0, dy / safe - np.real(np.conj(dy) * x) * x / safe ** 3)
+
+
+def _sign_pushforward(x, y, dx):
+    if not np.iscomplexobj(x):
+        return 0 * np.real(dx)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = np.abs(x)
+        safe = np.where(r == 0, 1, r)
+        return np.where(r == 0, 0, dx / safe - x * np.real(np.conj(x) * dx) / safe ** 3)
+
+
+_unary_rule(np.sign, _sign_pullback)
+_unary_frule(np.sign, _sign_pushforward)
 _unary_rule(np.real, lambda x, y, dy: np.real(dy))
 _unary_frule(np.real, lambda x, y, dx: np.real(dx))
-_unary_rule(np.imag, lambda x, y, dy: -1j * np.real(dy) if np.iscomplexobj(x) else 0 * np.real(dy))
+# L = Re(dy) Im(z): dL/dRe z + i dL/dIm z = i Re(dy)
+_unary_rule(np.imag, lambda x, y, dy: 1j * np.real(dy) if np.iscomplexobj(x) else 0 * np.real(dy))
 _unary_frule(np.imag, lambda x, y, dx: np.imag(dx))
 for _f in (np.conj, np.conjugate):
     _unary_rule(_f, lambda x, y, dy: np.conj(dy))
@@ -153,7 +175,22 @@ def _angle_pullback(x, y, dy):
     return np.real(dy) * g
 
 
-_unary_rule(np.angle, _angle_pullback)
+@rrule.register(np.angle, replace=True)
+def _angle_rule(z, *args, **kwargs):
+    """angle(z, deg=False): deg (positional or keyword) scales the result and the gradient."""
+    y = np.angle(z, *args, **kwargs)
+    deg = args[0] if args else kwargs.get("deg", False)
+    scale = 180 / np.pi if deg else 1.0
+    project = ProjectTo(z)
+    rest = (NoTangent(),) * len(args)
+
+    def angle_pullback(dy):
+        dy = unthunk(dy)
+        if isinstance(dy, AbstractZero):
+            return (NoTangent(), ZeroTangent()) + rest
+        return (NoTangent(), project(_angle_pullback(z, y, np.real(dy) * scale))) + rest
+
+    return y, angle_pullback
 
 
 non_differentiable(

@@ -21,6 +21,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..core.accumulate import accumulate
 from ..core.dtypes import cast_to, tangent_dtype
 from ..core.projection import NO_TANGENT_PROJECTOR, ProjectionError, ProjectTo
 from ..core.registry import frule, rrule
@@ -195,12 +196,19 @@ class Axes:
 class Call:
     """One differentiated call ``y = f(x, *rest, **kwargs)``, as the formulas see it."""
 
-    __slots__ = ("f", "args", "kwargs", "options", "x", "y", "_array", "_axes")
+    __slots__ = ("f", "args", "kwargs", "options", "x", "y", "_array", "_axes", "_memo")
 
     def __init__(self, f: Any, args: tuple, kwargs: dict, options: dict, y: Any):
         self.f, self.args, self.kwargs, self.options, self.y = f, args, kwargs, options, y
         self.x = args[0]
         self._array = self._axes = None
+        self._memo: dict = {}
+
+    def memo(self, compute: Callable[["Call"], Any]) -> Any:
+        """``compute(self)``, computed once per call (pieces shared by several formulas)."""
+        if compute not in self._memo:
+            self._memo[compute] = compute(self)
+        return self._memo[compute]
 
     @property
     def a(self) -> np.ndarray:
@@ -277,16 +285,22 @@ def _output_has_tangent(y: Any) -> bool:
 
 
 def register(f: Any, back: Callable[[Call, Any], Any], forward: Callable | None = LINEAR, *,
-             refuse_options: tuple = ("out",), check: Callable | None = None) -> None:
+             extra: dict | None = None, refuse_options: tuple = ("out",),
+             check: Callable | None = None) -> None:
     """Register the rrule and frule of ``f``, differentiable in its first (array-like) argument.
 
     ``back(call, dy)`` returns the cotangent of the array argument (dense, or lazy, or a list
     of pieces for a sequence argument), before projection; ``forward(call, dx)`` returns the
-    output tangent from a dense input tangent (default: ``f`` applied to ``dx``). ``check(name,
+    output tangent from a dense input tangent (default: ``f`` applied to ``dx``).
+    ``extra = {parameter: (back, forward)}`` does the same for further differentiable
+    parameters (weights, prepend...), when they are passed positionally. ``check(name,
     options)`` raises for option values the formulas don't support.
     """
     parameters = Parameters(f)
     name = parameters.name
+    formulas = {0: (back, forward)}
+    for parameter, pair in (extra or {}).items():
+        formulas[parameters.names.index(parameter)] = pair
 
     def bind(args: tuple, kwargs: dict) -> dict:
         if not args:
@@ -301,16 +315,25 @@ def register(f: Any, back: Callable[[Call, Any], Any], forward: Callable | None 
     def reverse(*args: Any, **kwargs: Any):
         options = bind(args, kwargs)
         y = f(*args, **kwargs)
-        project = project_onto(args[0])
-        rest = (NoTangent(),) * (len(args) - 1)
-        if not has_tangent(project):
-            nothing = (NoTangent(), NoTangent()) + rest
-            return y, lambda dy: nothing
-        zero = (NoTangent(), ZeroTangent()) + rest
+        projectors = {}
+        for position in formulas:
+            if position < len(args):
+                project = project_onto(args[position])
+                if has_tangent(project):
+                    projectors[position] = project
+        zero = [NoTangent()] * (len(args) + 1)
+        if not projectors:
+            return y, lambda dy: tuple(zero)
+        for position in projectors:
+            zero[position + 1] = ZeroTangent()
+        zero = tuple(zero)
         if not _output_has_tangent(y):
             return y, lambda dy: zero
         call = Call(f, args, kwargs, options, y)
         y_shape = None if isinstance(y, (list, tuple)) else np.shape(y)
+
+        def cotangent(position: int, dy: Any) -> Any:
+            return projectors[position](formulas[position][0](call, dy))
 
         def pullback(dy: Any) -> tuple:
             dy = unthunk(dy)
@@ -320,19 +343,29 @@ def register(f: Any, back: Callable[[Call, Any], Any], forward: Callable | None 
                 raise ProjectionError(
                     f"{name} pullback: the output has shape {y_shape}, but its cotangent has "
                     f"shape {np.shape(dy)}.")
-            return (NoTangent(), project(back(call, dy))) + rest
+            cotangents = list(zero)
+            for position in projectors:  # thunked when several (some may go unused)
+                cotangents[position + 1] = cotangent(position, dy) if len(projectors) == 1 \
+                    else Thunk(lambda position=position: cotangent(position, dy))
+            return tuple(cotangents)
 
         return y, pullback
 
     def pushforward(tangents: tuple, *args: Any, **kwargs: Any):
         options = bind(args, kwargs)
         y = f(*args, **kwargs)
-        dx = unthunk(tangents[1]) if len(tangents) > 1 else ZeroTangent()
-        if isinstance(dx, AbstractZero) or not _output_has_tangent(y):
+        if not _output_has_tangent(y):
             return y, ZeroTangent()
         call = Call(f, args, kwargs, options, y)
-        dx = dense_tangent(args[0], dx)
-        dy = call.apply(dx) if forward is LINEAR else forward(call, dx)
+        dy: Any = ZeroTangent()
+        for position, (_, forward_of) in formulas.items():
+            d = unthunk(tangents[position + 1]) if position + 1 < len(tangents) else None
+            if position >= len(args) or d is None or isinstance(d, AbstractZero):
+                continue
+            d = dense_tangent(args[position], d)
+            dy = accumulate(dy, call.apply(d) if forward_of is LINEAR else forward_of(call, d))
+        if isinstance(dy, AbstractZero):
+            return y, ZeroTangent()
         return y, ProjectTo(y)(dy)
 
     rrule.register(f, replace=True)(reverse)

@@ -17,12 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from ..core.projection import NO_TANGENT_PROJECTOR, ProjectTo
-from ..core.registry import frule, rrule
-from ..core.tangents import AbstractZero, NoTangent, ZeroTangent
-from ..core.thunks import Thunk, unthunk
-from ._array_rules import (Call, Parameters, dense_tangent, diagonal_embed, has_tangent,
-                           normalize_axis_tuple, project_onto, register, spread, unsupported)
+from ..core.broadcast import unbroadcast
+from ..core.tangents import NoTangent, ZeroTangent
+from ._array_rules import (Call, diagonal_embed, normalize_axis_tuple, register, spread,
+                           unsupported)
 
 _REDUCTION_REFUSES = ("out", "where", "initial")
 
@@ -194,84 +192,60 @@ register(np.nanprod, lambda call, dy: np.conj(_nanprod_others(call)) * call.axes
 # y = sum(a * W) / S over the axes, W the weights lined up against a, S = sum(W):
 #   da = conj(W / S) dy,   dW = conj((a - y) / S) dy,   dy = sum(W da + (a - y) dW) / S.
 
-_AVERAGE = Parameters(np.average)
+def _line_up(call: Call, weights: Any) -> np.ndarray:
+    """Weights (or their tangent) lined up against ``a``, as np.average lines them up."""
+    weights, shape, axes = np.asarray(weights), call.a.shape, call.axes.axes
+    if weights.shape in ((), shape):
+        return weights
+    return np.transpose(weights, np.argsort(axes)).reshape(
+        tuple(n if i in axes else 1 for i, n in enumerate(shape)))
 
 
-class _Average:
-    """One call of np.average, with the pieces of its derivative."""
-
-    def __init__(self, a: Any, args: tuple, kwargs: dict):
-        options = _AVERAGE.bind((a,) + args, kwargs)
-        if options.get("returned"):
-            raise unsupported("numpy.average", "returned", True,
-                              "returned=False; sum the weights with np.sum")
-        self.y = np.average(a, *args, **kwargs)
-        self.call = call = Call(np.average, (a,) + args, kwargs, options, self.y)
-        self.weights = options.get("weights")
-        # Only weights passed positionally get a cotangent (keyword arguments get none).
-        self.weights_position = 3 if len(args) >= 2 and self.weights is not None else None
-        self.lined_up = self.line_up(1.0 if self.weights is None else self.weights)
-        self.total = call.axes.reduce(np.broadcast_to(self.lined_up, call.a.shape))
-        self.total = call.axes.keep(self.total)
-        self.centered = call.a - call.axes.keep(self.y)
-
-    def line_up(self, weights: Any) -> np.ndarray:
-        """Weights (or their tangent) lined up against ``a``, as np.average lines them up."""
-        weights, shape, axes = np.asarray(weights), self.call.a.shape, self.call.axes.axes
-        if weights.shape in ((), shape):
-            return weights
-        return np.transpose(weights, np.argsort(axes)).reshape(
-            tuple(n if i in axes else 1 for i, n in enumerate(shape)))
-
-    def to_weights(self, g: np.ndarray) -> np.ndarray:
-        """The adjoint of `line_up`: ``g`` (shaped like a) summed back onto the weights."""
-        axes = self.call.axes.axes
-        if np.shape(self.weights) == g.shape:
-            return g
-        summed = np.sum(g, axis=tuple(i for i in range(g.ndim) if i not in axes))
-        return np.transpose(summed, np.argsort(np.argsort(axes)))
+def _onto_weights(call: Call, g: np.ndarray) -> np.ndarray:
+    """The adjoint of `_line_up`: ``g`` (shaped like a) summed back onto the weights."""
+    axes = call.axes.axes
+    if np.shape(call.options["weights"]) == g.shape:
+        return g
+    summed = np.sum(g, axis=tuple(i for i in range(g.ndim) if i not in axes))
+    return np.transpose(summed, np.argsort(np.argsort(axes)))
 
 
-@rrule.register(np.average, replace=True)
-def _average_rrule(a: Any, *args: Any, **kwargs: Any):
-    average = _Average(a, args, kwargs)
-    position = average.weights_position
-    project_a = project_onto(a)
-    project_w = project_onto(average.weights) if position else NO_TANGENT_PROJECTOR
-    zero = [NoTangent()] * (len(args) + 2)
-    for index, project in ((1, project_a), (position, project_w)):
-        if has_tangent(project):
-            zero[index] = ZeroTangent()
-
-    def pullback(dy: Any) -> tuple:
-        dy = unthunk(dy)
-        if isinstance(dy, AbstractZero):
-            return tuple(zero)
-        kept = average.call.axes.keep(dy) / np.conj(average.total)
-        cotangents = list(zero)
-        if has_tangent(project_a):
-            cotangents[1] = Thunk(lambda: project_a(np.broadcast_to(
-                np.conj(average.lined_up) * kept, average.call.a.shape)))
-        if has_tangent(project_w):
-            cotangents[position] = Thunk(lambda: project_w(
-                average.to_weights(np.conj(average.centered) * kept)))
-        return tuple(cotangents)
-
-    return average.y, pullback
+def _average_parts(call: Call) -> tuple:
+    """W (lined up), S (lined up) and a - y."""
+    weights = call.options.get("weights")
+    lined_up = _line_up(call, 1.0 if weights is None else weights)
+    total = call.axes.keep(call.axes.reduce(np.broadcast_to(lined_up, call.a.shape)))
+    return lined_up, total, call.a - call.axes.keep(call.y)
 
 
-@frule.register(np.average, replace=True)
-def _average_frule(tangents: tuple, a: Any, *args: Any, **kwargs: Any):
-    average = _Average(a, args, kwargs)
-    da = unthunk(tangents[1])
-    dw = unthunk(tangents[average.weights_position]) if average.weights_position \
-        else ZeroTangent()
-    if isinstance(da, AbstractZero) and isinstance(dw, AbstractZero):
-        return average.y, ZeroTangent()
-    dy = average.lined_up * dense_tangent(a, da)
-    if not isinstance(dw, AbstractZero):
-        dy = dy + average.centered * average.line_up(dense_tangent(average.weights, dw))
-    return average.y, ProjectTo(average.y)(average.call.axes.reduce(dy / average.total))
+def _average_check(name: str, options: dict) -> None:
+    if options.get("returned"):
+        raise unsupported(name, "returned", True, "returned=False; sum the weights with np.sum")
+
+
+def _average_back(call: Call, dy: Any) -> np.ndarray:
+    lined_up, total, _ = call.memo(_average_parts)
+    return np.broadcast_to(np.conj(lined_up / total) * call.axes.keep(dy), call.a.shape)
+
+
+def _average_forward(call: Call, da: Any) -> Any:
+    lined_up, total, _ = call.memo(_average_parts)
+    return call.axes.reduce(lined_up * da / total)
+
+
+def _average_weights_back(call: Call, dy: Any) -> np.ndarray:
+    _, total, centered = call.memo(_average_parts)
+    return _onto_weights(call, np.conj(centered / total) * call.axes.keep(dy))
+
+
+def _average_weights_forward(call: Call, dw: Any) -> Any:
+    _, total, centered = call.memo(_average_parts)
+    return call.axes.reduce(centered * _line_up(call, dw) / total)
+
+
+register(np.average, _average_back, _average_forward,
+         extra={"weights": (_average_weights_back, _average_weights_forward)},
+         refuse_options=(), check=_average_check)
 
 
 # --- cumulative sums and products (axis=None runs over the flattened array) --------------------
@@ -356,32 +330,54 @@ def _trace_back(call: Call, dy: Any) -> np.ndarray:
 register(np.trace, _trace_back)
 
 
-def _diff_back(call: Call, dy: Any) -> np.ndarray:
-    """Each difference ``y_i = x_{i+1} - x_i`` sends ``g_{i-1} - g_i`` back to ``x_i``;
-    prepend/append (constants) widen the input, and their part of the cotangent is dropped."""
+def _diff_adjoint(call: Call) -> Any:
+    """The adjoint of the n differences, as a function of ``dy``, on the input widened by
+    prepend and append: each difference ``y_i = x_{i+1} - x_i`` sends ``g_{i-1} - g_i`` to
+    ``x_i``. Returns (adjoint, axis, the widened input's slices for prepend, a, append)."""
     options = call.options
-    axis = normalize_axis_tuple(options.get("axis", -1), call.a.ndim)[0]
-    g = np.asarray(dy)
-    pad = [(0, 0)] * g.ndim
-    pad[axis] = (1, 1)
-    for _ in range(options.get("n", 1)):
-        g = -np.diff(np.pad(g, pad), axis=axis)
-    before = 0 if options.get("prepend") is None else _edge_length(options["prepend"], axis)
-    return np.take(g, np.arange(before, before + call.a.shape[axis]), axis=axis)
+    axis = normalize_axis_tuple(options["axis"], call.a.ndim)[0]
+    sizes = [0 if options.get(edge) is None else
+             1 if np.ndim(options[edge]) == 0 else np.shape(options[edge])[axis]
+             for edge in ("prepend", "append")]
+    ends = np.cumsum([sizes[0], call.a.shape[axis], sizes[1]])
+    slices = (slice(0, ends[0]), slice(ends[0], ends[1]), slice(ends[1], ends[2]))
+
+    def adjoint(dy: Any) -> np.ndarray:
+        g = np.asarray(dy)
+        pad = [(0, 0)] * g.ndim
+        pad[axis] = (1, 1)
+        for _ in range(options["n"]):
+            g = -np.diff(np.pad(g, pad), axis=axis)
+        return g
+
+    return adjoint, axis, slices
 
 
-def _edge_length(edge: Any, axis: int) -> int:
-    return 1 if np.ndim(edge) == 0 else np.shape(edge)[axis]
+def _diff_part_back(part: int, name: str) -> Any:
+    """The pullback onto one part of the widened input (0 prepend, 1 a, 2 append)."""
+    def back(call: Call, dy: Any) -> np.ndarray:
+        adjoint, axis, slices = call.memo(_diff_adjoint)
+        piece = adjoint(dy)[(slice(None),) * axis + (slices[part],)]
+        return piece if name == "a" else unbroadcast(piece, np.shape(call.options[name]))
+
+    return back
 
 
-def _diff_forward(call: Call, dx: Any) -> Any:
-    edges = {key: np.zeros(np.shape(call.options[key])) for key in ("prepend", "append")
-             if call.options.get(key) is not None}
-    options = {key: value for key, value in call.kwargs.items() if key not in edges}
-    return np.diff(dx, *call.args[1:3], **options, **edges)
+def _diff_part_forward(name: str) -> Any:
+    """The pushforward of one part: np.diff with that part's tangent, zeros for the others."""
+    def forward(call: Call, d: Any) -> Any:
+        parts = {key: np.zeros(np.shape(call.options[key]), np.result_type(d))
+                 for key in ("a", "prepend", "append") if call.options.get(key) is not None}
+        parts[name] = d
+        edges = {key: parts[key] for key in ("prepend", "append") if key in parts}
+        return np.diff(parts["a"], call.options["n"], call.options["axis"], **edges)
+
+    return forward
 
 
-register(np.diff, _diff_back, _diff_forward)
+register(np.diff, _diff_part_back(1, "a"), _diff_part_forward("a"),
+         extra={name: (_diff_part_back(part, name), _diff_part_forward(name))
+                for part, name in ((0, "prepend"), (2, "append"))})
 
 
 def _sort_order(call: Call) -> tuple[np.ndarray, int]:
@@ -452,13 +448,19 @@ def _matrix_norm_gradient(x: np.ndarray, y: np.ndarray, order: Any) -> np.ndarra
     return _unit(x) * _share(sums, pick(sums, -1, keepdims=True), -1)[..., :, None]
 
 
-def _norm_gradient(call: Call) -> np.ndarray:
+def _norm_axes(call: Call) -> tuple:
+    """The axes np.linalg.norm reduces: one axis (or all, flattened) for a vector norm, two
+    (rows, columns, in the caller's order) for a matrix norm."""
     x, order, axis = call.a, call.options.get("ord"), call.options.get("axis")
-    y = call.axes.keep(call.y)
     if axis is None and (order is None or x.ndim == 1):
-        return _vector_norm_gradient(x, y, order, call.axes.axes)
-    axes = call.axes.axes if axis is None else normalize_axis_tuple(axis, x.ndim)
-    if len(axes) == 1:
+        return call.axes.axes
+    return call.axes.axes if axis is None else normalize_axis_tuple(axis, x.ndim)
+
+
+def _norm_gradient(call: Call) -> np.ndarray:
+    x, order, axes = call.a, call.options.get("ord"), _norm_axes(call)
+    y = call.axes.keep(call.y)
+    if len(axes) != 2 or (order is None and call.options.get("axis") is None):
         return _vector_norm_gradient(x, y, order, axes)
     moved = (-2, -1)
     gradient = _matrix_norm_gradient(np.moveaxis(x, axes, moved),
@@ -466,4 +468,39 @@ def _norm_gradient(call: Call) -> np.ndarray:
     return np.moveaxis(gradient, moved, axes)
 
 
-_real_valued_rule(np.linalg.norm, _norm_gradient)
+def _order_derivative(call: Call) -> Any:
+    """d norm / d ord: for a vector p-norm y = S^(1/p), S = sum |x|^p,
+    dy/dp = y (sum |x|^p log|x| / (p S) - log(S) / p^2); 0 as p -> inf. Matrix norms and
+    ord=0 take only discrete orders: no tangent."""
+    order = call.options["ord"]
+    if order in (np.inf, -np.inf):
+        return ZeroTangent()
+    axes = _norm_axes(call)
+    if order == 0 or len(axes) == 2:
+        return NoTangent()
+    size = np.abs(call.a)
+    y = call.axes.keep(call.y)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        powers = np.where(size == 0, 0, size ** order)
+        total = np.sum(powers, axis=axes, keepdims=True)
+        weighted = np.sum(np.where(size == 0, 0, powers * np.log(size)), axis=axes,
+                          keepdims=True)
+        derivative = y * (weighted / (order * total) - np.log(total) / order ** 2)
+    return np.where(y == 0, 0, derivative)
+
+
+def _order_back(call: Call, dy: Any) -> Any:
+    derivative = call.memo(_order_derivative)
+    if not isinstance(derivative, np.ndarray):
+        return derivative
+    return np.sum(derivative * call.axes.keep(np.real(dy)))
+
+
+def _order_forward(call: Call, d: Any) -> Any:
+    derivative = call.memo(_order_derivative)
+    if not isinstance(derivative, np.ndarray):
+        return ZeroTangent()
+    return np.reshape(derivative, np.shape(call.y)) * d
+
+
+_real_valued_rule(np.linalg.norm, _norm_gradient, extra={"ord": (_order_back, _order_forward)})

@@ -48,10 +48,16 @@ def _order(call: Call) -> str:
     return _memory_order(f"numpy.{call.f.__name__}", call.a, call.options.get("order"))
 
 
+def _check_order(name: str, options: dict) -> None:
+    if options.get("order") in ("A", "K"):
+        _memory_order(name, np.asarray(options["a"]), options["order"])
+
+
 register(np.reshape, lambda call, dy: np.reshape(dy, call.a.shape, order=_order(call)),
-         lambda call, dx: np.reshape(dx, np.shape(call.y), order=_order(call)))
+         lambda call, dx: np.reshape(dx, np.shape(call.y), order=_order(call)),
+         check=_check_order)
 register(np.ravel, lambda call, dy: np.reshape(dy, call.a.shape, order=_order(call)),
-         lambda call, dx: np.ravel(dx, order=_order(call)))
+         lambda call, dx: np.ravel(dx, order=_order(call)), check=_check_order)
 
 
 def _transpose_back(call: Call, dy: Any) -> Any:

@@ -6,7 +6,8 @@ A rule here is two formulas on a `Call` (the array argument, the output, the bou
 the output tangent. `register` wraps them into an rrule and an frule that bind the arguments,
 refuse unsupported options, short-circuit zeros, check the cotangent's shape and project.
 Functions that are linear in their array argument need no ``forward``: their pushforward is
-the function itself applied to the tangent.
+the function itself applied to the tangent. Further differentiable parameters (``weights`` of
+``np.average``...) get their own pair of formulas, used when they are passed positionally.
 
 Array-like arguments may be nested lists or tuples (``np.array([a, b])``,
 ``np.concatenate((x, y))``): their cotangent is a ``Tangent(type(seq), {i: d_i})``, built by
@@ -93,20 +94,43 @@ def unsupported(name: str, option: str, value: Any, supported: str) -> NotImplem
 
 # --- array-like arguments -----------------------------------------------------------------------
 
+_SCALAR_TYPES = frozenset({float, complex, np.float16, np.float32, np.float64, np.longdouble,
+                           np.complex64, np.complex128, np.clongdouble})
+
+
 class _ProjectSequence:
     """Projector onto a (nested) list or tuple of numbers and arrays: a positional Tangent."""
 
-    __slots__ = ("primal_type", "parts")
+    __slots__ = ("primal", "numbers", "_parts")
 
     def __init__(self, x: list | tuple):
-        self.primal_type = type(x)
-        self.parts = [project_onto(element) for element in x]
+        self.primal = x
+        self._parts = None
+        # A flat sequence of numbers of one float or complex type (the usual np.array([a, b]))
+        # is projected in one step, as an array of that type.
+        kind = type(x[0]) if x else None
+        self.numbers = None
+        if kind in _SCALAR_TYPES and len(set(map(type, x))) == 1:
+            self.numbers = (ProjectTo(np.zeros(len(x), np.dtype(kind))), kind)
+
+    @property
+    def parts(self) -> list:
+        """The projector of each element."""
+        if self._parts is None:
+            self._parts = [project_onto(element) for element in self.primal]
+        return self._parts
 
     def __call__(self, cotangent: Any) -> Any:
         """``cotangent`` is an array stacking the elements' cotangents, or a list of them."""
         cotangent = unthunk(cotangent)
         if isinstance(cotangent, AbstractZero):
             return cotangent
+        primal_type = type(self.primal)
+        if self.numbers is not None and isinstance(cotangent, np.ndarray):
+            project, kind = self.numbers
+            values = project(cotangent)
+            values = values.tolist() if kind in (float, complex) else list(values)
+            return Tangent(primal_type, dict(enumerate(values)))
         backing = {}
         for position, project in enumerate(self.parts):
             if project is NO_TANGENT_PROJECTOR:
@@ -114,7 +138,7 @@ class _ProjectSequence:
             value = project(cotangent[position])
             if not isinstance(value, AbstractZero):
                 backing[position] = value
-        return Tangent(self.primal_type, backing) if backing else ZeroTangent()
+        return Tangent(primal_type, backing) if backing else ZeroTangent()
 
 
 def project_onto(x: Any) -> Any:
@@ -134,7 +158,7 @@ def project_onto(x: Any) -> Any:
 def has_tangent(project: Any) -> bool:
     """Whether the argument behind the projector ``project`` can be perturbed at all."""
     if isinstance(project, _ProjectSequence):
-        return any(has_tangent(part) for part in project.parts)
+        return project.numbers is not None or any(has_tangent(part) for part in project.parts)
     return project is not NO_TANGENT_PROJECTOR
 
 
@@ -244,7 +268,8 @@ def spread(call: Call, dy: Any, divide_by: Any = 1) -> Any:
     shape, dtype = call.a.shape, call.dtype
     kept = call.axes.keep(cast_to(np.asarray(dy), dtype))
     if divide_by != 1:
-        kept = kept / divide_by
+        with np.errstate(divide="ignore", invalid="ignore"):  # empty slices: NumPy warns
+            kept = kept / divide_by
     if not isinstance(call.x, np.ndarray):
         return np.array(np.broadcast_to(kept, shape))
 

@@ -7,8 +7,12 @@ lines the output back up with the input (``axis`` as int, tuple, None or negativ
 real-valued ones (moments, norms) are written with their gradient ``g = dL/dRe + i dL/dIm``,
 giving ``back = g * Re(dy)`` and ``forward = sum(Re(conj(g) * dx))``.
 
-Ties: ``max``/``min`` (and ``ptp``, and the inf-norms) split the cotangent evenly between the
-elements that attain the extremum.
+Ties: ``max``/``min`` (and ``ptp``, the inf-norms and the 2-norm of a matrix with a repeated
+largest singular value) split the cotangent evenly between the elements that attain the
+extremum. Zeros: ``prod`` and ``cumprod`` are exact with one or several zeros in a slice.
+NaN-ignoring reductions give ignored NaNs a zero cotangent. Positional float arguments that
+the output depends on smoothly are differentiated too: ``weights`` of ``average``,
+``prepend``/``append`` of ``diff`` and a finite ``ord`` of a vector ``norm``.
 """
 
 from __future__ import annotations
@@ -273,9 +277,9 @@ register(np.cumsum, _cumsum_back)
 class _CumprodParts:
     """y_i = prod_{k<=i} x_k along the last axis, split at the first zero z of each slice.
 
-    Before z, dy_i/dx_j = y_i / x_j (x_j != 0). At z, dy_i/dx_z = head * tail_i with head =
-    prod_{k<z} x_k and tail_i = prod_{z<k<=i} x_k (i >= z). After z every partial is 0.
-    No division by zero, so one or several zeros are handled exactly.
+    Before z, dy_i/dx_j = y_i / x_j (x_j != 0 there). At z, dy_i/dx_z = head * tail_i with
+    head = prod_{k<z} x_k and tail_i = prod_{z<k<=i} x_k (i >= z). After z every partial is
+    0. Only nonzero x are divided by, so one or several zeros are handled exactly.
     """
 
     def __init__(self, a: np.ndarray, y: np.ndarray):
@@ -305,6 +309,9 @@ class _CumprodParts:
 
 def _cumprod_apply(call: Call, value: Any, direction: str) -> np.ndarray:
     a, axis = _along(call)
+    if a.size == 0:
+        return np.zeros(call.a.shape if direction == "back" else np.shape(call.y),
+                        np.result_type(value))
     y = np.reshape(call.y, a.shape)
     parts = _CumprodParts(np.moveaxis(a, axis, -1), np.moveaxis(y, axis, -1))
     value = np.moveaxis(np.reshape(value, a.shape), axis, -1)

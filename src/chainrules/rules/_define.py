@@ -4,18 +4,22 @@
 
 - reverse: ``cotangent_i(dy, y, *args, **kwargs)`` is the (unprojected) cotangent of positional
   argument ``i``; ``None`` (or no entry) marks an argument that is not differentiable (indices,
-  axes, conditions). The rule builds ``ProjectTo(arg)`` in the forward pass, short-circuits a
-  zero ``dy``, thunks the cotangents when several array arguments are differentiable, and
-  projects every cotangent;
+  axes, conditions). The rule builds the argument's projector in the forward pass
+  (`project_onto`: ``ProjectTo``, or element by element for a list or tuple, whose cotangent
+  may be an array or a list), short-circuits a zero ``dy``, thunks the cotangents when several
+  array arguments are differentiable, and projects every cotangent;
 - forward: ``pushforward(dargs, y, *args, **kwargs)`` is the output tangent, ``dargs`` holding
-  the unthunked input tangents (an `AbstractZero` for a zero one). The default, `multilinear`,
+  the unthunked input tangents (an `AbstractZero` for a zero one; a list of dense tangents for
+  a list or tuple argument, zeros where the tangent is zero). The default, `multilinear`,
   is right for every function that is linear in each differentiable argument separately
   (``matmul``, ``fft``, ``take``...): ``sum_i f(..., dargs[i], ...)``.
 
-Functions that return a tuple (``slogdet``, ``svd``...) see ``dy`` as a list with one unthunked
-cotangent per output (`ZeroTangent` where the caller gave none, whether it passed a tuple or a
-`Tangent` keyed by position or field name); their pushforward returns one tangent per output,
-and the rule returns them as a `Tangent` of the output's type. ``prepare(dy, y, *args,
+The formulas see ``dy`` unthunked and projected onto the output's tangent space (a complex
+``dy`` for a real output arrives real). Functions that return a tuple (``slogdet``, ``svd``...)
+see ``dy`` as a list with one such cotangent per output (`ZeroTangent` where the caller gave
+none, whether it passed a tuple or a `Tangent` keyed by position or field name); their
+pushforward returns one tangent per output, and the rule returns them as a `Tangent` of the
+output's type. ``prepare(dy, y, *args,
 **kwargs)``, when given, is computed once (lazily) and passed to the formulas instead of ``dy``,
 for work that several cotangents share.
 
@@ -36,19 +40,21 @@ from ..core.projection import NO_TANGENT_PROJECTOR, ProjectTo
 from ..core.registry import frule, rrule
 from ..core.tangents import AbstractZero, NoTangent, Tangent, ZeroTangent
 from ..core.thunks import Thunk, unthunk
+from ._array_rules import dense_tangent, has_tangent, project_onto
 
 __all__ = ["define", "multilinear", "refuse", "conj", "H", "zero_cotangents",
-           "output_cotangents", "output_tangent", "dense"]
+           "output_cotangent", "output_cotangents", "output_tangent", "dense"]
 
 Formula = Callable[..., Any] | None
+_SCALARS = (int, float, complex, np.generic)  # cheap cotangents: not worth a thunk
 
 
 def refuse(f: Any, kwargs: dict, options: Sequence[str] = ("out",)) -> None:
     """Raise a clear error if ``kwargs`` uses one of ``options`` (``out=None`` is accepted).
 
-    >>> refuse(np.sum, {"out": np.zeros(1)})
+    >>> refuse(np.sum, {"out": np.zeros(1)})  # doctest: +ELLIPSIS
     Traceback (most recent call last):
-    TypeError: numpy.sum: the out= argument is not supported in differentiated code. Call sum without out= and assign the result instead.
+    TypeError: numpy.sum: the out= argument is not supported in differentiated code. ...
     """
     for option in options:
         if option in kwargs and not (option == "out" and kwargs[option] is None):
@@ -68,14 +74,14 @@ def H(x: Any) -> Any:
     return conj(np.swapaxes(x, -1, -2))
 
 
-def zero_cotangents(projectors: Sequence[ProjectTo]) -> tuple:
+def zero_cotangents(projectors: Sequence[Any]) -> tuple:
     """The pullback's answer to a zero ``dy``: ZeroTangent or NoTangent for each argument."""
     return (NoTangent(),) + tuple(
-        NoTangent() if p is NO_TANGENT_PROJECTOR else ZeroTangent() for p in projectors)
+        ZeroTangent() if has_tangent(p) else NoTangent() for p in projectors)
 
 
 def output_cotangents(dy: Any, y: tuple) -> list:
-    """One unthunked cotangent per output of a tuple-valued function (ZeroTangent if absent).
+    """One projected cotangent per output of a tuple-valued function (ZeroTangent if absent).
 
     ``dy`` may be a tuple or list, a `Tangent` keyed by position or by field name, or a zero.
     """
@@ -83,9 +89,18 @@ def output_cotangents(dy: Any, y: tuple) -> list:
     if isinstance(dy, AbstractZero):
         return [ZeroTangent()] * len(y)
     if not isinstance(dy, Tangent):
-        return [unthunk(t) for t in dy]
-    fields = getattr(type(y), "_fields", ())
-    return [unthunk(dy[i] if i in dy or not fields else dy[fields[i]]) for i in range(len(y))]
+        parts = list(dy)
+    else:
+        fields = getattr(type(y), "_fields", ())
+        parts = [dy[i] if i in dy or not fields else dy[fields[i]] for i in range(len(y))]
+    return [output_cotangent(t, output) for t, output in zip(parts, y)]
+
+
+def output_cotangent(dy: Any, y: Any) -> Any:
+    """``dy`` unthunked and projected onto the output ``y``'s tangent space (a real output gets
+    a real cotangent, a float32 one a float32 cotangent), so formulas need not do it."""
+    dy = unthunk(dy)
+    return dy if isinstance(dy, AbstractZero) else ProjectTo(y)(dy)
 
 
 def output_tangent(y: tuple, tangents: Sequence) -> Any:
@@ -138,19 +153,19 @@ def define(f: Any, *cotangents: Formula, pushforward: Callable | None = None,
         if check is not None:
             check(*args, **kwargs)
         y = f(*args, **kwargs)
-        projectors = [ProjectTo(arg) if formula(i) is not None else NO_TANGENT_PROJECTOR
+        projectors = [project_onto(arg) if formula(i) is not None else NO_TANGENT_PROJECTOR
                       for i, arg in enumerate(args)]
 
         def pullback(dy: Any) -> tuple:
-            dy = output_cotangents(dy, y) if isinstance(y, tuple) else unthunk(dy)
+            dy = output_cotangents(dy, y) if isinstance(y, tuple) else output_cotangent(dy, y)
             if all(isinstance(d, AbstractZero) for d in (dy if isinstance(y, tuple) else [dy])):
                 return zero_cotangents(projectors)
             shared = dy if prepare is None else Thunk(lambda: prepare(dy, y, *args, **kwargs))
             result: list[Any] = [NoTangent()]
             for i, (arg, project) in enumerate(zip(args, projectors)):
-                if project is NO_TANGENT_PROJECTOR:
+                if not has_tangent(project):
                     result.append(NoTangent())
-                elif differentiable_count > 1 and np.ndim(arg) > 0:
+                elif differentiable_count > 1 and not isinstance(arg, _SCALARS):
                     result.append(Thunk(lambda i=i, project=project: project(
                         cotangents[i](unthunk(shared), y, *args, **kwargs))))
                 else:
@@ -169,6 +184,8 @@ def define(f: Any, *cotangents: Formula, pushforward: Callable | None = None,
         dargs += (NoTangent(),) * (len(args) - len(dargs))
         if all(isinstance(d, AbstractZero) for d in dargs):
             return y, ZeroTangent()
+        dargs = tuple(dense_tangent(arg, d) if isinstance(arg, (list, tuple))
+                      and not isinstance(d, AbstractZero) else d for arg, d in zip(args, dargs))
         dy = pushforward(dargs, y, *args, **kwargs)
         if isinstance(y, tuple):
             return y, output_tangent(y, dy)

@@ -19,7 +19,8 @@ from ..core.projection import NO_TANGENT_PROJECTOR, ProjectTo
 from ..core.registry import frule, rrule
 from ..core.tangents import AbstractZero, NoTangent, Tangent, ZeroTangent
 from ..core.thunks import Thunk, unthunk
-from ._define import H, conj, define, dense, refuse, zero_cotangents
+from ._array_rules import dense_tangent, has_tangent, project_onto
+from ._define import H, conj, define, dense, output_cotangent, refuse, zero_cotangents
 
 inv, solve = np.linalg.inv, np.linalg.solve
 
@@ -236,16 +237,16 @@ def _einsum_rrule(*args: Any, **kwargs: Any):
     inputs, output, operands, positions = _einsum_spec(args)
     projectors = [NO_TANGENT_PROJECTOR] * len(args)
     for position in positions:
-        projectors[position] = ProjectTo(args[position])
+        projectors[position] = project_onto(args[position])
 
     def einsum_pullback(dy: Any) -> tuple:
-        dy = unthunk(dy)
+        dy = output_cotangent(dy, y)
         if isinstance(dy, AbstractZero):
             return zero_cotangents(projectors)
         result: list[Any] = [NoTangent()] * (len(args) + 1)
         for i, position in enumerate(positions):
             project = projectors[position]
-            if project is not NO_TANGENT_PROJECTOR:
+            if has_tangent(project):
                 result[position + 1] = Thunk(lambda i=i, project=project: project(
                     _einsum_cotangent(i, dy, inputs, output, operands)))
         return tuple(result)
@@ -261,6 +262,7 @@ def _einsum_frule(tangents: tuple, *args: Any, **kwargs: Any):
     for position in _einsum_spec(args)[3]:
         d = unthunk(tangents[position + 1])
         if not isinstance(d, AbstractZero):
+            d = dense_tangent(args[position], d)
             dy = accumulate(dy, np.einsum(*args[:position], d, *args[position + 1:], **kwargs))
     return y, (dy if isinstance(dy, AbstractZero) else ProjectTo(y)(dy))
 
@@ -351,14 +353,18 @@ def _lower_half(x):
 
 
 def _inverse_gaps(w):
-    """F[..., i, j] = 1 / (w_j - w_i) off the diagonal, 0 on it and where w_i == w_j.
+    """F[..., i, j] = 1 / (w_j - w_i) off the diagonal; 0 on it and where w_i and w_j are
+    equal up to rounding (ties).
 
     Zero at ties is the gradient of every function that does not depend on the choice of
-    basis inside a degenerate eigenspace (the only well-defined ones).
+    basis inside a degenerate eigenspace (the only well-defined ones): their tie block of
+    V^H dV is Hermitian, so it contributes nothing in exact arithmetic, but 1 / (rounding
+    error) times a rounding error would.
     """
     gaps = w[..., None, :] - w[..., :, None]
-    with np.errstate(divide="ignore"):
-        return np.where(gaps == 0, 0.0, 1.0 / np.where(gaps == 0, 1.0, gaps))
+    scale = np.max(np.abs(w), axis=-1, keepdims=True)[..., None]
+    tie = np.abs(gaps) <= 8 * w.shape[-1] * np.finfo(w.dtype).eps * scale
+    return np.where(tie, 0.0, 1.0 / np.where(tie, 1.0, gaps))
 
 
 # --- cholesky --------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..core.config import RuleConfig, _name
+from ..core.dtypes import shared_shape
 from ..core.registry import NON_DIFFERENTIABLE, frule, rrule
 from ..core.tangents import NoTangent, Tangent
 from . import intercept
@@ -86,7 +87,7 @@ class no_garbage_collection:
 
 def _shape(x: Any) -> tuple:
     shape = getattr(x, "shape", None)
-    return () if shape is None else shape
+    return () if shape is None else shared_shape(shape)
 
 
 def _dtype(x: Any) -> np.dtype:

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["tangent_dtype", "cast_to"]
+__all__ = ["tangent_dtype", "cast_to", "shared_shape"]
 
 
 def tangent_dtype(dtype: Any) -> np.dtype | None:
@@ -46,3 +46,24 @@ def cast_to(value: Any, dtype: np.dtype) -> Any:
         raise TypeError(
             f"cannot use a value of type {type(value).__name__} as a tangent of dtype {dtype}"
         ) from None
+
+
+_shapes: dict = {}
+
+
+def shared_shape(shape: tuple) -> tuple:
+    """One shared tuple object per distinct shape.
+
+    ``ndarray.shape`` makes a new tuple on every access; rules and tapes that keep shapes for
+    the backward pass keep this one instead, so a loop of a million operations on arrays of
+    one shape stores one tuple, not a million.
+
+    >>> shared_shape((2, 3)) is shared_shape(tuple([2, 3]))
+    True
+    """
+    shared = _shapes.get(shape)
+    if shared is None:
+        if len(_shapes) > 100_000:  # a bound, for programs that see endless distinct shapes
+            _shapes.clear()
+        shared = _shapes[shape] = shape
+    return shared

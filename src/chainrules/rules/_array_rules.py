@@ -220,13 +220,34 @@ class Axes:
 class Call:
     """One differentiated call ``y = f(x, *rest, **kwargs)``, as the formulas see it."""
 
-    __slots__ = ("f", "args", "kwargs", "options", "x", "y", "_array", "_axes", "_memo")
+    __slots__ = ("f", "args", "kwargs", "options", "x", "y", "_array", "_axes", "_memo",
+                 "_shape", "_dtype", "_is_array")
 
     def __init__(self, f: Any, args: tuple, kwargs: dict, options: dict, y: Any):
         self.f, self.args, self.kwargs, self.options, self.y = f, args, kwargs, options, y
         self.x = args[0]
-        self._array = self._axes = None
+        self._array = self._axes = self._shape = self._dtype = self._is_array = None
         self._memo: dict = {}
+
+    def forget_values(self) -> None:
+        """Keep only the argument's shape, dtype and axes, for formulas that read nothing
+        else (``sum``, ``mean``): the arrays and options can then be freed after the forward
+        pass, which is what keeps a long loop's tape small."""
+        self._shape, self._dtype = self.a.shape, self.dtype
+        self._is_array = isinstance(self.x, np.ndarray)
+        _ = self.axes
+        self.options = {}
+        self.args = self.x = self.y = self._array = None
+
+    @property
+    def shape(self) -> tuple:
+        """The shape of the array argument."""
+        return self._shape if self._shape is not None else self.a.shape
+
+    @property
+    def is_array(self) -> bool:
+        """Whether the array argument is an ndarray (not a list or a scalar)."""
+        return self._is_array if self._is_array is not None else isinstance(self.x, np.ndarray)
 
     def memo(self, compute: Callable[["Call"], Any]) -> Any:
         """``compute(self)``, computed once per call (pieces shared by several formulas)."""
@@ -244,6 +265,8 @@ class Call:
     @property
     def dtype(self) -> np.dtype:
         """The dtype of the array argument's tangents."""
+        if self._dtype is not None:
+            return self._dtype
         return tangent_dtype(self.a.dtype) or np.dtype(np.float64)
 
     @property
@@ -265,12 +288,12 @@ def spread(call: Call, dy: Any, divide_by: Any = 1) -> Any:
     For an array argument it is an `InplaceableThunk`: ``add`` does ``buffer += dy`` (broadcast)
     and ``val`` is the broadcast copy, both from the same projected ``dy``.
     """
-    shape, dtype = call.a.shape, call.dtype
+    shape, dtype = call.shape, call.dtype
     kept = call.axes.keep(cast_to(np.asarray(dy), dtype))
     if divide_by != 1:
         with np.errstate(divide="ignore", invalid="ignore"):  # empty slices: NumPy warns
             kept = kept / divide_by
-    if not isinstance(call.x, np.ndarray):
+    if not call.is_array:
         return np.array(np.broadcast_to(kept, shape))
 
     def add(buffer: np.ndarray) -> np.ndarray:
@@ -309,9 +332,39 @@ def _output_has_tangent(y: Any) -> bool:
     return tangent_dtype(np.result_type(y)) is not None
 
 
+class _Pullback:
+    """The pullback of a rule made by `register` (an object, not a closure: tapes of long
+    loops hold one per call, so it is kept small)."""
+
+    __slots__ = ("name", "formulas", "call", "projectors", "zero", "y_shape")
+
+    def __init__(self, name: str, formulas: dict, call: Call, projectors: dict, zero: tuple,
+                 y_shape: tuple | None):
+        self.name, self.formulas, self.call = name, formulas, call
+        self.projectors, self.zero, self.y_shape = projectors, zero, y_shape
+
+    def cotangent(self, position: int, dy: Any) -> Any:
+        return self.projectors[position](self.formulas[position][0](self.call, dy))
+
+    def __call__(self, dy: Any) -> tuple:
+        dy = unthunk(dy)
+        if isinstance(dy, AbstractZero):
+            return self.zero
+        if self.y_shape is not None and np.shape(dy) != self.y_shape:
+            raise ProjectionError(
+                f"{self.name} pullback: the output has shape {self.y_shape}, but its cotangent "
+                f"has shape {np.shape(dy)}.")
+        cotangents = list(self.zero)
+        projectors = self.projectors
+        for position in projectors:  # thunked when several (some may go unused)
+            cotangents[position + 1] = self.cotangent(position, dy) if len(projectors) == 1 \
+                else Thunk(lambda position=position: self.cotangent(position, dy))
+        return tuple(cotangents)
+
+
 def register(f: Any, back: Callable[[Call, Any], Any], forward: Callable | None = LINEAR, *,
              extra: dict | None = None, refuse_options: tuple = ("out",),
-             check: Callable | None = None) -> None:
+             check: Callable | None = None, keeps_values: bool = True) -> None:
     """Register the rrule and frule of ``f``, differentiable in its first (array-like) argument.
 
     ``back(call, dy)`` returns the cotangent of the array argument (dense, or lazy, or a list
@@ -319,7 +372,9 @@ def register(f: Any, back: Callable[[Call, Any], Any], forward: Callable | None 
     output tangent from a dense input tangent (default: ``f`` applied to ``dx``).
     ``extra = {parameter: (back, forward)}`` does the same for further differentiable
     parameters (weights, prepend...), when they are passed positionally. ``check(name,
-    options)`` raises for option values the formulas don't support.
+    options)`` raises for option values the formulas don't support. ``keeps_values=False``
+    says the reverse formulas read only the argument's shape, dtype and axes (see
+    `Call.forget_values`).
     """
     parameters = Parameters(f)
     name = parameters.name
@@ -355,26 +410,10 @@ def register(f: Any, back: Callable[[Call, Any], Any], forward: Callable | None 
         if not _output_has_tangent(y):
             return y, lambda dy: zero
         call = Call(f, args, kwargs, options, y)
+        if not keeps_values:
+            call.forget_values()
         y_shape = None if isinstance(y, (list, tuple)) else np.shape(y)
-
-        def cotangent(position: int, dy: Any) -> Any:
-            return projectors[position](formulas[position][0](call, dy))
-
-        def pullback(dy: Any) -> tuple:
-            dy = unthunk(dy)
-            if isinstance(dy, AbstractZero):
-                return zero
-            if y_shape is not None and np.shape(dy) != y_shape:
-                raise ProjectionError(
-                    f"{name} pullback: the output has shape {y_shape}, but its cotangent has "
-                    f"shape {np.shape(dy)}.")
-            cotangents = list(zero)
-            for position in projectors:  # thunked when several (some may go unused)
-                cotangents[position + 1] = cotangent(position, dy) if len(projectors) == 1 \
-                    else Thunk(lambda position=position: cotangent(position, dy))
-            return tuple(cotangents)
-
-        return y, pullback
+        return y, _Pullback(name, formulas, call, projectors, zero, y_shape)
 
     def pushforward(tangents: tuple, *args: Any, **kwargs: Any):
         options = bind(args, kwargs)

@@ -13,11 +13,12 @@ from typing import Any
 
 import numpy as np
 
-from ..core.dtypes import tangent_dtype
+from ..core.dtypes import shared_shape
 from ..core.projection import ProjectionError, ProjectTo
 from ..core.registry import frule, rrule
 from ..core.sparse import SparseCotangent
-from ..core.tangents import AbstractZero, NoTangent, Tangent, ZeroTangent, structural_fields
+from ..core.tangents import (AbstractZero, NoTangent, Tangent, ZeroTangent, field_value,
+                             structural_fields)
 from ..core.thunks import unthunk
 
 __all__ = ["normalize_index"]
@@ -56,7 +57,7 @@ def _array_getitem_rule(x: np.ndarray, index: Any):
     dtype = x.dtype if x.dtype.kind in "fc" else None
     if dtype is None:
         return y, lambda dy: (NoTangent(), NoTangent(), NoTangent())
-    return y, _GetitemPullback(index, x.shape, np.shape(y), dtype)
+    return y, _GetitemPullback(index, shared_shape(x.shape), shared_shape(np.shape(y)), dtype)
 
 
 class _GetitemPullback:
@@ -78,23 +79,36 @@ class _GetitemPullback:
         return NoTangent(), SparseCotangent(self.index, dy, self.shape, self.dtype), NoTangent()
 
 
+def _container_keys(x: Any, index: Any) -> tuple[list, bool]:
+    """The structural keys (as in ``Tangent`` and ``structural_fields``) that ``x[index]``
+    reads, and whether ``index`` is a slice. Namedtuples are keyed by field name, other
+    sequences by non-negative position, dicts by key."""
+    if isinstance(x, dict):
+        return [index], False
+    if isinstance(index, slice):
+        positions = list(range(len(x))[index])
+    else:
+        position = operator.index(index)
+        positions = [position + len(x) if position < 0 else position]
+    names = getattr(type(x), "_fields", None) if isinstance(x, tuple) else None
+    return ([names[p] for p in positions] if names else positions), isinstance(index, slice)
+
+
 def _container_getitem_rule(x: Any, index: Any):
     y = x[index]
     primal_type = type(x)
+    keys, sliced = _container_keys(x, index)
 
     def getitem_pullback(dy: Any) -> tuple:
         dy = unthunk(dy)
         if isinstance(dy, AbstractZero):
             return _NO_INDEX_TANGENTS
-        if isinstance(index, slice):
-            positions = range(len(x))[index]
-            parts = structural_fields(dy) if not isinstance(dy, Tangent) else dy.backing
-            backing = {positions[k]: ProjectTo(x[positions[k]])(v) for k, v in parts.items()}
+        if sliced:
+            parts = dy.backing if isinstance(dy, Tangent) else structural_fields(dy)
+            backing = {keys[k]: ProjectTo(field_value(x, keys[k]))(v) for k, v in parts.items()}
         else:
-            key = index
-            if isinstance(x, (list, tuple)) and key < 0:
-                key += len(x)
-            backing = {key: ProjectTo(y)(dy)}
+            backing = {keys[0]: ProjectTo(y)(dy)}
+        backing = {k: v for k, v in backing.items() if not isinstance(v, AbstractZero)}
         return NoTangent(), Tangent(primal_type, backing), NoTangent()
 
     return y, getitem_pullback
@@ -110,4 +124,11 @@ def _getitem_frule(tangents: tuple, x: Any, index: Any):
         return y, ZeroTangent()
     if isinstance(x, np.ndarray):
         return y, ProjectTo(y)(np.asarray(dx)[index])
+    if isinstance(x, (list, tuple, dict)):
+        fields = dx.backing if isinstance(dx, Tangent) else structural_fields(dx)
+        keys, sliced = _container_keys(x, index)
+        if not sliced:
+            return y, ProjectTo(y)(fields.get(keys[0], ZeroTangent()))
+        backing = {k: fields[key] for k, key in enumerate(keys) if key in fields}
+        return y, ProjectTo(y)(Tangent(type(y), backing)) if backing else ZeroTangent()
     return y, dx[index]

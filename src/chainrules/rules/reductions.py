@@ -39,8 +39,8 @@ def _mean_back(call: Call, dy: Any) -> Any:
     return spread(call, dy, divide_by=call.axes.count)
 
 
-register(np.sum, _sum_back, refuse_options=_REDUCTION_REFUSES)
-register(np.mean, _mean_back, refuse_options=_REDUCTION_REFUSES)
+register(np.sum, _sum_back, refuse_options=_REDUCTION_REFUSES, keeps_values=False)
+register(np.mean, _mean_back, refuse_options=_REDUCTION_REFUSES, keeps_values=False)
 
 
 # --- products ------------------------------------------------------------------------------------

@@ -209,11 +209,18 @@ class _ProjectToStructure(ProjectTo):
 
         if isinstance(cotangent, AbstractZero):
             return cotangent
+        if isinstance(cotangent, AbstractThunk) and not cotangent.is_computed:
+            return Thunk(lambda: self(cotangent.unthunk()))  # stays lazy, like arrays' thunks
         cotangent = unthunk(cotangent)
         primal = self.primal
         primal_type = type(primal)
         if isinstance(cotangent, (tuple, list, dict)) and not isinstance(cotangent, Tangent):
             cotangent = Tangent(primal_type, structural_fields(cotangent))
+        elif isinstance(cotangent, np.ndarray) and isinstance(primal, (list, tuple)) \
+                and cotangent.ndim and len(cotangent) == len(primal):
+            # A sequence of numbers or arrays used as an array (np.array([a, b])): its
+            # cotangent may come stacked; element i is cotangent[i].
+            cotangent = Tangent(primal_type, dict(enumerate(cotangent)))
         if not isinstance(cotangent, Tangent):
             raise ProjectionError(
                 f"ProjectTo: expected a Tangent for a {primal_type.__name__}, got a "

@@ -120,6 +120,8 @@ CASES = [
     case(np.linalg.solve, well_conditioned(3, dtype=F32), normal(3, 2, dtype=F32)),
     *[case(np.linalg.det, well_conditioned(3, dtype=t)) for t in TYPES],
     case(np.linalg.det, well_conditioned(3, 2, dtype=C128)),
+    case(np.linalg.det, np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]])),
+    case(np.linalg.det, np.array([[1.0, 1j], [1j, -1.0]])),       # singular, complex
     *[case(np.linalg.slogdet, well_conditioned(3, dtype=t)) for t in TYPES],
     case(np.linalg.slogdet, -well_conditioned(3)),
     case(np.linalg.slogdet, well_conditioned(3, 2, dtype=C128)),
@@ -366,6 +368,12 @@ def test_det_closed_form():
     a = well_conditioned(3)
     _, pullback = rrule(np.linalg.det, a)
     np.testing.assert_allclose(pullback(1.0)[1], np.linalg.det(a) * np.linalg.inv(a).T)
+
+
+def test_det_of_a_singular_matrix_is_its_cofactor_matrix():
+    a = np.array([[1.0, 2.0], [2.0, 4.0]])
+    _, pullback = rrule(np.linalg.det, a)
+    np.testing.assert_allclose(pullback(1.0)[1], [[4.0, -2.0], [-2.0, 1.0]], atol=1e-12)
 
 
 def test_cholesky_of_symmetric_perturbation_matches_symmetric_gradient():

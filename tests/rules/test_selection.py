@@ -242,3 +242,24 @@ def test_no_tangent_functions(f, args):
 def test_out_is_refused(call):
     with pytest.raises(TypeError, match="numpy.*out="):
         call()
+
+
+# --- reading one element or column in a loop is linear ----------------------------------------
+
+@pytest.mark.parametrize("read", [
+    lambda x, i: np.take(x, i),
+    lambda x, i: np.take(x, [i, i]).sum(),
+], ids=["take", "take-repeated"])
+def test_reading_in_a_loop_is_linear(read):
+    import chainrules as cr
+    from chainrules.testing import check_linear
+
+    def make_case(n):
+        x = normal(n)
+
+        def call():
+            gradient = cr.grad(lambda x: sum(read(x, i) * x[i] for i in range(0, n, 4)))(x)
+            assert gradient.shape == x.shape
+        return call
+
+    check_linear(make_case, 300)

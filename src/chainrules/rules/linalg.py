@@ -301,8 +301,25 @@ def _solve_pushforward(dargs, y, a, b):
     return dx[..., 0] if vector else dx
 
 
+def _adjugate(a, det):
+    """adj(a) = det(a) a^-1, also for singular matrices (where d det / da = adj(a)^T is
+    finite): through the SVD a = U S Vh, adj(a) = det(U) det(Vh) V diag(prod_{j != i} s_j) U^H.
+    """
+    try:
+        return det[..., None, None] * inv(a)
+    except np.linalg.LinAlgError:
+        U, S, Vh = np.linalg.svd(a)
+        others = np.prod(np.where(np.eye(S.shape[-1], dtype=bool), 1, S[..., None, :]), axis=-1)
+        phase = np.linalg.det(U) * np.linalg.det(Vh)
+        return phase[..., None, None] * (H(Vh) * others[..., None, :]) @ H(U)
+
+
 def _det_da(dy, y, a):
-    return (np.asarray(dy) * conj(y))[..., None, None] * H(inv(a))
+    return np.asarray(dy)[..., None, None] * H(_adjugate(a, np.asarray(y)))
+
+
+def _det_pushforward(dargs, y, a):
+    return _trace(_adjugate(a, np.asarray(y)) @ dargs[0])
 
 
 def _slogdet_da(dy, y, a):
@@ -715,8 +732,7 @@ define(np.linalg.inv, lambda dy, y, a: -H(y) @ dy @ H(y),
        pushforward=lambda dargs, y, a: -y @ dargs[0] @ y)
 define(np.linalg.solve, _solve_da, _solve_db, prepare=_solve_shared,
        pushforward=_solve_pushforward)
-define(np.linalg.det, _det_da,
-       pushforward=lambda dargs, y, a: y * _trace(solve(a, dargs[0])))
+define(np.linalg.det, _det_da, pushforward=_det_pushforward)
 define(np.linalg.slogdet, _slogdet_da, pushforward=_slogdet_pushforward)
 define(np.linalg.cholesky, _cholesky_da, pushforward=_cholesky_pushforward)
 define(np.linalg.eigh, _eigh_da, None, pushforward=_eigh_pushforward)

@@ -96,6 +96,15 @@ def test_pullback_with_wrong_dtype_names_both_dtypes():
         cr.grad(lambda x: np.sum(bad_dtype(x)))(np.ones(3, np.float32))
 
 
-def test_keyword_traced_argument_is_refused():
-    with pytest.raises(cr.TracingError, match="weights="):
-        cr.grad(lambda w: np.average(np.ones(3), weights=w))(np.ones(3))
+def test_keyword_traced_argument_is_moved_to_its_position():
+    x = np.array([1.0, 2.0, 4.0])
+    w = np.array([1.0, 1.0, 2.0])
+    g = cr.grad(lambda w: np.average(x, weights=w))(w)
+    total = np.sum(w)
+    np.testing.assert_allclose(g, (x * total - np.sum(w * x)) / total ** 2)
+
+
+def test_keyword_only_traced_argument_is_refused():
+    # np.clip's min= is keyword-only: it cannot be moved to a position.
+    with pytest.raises(cr.TracingError, match="min="):
+        cr.grad(lambda lo: np.sum(np.clip(np.arange(3.0), min=lo)))(1.0)

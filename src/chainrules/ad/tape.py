@@ -14,6 +14,7 @@ graph search, no recursion. A record is a tuple ``(pullback, parents, function, 
 from __future__ import annotations
 
 import gc
+import inspect
 import itertools
 from typing import Any
 
@@ -138,17 +139,16 @@ def _is_traced(x: Any) -> bool:
 
 def record(function: Any, args: tuple, kwargs: dict) -> Any:
     """Call ``function(*args, **kwargs)`` on traced values: run its rule and record it."""
+    if kwargs and any(_holds_traced(value) for value in kwargs.values()):
+        args, kwargs = _keywords_to_positions(function, args, kwargs)
     tape, search = _innermost_tape(args)
     if tape is None:
-        _check_keywords(function, kwargs, None)
         return function(*args, **kwargs)
     if not tape.active:
         raise TracingError(
             f"{_name(function)} was called on a traced value from a grad/vjp call that has "
             f"already returned. Traced values must not escape the function being "
             f"differentiated (store primal values, or return them as has_aux output).")
-    if kwargs:
-        _check_keywords(function, kwargs, tape)
     primals = []
     parents = []
     for arg in args:
@@ -185,13 +185,30 @@ def _primal_of(traced: "Traced") -> Any:
     return traced.primal
 
 
-def _check_keywords(function: Any, kwargs: dict, tape: Tape | None) -> None:
+def _holds_traced(value: Any) -> bool:
+    return type(value) is Traced or (type(value) not in _PLAIN and is_structure(value) and any(
+        True for _ in leaves(value, _is_traced)))
+
+
+def _keywords_to_positions(function: Any, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """Move keyword arguments that hold traced values to their positions (rules give
+    cotangents to positional arguments only): ``np.average(x, weights=w)`` is recorded as
+    ``np.average(x, None, w)``."""
+    try:
+        bound = inspect.signature(function).bind(*args, **kwargs)
+    except (TypeError, ValueError):
+        bound = None
+    if bound is not None:
+        bound.apply_defaults()
+        args, kwargs = bound.args, bound.kwargs
     for key, value in kwargs.items():
-        if type(value) is Traced or (is_structure(value) and any(
-                True for _ in leaves(value, _is_traced))):
+        if _holds_traced(value):
             raise TracingError(
-                f"{_name(function)}: the keyword argument {key}= holds a traced value; "
-                f"keyword arguments are not differentiated. Pass it positionally.")
+                f"{_name(function)}: the keyword argument {key}= holds a traced value, and it "
+                f"cannot be passed by position; keyword arguments are not differentiated. "
+                f"Compute with it outside the call, or register a rule that takes it "
+                f"positionally.")
+    return args, kwargs
 
 
 def _no_rule_message(function: Any, primals: list) -> str:

@@ -1,0 +1,41 @@
+"""chainrules.testing: the rule-testing kit, for chainrules' own rules and for yours.
+
+Check a rule against finite differences, with seeds inside and outside the output's tangent
+space, cotangent kinds and dtypes, and in-place accumulation into accumulators of every kind:
+
+>>> import numpy as np
+>>> from chainrules.testing import test_rrule, test_frule, test_scalar
+>>> test_rrule(np.multiply, np.array([1.0, 2.0]), np.float32(3.0))
+>>> test_scalar(np.tanh, 0.3)
+
+- `test_rrule`, `test_frule`, `test_scalar`: pytest-friendly checks raising `AssertionError`;
+  `test_non_differentiable` for functions declared non-differentiable whose outputs cannot be
+  compared with finite differences;
+- `case`, `RuleCase`, `check_case`: rule tests as declarative case lists;
+- `check_linear`: fail when a computation's time or memory grows superlinearly;
+- `rand_tangent`, `make_tangent`, `inplaceable` and the hypothesis strategies `primals`,
+  `tangents`, `accumulators`, `indices`, `arrays` (hypothesis is imported only when a
+  strategy is built);
+- `fd_jacobian`, `fd_jvp`, `fd_vjp`, `fd_derivative`: the finite differences themselves;
+- `TestConfig`: the `RuleConfig` handed to higher-order rules.
+
+See docs/testing-your-own-rules.md for a worked example.
+"""
+
+from .check_rules import (RuleCase, TestConfig, Tolerance, case, check_case, test_frule,
+                          test_non_differentiable, test_rrule, test_scalar)
+from .complexity import Complexity, check_linear
+from .finite_differences import (FiniteDifferenceError, FiniteDifferenceJacobian,
+                                 fd_derivative, fd_jacobian, fd_jvp, fd_vjp,
+                                 perturbable_leaves)
+from .strategies import (accumulators, arrays, float_dtypes, indices, inplaceable,
+                         make_tangent, primals, rand_primal, rand_tangent, tangents)
+
+__all__ = [
+    "Complexity", "FiniteDifferenceError", "FiniteDifferenceJacobian", "RuleCase",
+    "TestConfig", "Tolerance", "accumulators", "arrays", "case", "check_case", "check_linear",
+    "fd_derivative", "fd_jacobian", "fd_jvp", "fd_vjp", "float_dtypes", "indices",
+    "inplaceable", "make_tangent", "perturbable_leaves", "primals", "rand_primal",
+    "rand_tangent", "tangents", "test_frule", "test_non_differentiable", "test_rrule",
+    "test_scalar",
+]

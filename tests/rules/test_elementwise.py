@@ -1,0 +1,139 @@
+"""The rule-testing kit on every elementwise rule (src/chainrules/rules/elementwise.py).
+
+Each registered function is checked on float64 and float32 arrays and Python scalars, and on
+complex128 and complex64 values where NumPy supports complex input, with points chosen inside
+the function's domain and away from branch cuts. Binary functions are also checked with
+broadcasting and with mixed real/complex and float32/float64 arguments. Functions declared
+non-differentiable are checked the same way: their cotangents must be NoTangent and agree
+with finite differences (zero between their jumps).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from chainrules.testing import case, check_case
+
+# --- sample points ------------------------------------------------------------------------
+ANY = [0.3, -0.7, 1.2]               # no restriction
+POSITIVE = [0.4, 1.3, 2.1]           # log, sqrt, ...
+UNIT = [-0.6, 0.2, 0.7]              # arcsin, arccos, arctanh: |x| < 1
+ABOVE_ONE = [1.3, 2.0, 3.5]          # arccosh
+ANY_C = [0.3 + 0.4j, -0.7 + 0.2j, 1.1 - 0.5j]
+RIGHT_C = [0.5 + 0.4j, 1.2 - 0.3j, 0.8 + 1.1j]    # away from the cut on the negative axis
+SMALL_C = [0.3 + 0.2j, -0.2 + 0.4j, 0.1 - 0.3j]   # inside the unit disc: inverse trig/hyp
+ACOSH_C = [1.5 + 0.5j, 2.0 + 1.0j, 0.5 + 1.0j]    # away from the cut x < 1
+
+# function: (real points, complex points or None where NumPy has no complex loop)
+UNARY = {
+    np.negative: (ANY, ANY_C), np.positive: (ANY, ANY_C), np.reciprocal: (ANY, ANY_C),
+    np.square: (ANY, ANY_C), np.sqrt: (POSITIVE, RIGHT_C), np.cbrt: (ANY, None),
+    np.exp: (ANY, ANY_C), np.exp2: (ANY, ANY_C), np.expm1: (ANY, ANY_C),
+    np.log: (POSITIVE, RIGHT_C), np.log2: (POSITIVE, RIGHT_C), np.log10: (POSITIVE, RIGHT_C),
+    np.log1p: (POSITIVE, RIGHT_C), np.sin: (ANY, ANY_C), np.cos: (ANY, ANY_C),
+    np.tan: (ANY, ANY_C), np.arcsin: (UNIT, SMALL_C), np.arccos: (UNIT, SMALL_C),
+    np.arctan: (ANY, SMALL_C), np.sinh: (ANY, ANY_C), np.cosh: (ANY, ANY_C),
+    np.tanh: (ANY, ANY_C), np.arcsinh: (ANY, SMALL_C), np.arccosh: (ABOVE_ONE, ACOSH_C),
+    np.arctanh: (UNIT, SMALL_C), np.deg2rad: (ANY, None), np.radians: (ANY, None),
+    np.rad2deg: (ANY, None), np.degrees: (ANY, None), np.sign: (ANY, ANY_C),
+    np.abs: (ANY, ANY_C), np.fabs: (ANY, None), np.real: (ANY, ANY_C),
+    np.imag: (ANY, ANY_C), np.conj: (ANY, ANY_C), np.conjugate: (ANY, ANY_C),
+    np.angle: (ANY, ANY_C),
+}
+
+# function: (first argument's points, second's, complex supported)
+BINARY = {
+    np.add: (ANY, POSITIVE, True), np.subtract: (ANY, POSITIVE, True),
+    np.multiply: (ANY, POSITIVE, True), np.divide: (ANY, POSITIVE, True),
+    np.power: (POSITIVE, ANY, True), np.float_power: (POSITIVE, ANY, True),
+    np.logaddexp: (ANY, POSITIVE, False), np.logaddexp2: (ANY, POSITIVE, False),
+    np.arctan2: (ANY, POSITIVE, False), np.hypot: (ANY, POSITIVE, False),
+    np.heaviside: (ANY, POSITIVE, False), np.maximum: (ANY, POSITIVE, False),
+    np.minimum: (ANY, POSITIVE, False), np.fmax: (ANY, POSITIVE, False),
+    np.fmin: (ANY, POSITIVE, False),
+}
+
+
+def _c(values, scale=1.0):
+    return [v * scale for v in values]
+
+
+def _unary_cases():
+    cases = []
+    for f, (real, complex_) in UNARY.items():
+        cases += [
+            case(f, np.array(real)),
+            case(f, np.array(real, np.float32)),
+            case(f, float(real[0])),
+            case(f, np.float32(real[1])),
+            case(f, np.array(real).reshape(3, 1) * np.ones((1, 2))),
+        ]
+        if complex_ is not None:
+            cases += [case(f, np.array(complex_)),
+                      case(f, np.array(complex_, np.complex64)),
+                      case(f, complex(complex_[0]))]
+    cases += [case(np.angle, np.array(ANY_C), deg=True), case(np.angle, np.array(ANY_C), True),
+              case(np.angle, np.array(ANY), True)]
+    return cases
+
+
+def _binary_cases():
+    cases = []
+    complex_points = {np.power: RIGHT_C, np.float_power: RIGHT_C}
+    for f, (a, b, complex_) in BINARY.items():
+        a64, b64 = np.array(a), np.array(b)
+        cases += [
+            case(f, a64, b64),
+            case(f, np.array(a, np.float32), np.array(b, np.float32)),
+            case(f, float(a[0]), float(b[0])),
+            case(f, np.array(a, np.float32), float(b[1])),           # float32 with a float
+            case(f, a64.reshape(3, 1) * np.ones((1, 2)), np.array(b[:2])),  # broadcasting
+            case(f, float(a[2]), b64),                                 # a scalar broadcast
+        ]
+        if complex_:
+            ca = np.array(complex_points.get(f, ANY_C))
+            cb = np.array(RIGHT_C) if f not in complex_points else np.array(ANY_C) * 0.5
+            cases += [
+                case(f, ca, cb),
+                case(f, ca.astype(np.complex64), cb.astype(np.complex64)),
+                case(f, np.abs(ca) if f in complex_points else a64, complex(cb[0])),  # mixed
+                case(f, ca, b64 if f not in complex_points else b64 * 0.5),      # real arg
+            ]
+    # ties: the gradient is split evenly, as central differences see it
+    for f in (np.maximum, np.minimum, np.fmax, np.fmin):
+        cases.append(case(f, np.array([0.5, 1.0, 2.0]), np.array([0.5, 3.0, 2.0]),
+                          id=f"{f.__name__}-ties"))
+    # exponent zero: d(a**b)/da is 0 there even at a == 0
+    cases.append(case(np.power, np.array([0.5, 2.0]), np.array([0.0, 3.0]),
+                      id="power-zero-exponent"))
+    return cases
+
+
+def _non_differentiable_cases():
+    floats = np.array([0.3, -1.7, 2.2])
+    other = np.array([0.5, -1.2, 0.9])   # no quotient at an integer: floor_divide's jumps
+    ints = np.array([3, 5, 12])
+    cases = []
+    for f in (np.floor, np.ceil, np.trunc, np.rint, np.fix, np.round, np.around,
+              np.signbit, np.isnan, np.isinf, np.isfinite, np.isreal, np.iscomplex,
+              np.logical_not):
+        cases += [case(f, floats), case(f, np.array(floats, np.float32))]
+    cases += [case(np.round, floats, 1), case(np.around, floats, 1),
+              case(np.isreal, np.array(ANY_C)), case(np.iscomplex, np.array(ANY_C)),
+              case(np.isnan, np.array(ANY_C))]
+    for f in (np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal,
+              np.logical_and, np.logical_or, np.logical_xor, np.floor_divide):
+        cases += [case(f, floats, other), case(f, np.float32(0.7), floats)]
+    for f in (np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.left_shift, np.right_shift):
+        cases.append(case(f, ints, np.array([1, 2, 3])))
+    cases.append(case(np.invert, ints))
+    return cases
+
+
+CASES = _unary_cases() + _binary_cases() + _non_differentiable_cases()
+
+
+@pytest.mark.parametrize("rule_case", CASES, ids=lambda c: c.id)
+def test_elementwise_rule(rule_case):
+    check_case(rule_case)

@@ -141,14 +141,35 @@ def record(function: Any, args: tuple, kwargs: dict) -> Any:
     """Call ``function(*args, **kwargs)`` on traced values: run its rule and record it."""
     if kwargs and any(_holds_traced(value) for value in kwargs.values()):
         args, kwargs = _keywords_to_positions(function, args, kwargs)
+    # The hot path: traced values of one trace and plain values, no structures to search.
+    tape = None
+    primals = []
+    parents = []
+    for arg in args:
+        kind = type(arg)
+        if kind is Traced:
+            if tape is None:
+                tape = arg.tape
+            elif arg.tape is not tape:
+                return _record_searching(function, args, kwargs)  # nested traces
+            primals.append(arg.primal)
+            parents.append(arg.node)
+        elif kind in _PLAIN or (kind is tuple and all(type(part) in _PLAIN for part in arg)):
+            primals.append(arg)
+            parents.append(-1)
+        else:
+            return _record_searching(function, args, kwargs)
+    if tape is None:
+        return function(*args, **kwargs)
+    return _apply(tape, function, primals, parents, kwargs)
+
+
+def _record_searching(function: Any, args: tuple, kwargs: dict) -> Any:
+    """`record` when some arguments are structures (lists, closures...) that may hold traced
+    values, or when traced values of nested traces meet."""
     tape, search = _innermost_tape(args)
     if tape is None:
         return function(*args, **kwargs)
-    if not tape.active:
-        raise TracingError(
-            f"{_name(function)} was called on a traced value from a grad/vjp call that has "
-            f"already returned. Traced values must not escape the function being "
-            f"differentiated (store primal values, or return them as has_aux output).")
     primals = []
     parents = []
     for arg in args:
@@ -167,6 +188,16 @@ def record(function: Any, args: tuple, kwargs: dict) -> Any:
         else:
             primals.append(arg)
             parents.append(-1)
+    return _apply(tape, function, primals, parents, kwargs)
+
+
+def _apply(tape: Tape, function: Any, primals: list, parents: list, kwargs: dict) -> Any:
+    """Run ``function``'s rule on the primal values and record it on ``tape``."""
+    if not tape.active:
+        raise TracingError(
+            f"{_name(function)} was called on a traced value from a grad/vjp call that has "
+            f"already returned. Traced values must not escape the function being "
+            f"differentiated (store primal values, or return them as has_aux output).")
     if function in NON_DIFFERENTIABLE:
         return function(*primals, **kwargs)
     entry = _RULES.get(function)

@@ -278,6 +278,8 @@ _SCALAR_PROJECTORS = {float: _numeric((), np.dtype(np.float64), _PY_FLOAT),
 for _type in (np.float16, np.float32, np.float64, np.longdouble,
               np.complex64, np.complex128, np.clongdouble):
     _SCALAR_PROJECTORS[_type] = _numeric((), np.dtype(_type), _NUMPY_SCALAR)
+for _type in (int, bool, np.int64, np.int32, np.bool_, str, type(None)):
+    _SCALAR_PROJECTORS[_type] = _NOTHING
 
 
 def _projector_for(x: Any) -> ProjectTo:

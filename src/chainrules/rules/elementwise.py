@@ -7,6 +7,8 @@ Functions that are not holomorphic on complex inputs (``abs``, ``real``, ``imag`
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from ..core.broadcast import unbroadcast
@@ -35,13 +37,14 @@ def _power_base(y, a, b):
 
 
 # --- the table: function, then d/d(argument) for each argument --------------------------------
-scalar_rule(np.add, 1, 1)
-scalar_rule(np.subtract, 1, -1)
-scalar_rule(np.multiply, lambda y, a, b: b, lambda y, a, b: a)
-scalar_rule(np.divide, lambda y, a, b: 1 / b, lambda y, a, b: -y / b)
-scalar_rule(np.power, _power_base, lambda y, a, b: y * _safe_log(a))
+scalar_rule(np.add, 1, 1, on_scalars=operator.add)
+scalar_rule(np.subtract, 1, -1, on_scalars=operator.sub)
+scalar_rule(np.multiply, lambda y, a, b: b, lambda y, a, b: a, on_scalars=operator.mul)
+scalar_rule(np.divide, lambda y, a, b: 1 / b, lambda y, a, b: -y / b,
+            on_scalars=operator.truediv)
+scalar_rule(np.power, _power_base, lambda y, a, b: y * _safe_log(a), on_scalars=operator.pow)
 scalar_rule(np.float_power, _power_base, lambda y, a, b: y * _safe_log(a))
-scalar_rule(np.negative, -1)
+scalar_rule(np.negative, -1, on_scalars=operator.neg)
 scalar_rule(np.positive, 1)
 scalar_rule(np.reciprocal, lambda y, x: -y * y)
 scalar_rule(np.square, lambda y, x: 2 * x)

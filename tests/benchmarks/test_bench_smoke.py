@@ -1,0 +1,109 @@
+"""Smoke test of the benchmark harness: chainrules only, one tiny size of each workload.
+
+Runs ``benchmarks/run.py --quick`` in a subprocess (as ``make bench`` does), then checks that
+results.md, results.json and the plots are written and that chainrules' gradients, kept with
+--keep-gradients, equal the closed forms.  No peer library is needed.
+"""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import chainrules
+
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+sys.path.insert(0, str(BENCHMARKS))
+
+import run as bench_run  # noqa: E402
+import workloads  # noqa: E402
+
+needs_engine = pytest.mark.skipif(not hasattr(chainrules, "grad"),
+                                  reason="chainrules.grad (the engine) does not exist yet")
+
+
+def closed_form(workload: str, inputs):
+    """The gradients, written out here independently of the harness (RNN: hand-written BPTT)."""
+    if workload.startswith("scalar_loop") or workload == "vectorize":
+        (x,) = inputs
+        return (2 * x,)
+    if workload in ("column_loop", "vectorized"):
+        (X,) = inputs
+        return (np.cos(X) * X + np.sin(X),)
+    if workload == "rnn":
+        return workloads.rnn_gradient(*inputs)
+    raise AssertionError(f"no closed form for {workload}")
+
+
+@needs_engine
+def test_quick_run_writes_report_and_gradients_match_closed_forms(tmp_path):
+    completed = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "run.py"), "--quick", "--no-peers",
+         "--sizes-per-workload", "1", "--keep-gradients", "--out", str(tmp_path)],
+        capture_output=True, text=True, timeout=120)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert set(results["workloads"]) == set(workloads.WORKLOADS)
+    markdown = (tmp_path / "results.md").read_text()
+    assert "## Growth exponents" in markdown
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        for name in workloads.WORKLOADS:
+            png = tmp_path / f"{name}.png"
+            assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", png
+
+    for name, workload in workloads.WORKLOADS.items():
+        size = workload.quick_sizes[0]
+        [cr] = [p for p in results["points"]
+                if p["workload"] == name and p["library"] == "chainrules"]
+        assert cr["size"] == size
+        assert cr["status"] == "ok", cr
+        assert cr["time"] > 0 and cr["rss_growth"] >= 0 and cr["tracemalloc_peak"] > 0
+        inputs = workload.make_inputs(size)
+        with np.load(tmp_path / "raw" / f"{name}-chainrules-{size}.npz") as archive:
+            got = [archive[f"arr_{i}"] for i in range(len(archive.files))]
+        want = closed_form(name, inputs)
+        assert len(got) == len(want)
+        for g, w, x in zip(got, want, inputs):
+            assert g.dtype == x.dtype, (name, g.dtype, x.dtype)   # float32 stays float32
+            rtol = 1e-5 if x.dtype == np.float32 else 1e-10
+            np.testing.assert_allclose(g, w, rtol=rtol, atol=rtol * np.abs(w).max(),
+                                       err_msg=name)
+        [forward] = [p for p in results["points"]
+                     if p["workload"] == name and p["library"] == "numpy"]
+        assert forward["status"] == "ok" and forward["time"] > 0
+
+
+def test_gradient_check_marks_a_wrong_gradient_as_failed(tmp_path, capsys):
+    workload = workloads.WORKLOADS["scalar_loop_f64"]
+    (x,) = workload.make_inputs(5)
+    right, wrong = tmp_path / "right.npz", tmp_path / "wrong.npz"
+    np.savez(right, 2 * x)
+    np.savez(wrong, 2 * x + np.array([0, 0, 1e-3, 0, 0]))
+    point = [{"library": "chainrules", "status": "ok", "gradients_file": str(right)},
+             {"library": "torch", "status": "ok", "gradients_file": str(wrong)}]
+    bench_run.check_gradients(workload, 5, point, keep_files=False)
+    assert point[0]["status"] == "ok"
+    assert point[1]["status"] == "mismatch"
+    assert "closed form" in point[1]["error"] and "chainrules" in point[1]["error"]
+    assert "GRADIENT MISMATCH: torch" in capsys.readouterr().err
+    assert not right.exists() and not wrong.exists()
+
+
+def test_a_float64_gradient_of_float32_input_fails_chainrules_only(tmp_path):
+    workload = workloads.WORKLOADS["scalar_loop_f32"]
+    (x,) = workload.make_inputs(4)
+    for name in ("cr", "peer"):
+        np.savez(tmp_path / f"{name}.npz", (2 * x).astype(np.float64))
+    point = [{"library": "chainrules", "status": "ok", "gradients_file": str(tmp_path / "cr.npz")},
+             {"library": "autograd", "status": "ok", "gradients_file": str(tmp_path / "peer.npz")}]
+    bench_run.check_gradients(workload, 4, point, keep_files=False)
+    assert point[0]["status"] == "mismatch" and "float64" in point[0]["error"]
+    assert point[1]["status"] == "ok" and "float64" in point[1]["note"]

@@ -238,6 +238,9 @@ class Tangent:
             backing = {**backing, **fields}
         elif type(backing) is not dict:
             backing = dict(backing)
+        names = _namedtuple_names(primal_type)
+        if names is not None and any(type(key) is int for key in backing):
+            backing = _by_name(names, backing)
         self._backing = backing
 
     @property
@@ -260,10 +263,18 @@ class Tangent:
         return backing.get(name, ZeroTangent())
 
     def __getitem__(self, key):
-        return self._backing.get(key, ZeroTangent())
+        return self._backing.get(self._key(key), ZeroTangent())
 
     def __contains__(self, key) -> bool:
-        return key in self._backing
+        return self._key(key) in self._backing
+
+    def _key(self, key):
+        # A namedtuple's fields are stored by name and can be read by position too.
+        if type(key) is int and key not in self._backing:
+            names = _namedtuple_names(self._primal_type)
+            if names is not None and -len(names) <= key < len(names):
+                return names[key]
+        return key
 
     def keys(self):
         """The names of the fields that are stored."""
@@ -317,7 +328,7 @@ class Tangent:
         return self.map(lambda v: v / scalar)
 
     def conj(self) -> "Tangent":
-        return self.map(lambda v: v.conj() if hasattr(v, "conj") else v)
+        return self.map(_conj)
 
     def __eq__(self, other) -> bool:
         return tangents_equal(self, other)
@@ -334,6 +345,48 @@ class Tangent:
             parts.append(f"{key}={value!r}" if isinstance(key, str) and key.isidentifier()
                          else f"{key!r}: {value!r}")
         return f"Tangent[{name}]({', '.join(parts)})"
+
+
+def _conj(value: Any) -> Any:
+    """The complex conjugate of a tangent field (Python numbers have only ``conjugate``)."""
+    if hasattr(value, "conj"):
+        return value.conj()
+    if hasattr(value, "conjugate"):
+        return value.conjugate()
+    return value
+
+
+_NAMEDTUPLE_NAMES: dict = {}
+
+
+def _namedtuple_names(primal_type: Any) -> tuple | None:
+    """The field names of a namedtuple type, else ``None`` (cached: one dict lookup)."""
+    try:
+        return _NAMEDTUPLE_NAMES[primal_type]
+    except KeyError:
+        names = getattr(primal_type, "_fields", None)
+        if not (isinstance(primal_type, type) and issubclass(primal_type, tuple)
+                and isinstance(names, tuple)):
+            names = None
+        _NAMEDTUPLE_NAMES[primal_type] = names
+        return names
+    except TypeError:  # an unhashable primal_type
+        return None
+
+
+def _by_name(names: tuple, backing: dict) -> dict:
+    """A namedtuple tangent's fields keyed by name, whether given by name or by position."""
+    out = {}
+    for key, value in backing.items():
+        if type(key) is int:
+            if not -len(names) <= key < len(names):
+                raise IndexError(f"Tangent: a namedtuple with fields {names} has no position "
+                                 f"{key}")
+            key = names[key]
+        if key in out:
+            raise ValueError(f"Tangent: field {key!r} given both by name and by position")
+        out[key] = value
+    return out
 
 
 def _is_zero_value(value: Any) -> bool:

@@ -11,6 +11,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .tangents import AbstractZero
+
 __all__ = ["AbstractThunk", "Thunk", "InplaceableThunk", "unthunk"]
 
 _UNSET = object()
@@ -47,19 +49,27 @@ class AbstractThunk:
         """Whether the value has been computed already."""
         return self._value is not _UNSET
 
+    # A zero never forces a thunk (``thunk + zero`` is the thunk, ``thunk * zero`` the zero),
+    # exactly as ``zero + thunk`` and ``zero * thunk`` on the zero's side.
     def __add__(self, other):
+        if isinstance(other, AbstractZero):
+            return self
         return self.unthunk() + unthunk(other)
 
     def __radd__(self, other):
         return unthunk(other) + self.unthunk()
 
     def __sub__(self, other):
+        if isinstance(other, AbstractZero):
+            return self
         return self.unthunk() - unthunk(other)
 
     def __rsub__(self, other):
         return unthunk(other) - self.unthunk()
 
     def __mul__(self, other):
+        if isinstance(other, AbstractZero):
+            return other
         return self.unthunk() * unthunk(other)
 
     def __rmul__(self, other):
@@ -69,6 +79,8 @@ class AbstractThunk:
         return self.unthunk() / unthunk(other)
 
     def __matmul__(self, other):
+        if isinstance(other, AbstractZero):
+            return other
         return self.unthunk() @ unthunk(other)
 
     def __rmatmul__(self, other):

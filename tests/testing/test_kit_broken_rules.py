@@ -123,6 +123,51 @@ def test_registered_getindex_passes_the_same_checks():
     test_rrule(getitem, x.astype(np.float32), 1, output_tangent=0.1)
 
 
+# Structural tangents holding in-place addable cotangents: a closure reading x[i], whose
+# tangent is Tangent(function, x=<cotangent of x[i]>), accumulated field by field.
+
+def reader_of(x, getindex_rule):
+    def read(i):
+        return x[i]
+
+    def read_rule(i):
+        y, pullback = getindex_rule(x, i)
+
+        def read_pullback(dy):
+            _, dx, _ = pullback(dy)
+            if isinstance(dx, AbstractZero):
+                return dx, NoTangent()
+            return Tangent(type(read), {"x": dx}), NoTangent()
+
+        return y, read_pullback
+
+    return read, read_rule
+
+
+def test_structural_tangent_holding_an_unprojected_add_fails():
+    read, rule = reader_of(np.array([1.0, 2.0, 3.0], np.float32), getindex_add_unprojected)
+    with pytest.raises(AssertionError) as failure:
+        test_rrule(read, 1, rule=rule)
+    message = str(failure.value)
+    assert "the cotangent of the function itself (cotangent 0)" in message
+    assert "in-place accumulation disagrees with the eager sum" in message
+    assert "a Tangent with" in message  # a structural accumulator
+
+
+def test_structural_tangent_holding_a_projected_add_passes():
+    read, rule = reader_of(np.array([1.0, 2.0, 3.0], np.float32), getindex_add_projected)
+    test_rrule(read, 1, rule=rule)
+    read, rule = reader_of(np.array([1.0, 2.0, 3.0]), getitem_rule)
+    test_rrule(read, -1, rule=rule)
+
+
+def getitem_rule(x, index):
+    """The registered getitem rule (sparse cotangents)."""
+    from chainrules import rrule
+
+    return rrule(getitem, x, index)
+
+
 # --- 2. sum(f, xs) accumulating the function's tangents with + -------------------------------
 
 def sum_map(f, xs):

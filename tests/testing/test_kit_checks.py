@@ -464,3 +464,20 @@ def test_non_differentiable_function_without_finite_differences():
     with pytest.raises(AssertionError, match=r"argument 1 \(x\): a non-differentiable function "
                                              r"must give NoTangent\(\), got a float64 array"):
         test_non_differentiable(np.sin, np.ones(2))
+
+
+def test_a_pullback_mutating_its_seed_fails():
+    def rule(x, n):
+        def pullback(dy):
+            dy = unthunk(dy)
+            if isinstance(dy, AbstractZero):
+                return NoTangent(), ZeroTangent(), NoTangent()
+            if isinstance(dy, np.ndarray) and dy.dtype == np.float64:
+                dy *= n  # reuses the caller's buffer
+                return NoTangent(), dy, NoTangent()
+            return NoTangent(), ProjectTo(x)(dy * n), NoTangent()
+
+        return x * n, pullback
+
+    with pytest.raises(AssertionError, match="the pullback modified the output tangent"):
+        test_rrule(scale, np.array([1.0, 2.0]), 3, rule=rule)

@@ -798,7 +798,11 @@ def test_rrule(f: Callable, *args: Any, output_tangent: Any = None, rtol: float 
     before = _deepcopy_or_none(args)
     expected_y = f(*copy.deepcopy(args), **fkwargs) if before is not None else f(*args, **fkwargs)
 
-    result = call(config, *args, **fkwargs)
+    try:
+        result = call(config, *args, **fkwargs)
+    except Exception as error:
+        raise AssertionError(f"{report.title}: the rule raised {type(error).__name__}: "
+                             f"{error}") from error
     if result is None:
         raise AssertionError(f"{report.title}: the rule returned None (it declined these "
                              f"arguments); expected (y, pullback)")
@@ -853,8 +857,10 @@ class _CountedPullback:
 
 
 def _call_pullback(report: _Report, pullback: Callable, seed: _Seed, count: int):
+    dy = seed.make()
+    before = _materialize(dy) if isinstance(unthunk(dy), (np.ndarray, Tangent)) else None
     try:
-        cotangents = pullback(seed.make())
+        cotangents = pullback(dy)
     except Exception as error:  # noqa: BLE001
         hint = ""
         if getattr(pullback, "calls", 0):
@@ -864,6 +870,10 @@ def _call_pullback(report: _Report, pullback: Callable, seed: _Seed, count: int)
                    f"the pullback raised {type(error).__name__}: {error}\n"
                    f"for {seed.description}{hint}")
         return None
+    if before is not None and _exact_mismatch(before, dy) is not None:
+        report.add("mutated dy", f"the pullback modified the output tangent it was given "
+                                 f"(pullbacks must not mutate dy: the engine may share it)\n"
+                                 f"for {seed.description}")
     if not isinstance(cotangents, tuple) or len(cotangents) != count:
         report.add("arity", f"the pullback must return a tuple of {count} cotangents (one for "
                             f"the function itself, then one per positional argument); got "

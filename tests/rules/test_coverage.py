@@ -2,8 +2,9 @@
 
 Rule test modules (tests/rules/test_*.py) declare module-level ``CASES`` lists of
 `chainrules.testing.case` records and run them with `check_case`. This test collects the
-functions of every ``CASES`` list and fails, listing them, when a function with an rrule or an
-frule registered by chainrules is in none.
+functions of every ``CASES`` list (a case's ``function`` and the functions it ``covers``) and
+fails, listing them, when a function with an rrule or an frule registered by chainrules is in
+none.
 
 It runs in a fresh interpreter so the answer depends on nothing pytest did before (test
 ordering, rules that test modules register for their own local functions): the registry is
@@ -52,7 +53,7 @@ for path in sorted(folder.glob("test_*.py")):
         errors.append(f"{path.name} has no module-level CASES list")
         continue
     modules.append(path.name)
-    covered |= {id(c.function) for c in cases}
+    covered |= {id(f) for c in cases for f in getattr(c, "functions", (c.function,))}
 
 print(json.dumps({
     "modules": modules,

@@ -481,3 +481,10 @@ def test_a_pullback_mutating_its_seed_fails():
 
     with pytest.raises(AssertionError, match="the pullback modified the output tangent"):
         test_rrule(scale, np.array([1.0, 2.0]), 3, rule=rule)
+
+
+def test_case_covers_records_wrapped_functions():
+    c = case(np.tanh, np.ones(2), covers=np.sinh)
+    assert c.covers == (np.sinh,) and c.functions == (np.tanh, np.sinh)
+    assert case(np.tanh, np.ones(2), covers=[np.sinh, np.cosh]).covers == (np.sinh, np.cosh)
+    assert case(np.tanh, np.ones(2)).functions == (np.tanh,)

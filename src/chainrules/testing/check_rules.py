@@ -1225,13 +1225,16 @@ def _short(value: Any) -> str:
         return "{" + ",".join(f"{k}:{_short(v)}" for k, v in value.items()) + "}"
     if isinstance(value, str):
         return repr(value)
+    if callable(value) and getattr(value, "__name__", None):
+        return value.__name__
     return type(value).__name__
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class RuleCase:
     """One rule check, as data: ``function`` at ``args`` (keyword arguments ``fkwargs``), with
-    kit ``options``. Run it with `check_case` (or ``case.run()``)."""
+    kit ``options``. Run it with `check_case` (or ``case.run()``). ``covers`` lists other
+    functions whose rules the case exercises through ``function`` (a wrapper)."""
 
     function: Callable
     args: tuple
@@ -1239,6 +1242,12 @@ class RuleCase:
     output_tangent: Any
     options: dict
     id: str
+    covers: tuple = ()
+
+    @property
+    def functions(self) -> tuple:
+        """``function`` and the functions it ``covers``: what coverage counts."""
+        return (self.function, *self.covers)
 
     def run(self) -> None:
         """Run the kit on this case (`check_case`)."""
@@ -1249,7 +1258,7 @@ class RuleCase:
 
 
 def case(f: Callable, *args: Any, output_tangent: Any = None, id: str | None = None,
-         **kwargs: Any) -> RuleCase:
+         covers: Any = (), **kwargs: Any) -> RuleCase:
     """A rule case: ``case(np.sum, x, axis=0)``, ``case(np.sin, 0.3, rtol=1e-5)``.
 
     Keyword arguments named like the kit's options (``rtol``, ``atol``, ``tangents``,
@@ -1257,7 +1266,10 @@ def case(f: Callable, *args: Any, output_tangent: Any = None, id: str | None = N
     ``check_consistency``, ``non_differentiable``) configure the check; the others are passed
     to ``f`` (use ``fkwargs={...}`` for a keyword of ``f`` that clashes with an option name).
     ``non_differentiable=True`` checks with `test_non_differentiable` instead (no finite
-    differences: for ``np.empty_like`` and the like).
+    differences: for ``np.empty_like`` and the like). ``covers=g`` (or a tuple) records that
+    the case exercises ``g``'s rule through ``f``, a wrapper: for rules that finite
+    differences cannot check directly, such as ``np.linalg.eigh`` whose eigenvectors are
+    defined up to sign or phase (test a gauge-invariant function of them built on its rule).
 
     >>> import numpy as np
     >>> c = case(np.sum, np.ones((2, 3)), axis=0)
@@ -1270,7 +1282,8 @@ def case(f: Callable, *args: Any, output_tangent: Any = None, id: str | None = N
     if id is None:
         id = "-".join([name] + [_short(a) for a in args]
                       + [f"{k}={_short(v)}" for k, v in fkwargs.items()])
-    return RuleCase(f, tuple(args), fkwargs, output_tangent, options, id)
+    covers = tuple(covers) if isinstance(covers, (tuple, list)) else (covers,)
+    return RuleCase(f, tuple(args), fkwargs, output_tangent, options, id, covers)
 
 
 def check_case(c: RuleCase) -> None:

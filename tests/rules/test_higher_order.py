@@ -1,0 +1,62 @@
+"""The rule-testing kit on the higher-order rules (src/chainrules/rules/higher_order.py):
+np.vectorize (recorded as ``vectorized_call``), np.apply_along_axis and np.piecewise.
+
+These rules are registered with ``config=True`` and call back into AD through
+``rrule_via_ad(config, f, ...)``: the kit runs them with its `TestConfig` and with the default
+config. The functions they are given here have registered rules, so their pullbacks can be
+called as often as the kit needs. Closures are given their rules through the config, as an AD
+system would derive them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from chainrules import NoTangent, SparseCotangent, Tangent, ZeroTangent, unthunk
+from chainrules.core import AbstractZero
+from chainrules.rules.higher_order import vectorized_call
+from chainrules.testing import TestConfig, case, check_case
+
+x = np.array([0.5, -1.0, 2.0])
+matrix = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]])
+
+
+def squares_of(values):
+    """A closure ``i -> values[i] ** 2`` and a config that knows its rule."""
+    def square(i):
+        return values[i] ** 2
+
+    def square_rule(i):
+        def square_pullback(dy):
+            dy = unthunk(dy)
+            if isinstance(dy, AbstractZero):
+                return ZeroTangent(), NoTangent()
+            cotangent = SparseCotangent(i, 2 * values[i] * dy, values.shape, values.dtype)
+            return Tangent(type(square), {"values": cotangent}), NoTangent()
+
+        return values[i] ** 2, square_pullback
+
+    return square, TestConfig(rules={square: square_rule})
+
+
+_square, _square_config = squares_of(x.copy())
+
+CASES = [
+    case(vectorized_call, np.sin, x),
+    case(vectorized_call, np.sin, x.astype(np.float32)),
+    case(vectorized_call, np.exp, x * (1 + 1j)),
+    case(vectorized_call, np.multiply, x, 2.0),
+    case(vectorized_call, np.hypot, x.reshape(3, 1), np.array([1.0, 2.0])),   # broadcasting
+    case(vectorized_call, _square, np.arange(3), config=_square_config),       # a closure
+    case(np.apply_along_axis, np.sum, 1, matrix),
+    case(np.apply_along_axis, np.cumsum, 0, matrix),
+    case(np.apply_along_axis, np.prod, -1, matrix.astype(np.float32)),
+    case(np.piecewise, x, [x < 0, x >= 0], [np.sin, np.cos]),
+    case(np.piecewise, x, [x < 0], [np.exp, np.tanh]),                         # otherwise
+]
+
+
+@pytest.mark.parametrize("rule_case", CASES, ids=lambda c: c.id)
+def test_higher_order_rule(rule_case):
+    check_case(rule_case)

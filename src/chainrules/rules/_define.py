@@ -1,197 +1,495 @@
-"""The shared shape of array rules: one formula per argument, registered as rrule and frule.
+"""How the array rules are written: `define` registers the rrule and the frule of a NumPy
+function from one cotangent formula per differentiable argument.
 
-``define(f, cotangent_0, cotangent_1, ..., pushforward=...)`` registers both rules of ``f``:
+    define(np.linalg.inv, lambda call, dy: -H(call.y) @ dy @ H(call.y),
+           pushforward=lambda call, da: -call.y @ da @ call.y)
 
-- reverse: ``cotangent_i(dy, y, *args, **kwargs)`` is the (unprojected) cotangent of positional
-  argument ``i``; ``None`` (or no entry) marks an argument that is not differentiable (indices,
-  axes, conditions). The rule builds the argument's projector in the forward pass
-  (`project_onto`: ``ProjectTo``, or element by element for a list or tuple, whose cotangent
-  may be an array or a list), short-circuits a zero ``dy``, thunks the cotangents when several
-  array arguments are differentiable, and projects every cotangent;
-- forward: ``pushforward(dargs, y, *args, **kwargs)`` is the output tangent, ``dargs`` holding
-  the unthunked input tangents (an `AbstractZero` for a zero one; a list of dense tangents for
-  a list or tuple argument, zeros where the tangent is zero). The default, `multilinear`,
-  is right for every function that is linear in each differentiable argument separately
-  (``matmul``, ``fft``, ``take``...): ``sum_i f(..., dargs[i], ...)``.
+- ``cotangents[i](call, dy)`` is the cotangent of positional argument ``i``, before projection;
+  ``None`` (or no entry) marks an argument that is not differentiable (axes, shapes, indices,
+  conditions). ``every(call, dy, i)`` serves every positional argument instead, for functions
+  of any number of arrays (``einsum``, ``meshgrid``). Keyword arguments get no cotangent.
+- ``pushforward(call, *dargs)`` is the output tangent, with one input tangent per formula
+  position: `ZeroTangent` where it is zero, `NoTangent` where the argument is not
+  differentiable or not passed, dense otherwise (a list of arrays for a list or tuple
+  argument). The default,
+  `multilinear`, is right for functions linear in each argument separately (``matmul``,
+  ``fft``, ``sum``, ``reshape``: ``sum_i f(..., dargs[i], ...)``); `linear` for functions
+  linear in all of them at once (``where``, ``meshgrid``: ``f(*dargs)``).
+- The formulas read the call from a `Call`: ``call.args``, ``call.y``, ``call["axis"]`` (any
+  parameter by name, passed by position or keyword, else NumPy's default; "no value" reads as
+  None), ``call.a`` (the first argument as an array), ``call.axes`` (a reduction's axes),
+  ``call.memo(compute)`` (a piece several formulas share), ``call.apply(value, i)``.
+- ``dy`` arrives unthunked and projected onto the output (a real output gets a real ``dy``,
+  a float32 one a float32 ``dy``); for a function returning a tuple or list (``svd``,
+  ``split``) it is a list with one projected cotangent per output (`ZeroTangent` where the
+  caller gave none), and the pushforward returns one tangent per output. ``prepare(call,
+  dy)``, when given, is computed once (lazily) per pullback call and passed instead of ``dy``.
 
-The formulas see ``dy`` unthunked and projected onto the output's tangent space (a complex
-``dy`` for a real output arrives real). Functions that return a tuple (``slogdet``, ``svd``...)
-see ``dy`` as a list with one such cotangent per output (`ZeroTangent` where the caller gave
-none, whether it passed a tuple or a `Tangent` keyed by position or field name); their
-pushforward returns one tangent per output, and the rule returns them as a `Tangent` of the
-output's type. ``prepare(dy, y, *args,
-**kwargs)``, when given, is computed once (lazily) and passed to the formulas instead of ``dy``,
-for work that several cotangents share.
+The rule does the rest, the same way for every function: it refuses ``refused`` options
+(``out=`` by default) and, through ``check(call)``, unsupported option values, with an error
+that names the function; builds each argument's projector in the forward pass; returns a
+zero for a zero ``dy``; thunks the cotangents when several arguments are differentiable;
+projects every cotangent. Its pullback is a slotted object, not a closure: a long loop's tape
+holds one per call. With ``keeps_values=False`` (formulas that read only ``call.shape``,
+``call.dtype``, ``call.is_array`` and ``call.axes``, like ``sum`` and ``mean``) it keeps just
+those, not the arrays nor the options.
 
-``refused`` names keyword options that raise a clear error naming the function (``out=`` by
-default); ``check(*args, **kwargs)``, when given, runs before the function, to refuse
-unsupported values of other options with a clear error.
+Array-like arguments may be lists or tuples (``np.array([a, b])``, ``np.stack((x, y))``):
+their projector (`project_onto`) takes a stacked array or a list of cotangents and gives a
+``Tangent(type(seq), {i: d_i})``; their tangents reach the pushforward dense.
 """
 
 from __future__ import annotations
 
+import inspect
+import math
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from ..core.accumulate import accumulate
 from ..core.config import _name
-from ..core.projection import NO_TANGENT_PROJECTOR, ProjectTo
+from ..core.dtypes import cast_to, shared_shape, tangent_dtype
+from ..core.projection import NO_TANGENT_PROJECTOR, ProjectionError, ProjectTo, _has_tangent
 from ..core.registry import frule, rrule
 from ..core.tangents import AbstractZero, NoTangent, Tangent, ZeroTangent
 from ..core.thunks import Thunk, unthunk
-from ._array_rules import dense_tangent, has_tangent, project_onto
 
-__all__ = ["define", "multilinear", "refuse", "conj", "H", "zero_cotangents",
-           "output_cotangent", "output_cotangents", "output_tangent", "dense"]
+try:
+    from numpy.lib.array_utils import normalize_axis_tuple
+except ImportError:  # NumPy < 2
+    from numpy.core.numeric import normalize_axis_tuple  # type: ignore[no-redef]
+
+__all__ = ["Axes", "Call", "define", "dense_tangent", "linear", "multilinear",
+           "normalize_axis_tuple", "project_onto", "unsupported"]
 
 Formula = Callable[..., Any] | None
-_SCALARS = (int, float, complex, np.generic)  # cheap cotangents: not worth a thunk
+_NO_VALUE = np._NoValue  # NumPy's "argument not given" default
 
 
-def refuse(f: Any, kwargs: dict, options: Sequence[str] = ("out",)) -> None:
-    """Raise a clear error if ``kwargs`` uses one of ``options`` (``out=None`` is accepted).
+# --- array-like arguments -------------------------------------------------------------------------
 
-    >>> refuse(np.sum, {"out": np.zeros(1)})  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    TypeError: numpy.sum: the out= argument is not supported in differentiated code. ...
+_NUMBER_TYPES = frozenset({float, complex, np.float16, np.float32, np.float64, np.longdouble,
+                           np.complex64, np.complex128, np.clongdouble})
+
+
+class _ProjectNumbers:
+    """The projector onto a flat list or tuple of numbers of one float or complex type (the
+    usual ``np.array([a, b, c])``): a stacked array cotangent is cast in one step, not number
+    by number (30 times faster for long lists); any other cotangent goes to `ProjectTo`."""
+
+    __slots__ = ("primal", "dtype")
+
+    def __init__(self, x: list | tuple):
+        self.primal, self.dtype = x, np.dtype(type(x[0]))
+
+    def __call__(self, cotangent: Any) -> Any:
+        primal = self.primal
+        if type(cotangent) is not np.ndarray or cotangent.shape != (len(primal),):
+            return ProjectTo(primal)(cotangent)
+        values = cast_to(cotangent, self.dtype)
+        values = values.tolist() if type(primal[0]) in (float, complex) else list(values)
+        return Tangent(type(primal), dict(enumerate(values)))
+
+
+def project_onto(x: Any) -> Any:
+    """The projector onto the array-like ``x``'s tangent space, or ``None`` if ``x`` has none.
+
+    That is `ProjectTo`, which projects a list or tuple element by element (from a list of
+    cotangents or from an array stacking them), but a flat list of numbers of one type is
+    projected in one step.
+
+    >>> project_onto([1.0, 2.0])(np.array([0.5, 1 + 1j]))
+    Tangent[list](0: 0.5, 1: 1.0)
+    >>> project_onto([1, 2]) is None
+    True
     """
-    for option in options:
-        if option in kwargs and not (option == "out" and kwargs[option] is None):
-            raise TypeError(
-                f"{_name(f)}: the {option}= argument is not supported in differentiated code. "
-                f"Call {getattr(f, '__name__', f)} without {option}=" +
-                (" and assign the result instead." if option == "out" else "."))
+    if isinstance(x, (list, tuple)):
+        if x and type(x[0]) in _NUMBER_TYPES and all(type(e) is type(x[0]) for e in x):
+            return _ProjectNumbers(x)
+        return ProjectTo(x) if _has_tangent(x) else None
+    project = ProjectTo(x)
+    return None if project is NO_TANGENT_PROJECTOR else project
 
 
-def conj(x: Any) -> Any:
-    """``np.conj(x)`` for complex values, ``x`` itself (no copy) for real ones."""
-    return np.conj(x) if np.iscomplexobj(x) else x
+def dense_tangent(x: Any, dx: Any) -> Any:
+    """The tangent ``dx`` of the array-like ``x`` as arrays: zeros where ``dx`` is zero.
 
+    A list or tuple ``x`` gives a list of dense tangents (its elements may differ in shape).
 
-def H(x: Any) -> Any:
-    """The conjugate transpose of (a stack of) matrices: the last two axes swapped."""
-    return conj(np.swapaxes(x, -1, -2))
-
-
-def zero_cotangents(projectors: Sequence[Any]) -> tuple:
-    """The pullback's answer to a zero ``dy``: ZeroTangent or NoTangent for each argument."""
-    return (NoTangent(),) + tuple(
-        ZeroTangent() if has_tangent(p) else NoTangent() for p in projectors)
-
-
-def output_cotangents(dy: Any, y: tuple) -> list:
-    """One projected cotangent per output of a tuple-valued function (ZeroTangent if absent).
-
-    ``dy`` may be a tuple or list, a `Tangent` keyed by position or by field name, or a zero.
+    >>> dense_tangent([1.0, np.ones(2)], Tangent(list, {0: 3.0}))
+    [array(3.), array([0., 0.])]
     """
+    dx = unthunk(dx)
+    if isinstance(x, (list, tuple)):
+        return [dense_tangent(element, dx[position]) for position, element in enumerate(x)]
+    if isinstance(dx, AbstractZero):
+        return np.zeros(np.shape(x), tangent_dtype(np.result_type(x)) or np.float64)
+    return np.asarray(dx)
+
+
+# --- the call, as the formulas see it ------------------------------------------------------------
+
+class Axes:
+    """The axes a reduction runs over, and how to line its output back up with its input.
+
+    >>> axes = Axes((2, 3, 4), axis=(0, -1), keepdims=False)
+    >>> axes.axes, axes.kept_shape, axes.count
+    ((0, 2), (1, 3, 1), 8)
+    """
+
+    __slots__ = ("axes", "keepdims", "kept_shape", "count")
+
+    def __init__(self, shape: tuple, axis: Any, keepdims: Any):
+        ndim = len(shape)
+        axes = tuple(range(ndim)) if axis is None else normalize_axis_tuple(axis, ndim)
+        self.axes = axes
+        self.keepdims = bool(keepdims)
+        self.kept_shape = tuple(1 if i in axes else n for i, n in enumerate(shape))
+        self.count = math.prod(shape[i] for i in axes)
+
+    def keep(self, value: Any) -> np.ndarray:
+        """A value of the reduction's output shape, reshaped to broadcast against the input."""
+        return np.reshape(value, self.kept_shape)
+
+    def reduce(self, value: Any) -> Any:
+        """``value`` (input-shaped) summed over the axes, in the output's shape."""
+        return np.sum(value, axis=self.axes, keepdims=self.keepdims)
+
+
+class Call:
+    """One differentiated call ``y = f(*args, **kwargs)``, as the formulas read it.
+
+    >>> call = Call(_Rule(np.sum, (None,)), (np.ones((2, 3)),), {"axis": 1}, None)
+    >>> call["axis"], call["keepdims"], call.axes.kept_shape
+    (1, None, (2, 1))
+    """
+
+    __slots__ = ("rule", "args", "kwargs", "y", "_array", "_axes", "_memo", "_shape", "_dtype",
+                 "_is_array")
+
+    def __init__(self, rule: "_Rule", args: tuple, kwargs: dict, y: Any):
+        self.rule, self.args, self.kwargs, self.y = rule, args, kwargs, y
+        self._array = self._axes = self._memo = self._shape = self._dtype = \
+            self._is_array = None
+
+    def __getitem__(self, name: str) -> Any:
+        """The parameter ``name``: passed by position or keyword, else NumPy's default."""
+        position = self.rule.positions.get(name)
+        if position is not None and position < len(self.args):
+            value = self.args[position]
+        else:
+            value = self.kwargs.get(name, _NO_VALUE)
+            if value is _NO_VALUE:
+                value = self.rule.defaults.get(name)
+        return None if value is _NO_VALUE else value
+
+    @property
+    def name(self) -> str:
+        """The function's name, for error messages (``numpy.sum``)."""
+        return self.rule.name
+
+    @property
+    def x(self) -> Any:
+        """The first argument, as passed."""
+        return self.args[0]
+
+    @property
+    def a(self) -> np.ndarray:
+        """The first argument as an array."""
+        if self._array is None:
+            self._array = np.asarray(self.args[0])
+        return self._array
+
+    @property
+    def shape(self) -> tuple:
+        """The shape of the first argument."""
+        return self._shape if self._shape is not None else self.a.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        """The dtype of the first argument's tangents (float64 for an integer argument)."""
+        if self._dtype is not None:
+            return self._dtype
+        return tangent_dtype(self.a.dtype) or np.dtype(np.float64)
+
+    @property
+    def is_array(self) -> bool:
+        """Whether the first argument is an ndarray (not a list or a number)."""
+        return self._is_array if self._is_array is not None else \
+            isinstance(self.args[0], np.ndarray)
+
+    @property
+    def axes(self) -> Axes:
+        """The reduction's axes over the first argument, from ``axis`` and ``keepdims``."""
+        if self._axes is None:
+            self._axes = Axes(self.shape, self["axis"], self["keepdims"])
+        return self._axes
+
+    def memo(self, compute: Callable[["Call"], Any]) -> Any:
+        """``compute(self)``, computed once per call (a piece several formulas share)."""
+        if self._memo is None:
+            self._memo = {}
+        if compute not in self._memo:
+            self._memo[compute] = compute(self)
+        return self._memo[compute]
+
+    def apply(self, value: Any, position: int = 0) -> Any:
+        """``f`` with ``value`` in place of positional argument ``position``, options kept."""
+        args = list(self.args)
+        args[position] = value
+        return self.rule.f(*args, **self.kwargs)
+
+    def forget_values(self) -> None:
+        """Keep only the first argument's shape, dtype and axes, for formulas that read nothing
+        else: the arrays and options are freed after the forward pass (small tapes)."""
+        self._shape, self._dtype, self._is_array = shared_shape(self.a.shape), self.dtype, \
+            self.is_array
+        _ = self.axes
+        self.args = self.kwargs = self.y = self._array = None
+
+
+# --- default pushforwards --------------------------------------------------------------------------
+
+def multilinear(call: Call, *dargs: Any) -> Any:
+    """The pushforward of a function linear in each argument: ``sum_i f(..., dargs[i], ...)``."""
+    dy: Any = ZeroTangent()
+    for position, darg in enumerate(dargs):
+        if not isinstance(darg, AbstractZero):
+            dy = accumulate(dy, call.apply(darg, position))
+    return dy
+
+
+def linear(call: Call, *dargs: Any) -> Any:
+    """The pushforward of a function linear in all its differentiable arguments at once:
+    ``f`` of their tangents (zeros for zero ones), the other arguments kept."""
+    args = list(call.args)
+    for position, darg in enumerate(dargs):
+        if darg is not NoTangent():  # a differentiable argument's tangent, or ZeroTangent
+            args[position] = dense_tangent(args[position], darg)
+    return call.rule.f(*args, **call.kwargs)
+
+
+# --- refusing options ------------------------------------------------------------------------------
+
+_HOW_TO_AVOID = {
+    "out": "compute the result without out= and assign it afterwards",
+    "where": "apply np.where to the input (or the result) instead",
+    "initial": "combine it with the result yourself, e.g. np.sum(x) + initial or "
+               "np.maximum(np.max(x), initial)",
+    "mean": "let the function compute the mean itself",
+    "order": "structured (record) arrays have no tangents",
+}
+
+
+def unsupported(name: str, option: str, value: Any, supported: str) -> NotImplementedError:
+    """The error for an option value that has no rule (raise it).
+
+    >>> unsupported("numpy.pad", "mode", "mean", "'constant'")
+    NotImplementedError("numpy.pad: mode='mean' is not supported in differentiated code (supported: 'constant').")
+    """
+    return NotImplementedError(
+        f"{name}: {option}={value!r} is not supported in differentiated code (supported: "
+        f"{supported}).")
+
+
+# --- the rule --------------------------------------------------------------------------------------
+
+class _Rule:
+    """What `define` knows of a function: its formulas, and its parameters by name (read once,
+    at registration, so that binding a call's options costs a dict lookup)."""
+
+    __slots__ = ("f", "name", "cotangents", "every", "pushforward", "prepare", "check",
+                 "refused", "keeps_values", "positions", "defaults")
+
+    def __init__(self, f: Any, cotangents: tuple, every: Formula = None,
+                 pushforward: Callable = multilinear, prepare: Formula = None,
+                 check: Formula = None, refused: Sequence[str] = ("out",),
+                 keeps_values: bool = True):
+        self.f, self.name, self.cotangents, self.every = f, _name(f), cotangents, every
+        self.pushforward, self.prepare, self.check = pushforward, prepare, check
+        self.refused, self.keeps_values = tuple(refused), keeps_values
+        self.positions: dict[str, int] = {}
+        self.defaults: dict[str, Any] = {}
+        for parameter in inspect.signature(f).parameters.values():
+            if parameter.kind in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD):
+                self.positions[parameter.name] = len(self.positions)
+            if parameter.default is not parameter.empty:
+                self.defaults[parameter.name] = parameter.default
+
+    def differentiable(self, position: int) -> bool:
+        """Whether positional argument ``position`` has a cotangent formula."""
+        return self.every is not None or (position < len(self.cotangents)
+                                          and self.cotangents[position] is not None)
+
+    def cotangent(self, call: Call, dy: Any, position: int) -> Any:
+        """The formula's cotangent of positional argument ``position``, unprojected."""
+        if self.every is not None:
+            return self.every(call, dy, position)
+        return self.cotangents[position](call, dy)
+
+    def begin(self, cls: type, args: tuple, kwargs: dict) -> Call:
+        """The record of a call, after refusing options it has no rule for."""
+        call = cls(self, args, kwargs, None)
+        for option in self.refused:
+            value = call[option]
+            if value is not None and not (option == "where" and value is True):
+                raise TypeError(
+                    f"{self.name}: the {option}= argument is not supported in differentiated "
+                    f"code; {_HOW_TO_AVOID.get(option, f'call {self.name} without {option}=')}.")
+        if self.check is not None:
+            self.check(call)
+        if not args and self.cotangents and self.cotangents[0] is not None:
+            raise TypeError(f"{self.name}: pass the array argument positionally in "
+                            f"differentiated code (keyword arguments get no cotangent).")
+        return call
+
+    def reverse(self, *args: Any, **kwargs: Any) -> tuple:
+        """The rrule: ``(y, pullback)``."""
+        pullback = self.begin(_Pullback, args, kwargs)
+        y = self.f(*args, **kwargs)
+        projectors = tuple(project_onto(arg) if self.differentiable(i) else None
+                           for i, arg in enumerate(args))
+        if isinstance(y, (tuple, list)):
+            output = None if any(project_onto(part) is not None for part in y) \
+                else NO_TANGENT_PROJECTOR
+        else:
+            output = ProjectTo(y)
+        if output is NO_TANGENT_PROJECTOR or all(p is None for p in projectors):
+            return y, _Zeros(_zeros(projectors))
+        pullback.y, pullback.projectors, pullback.output = y, projectors, output
+        if not self.keeps_values:
+            pullback.forget_values()
+        return y, pullback
+
+    def forward(self, tangents: tuple, *args: Any, **kwargs: Any) -> tuple:
+        """The frule: ``(y, dy)``."""
+        call = self.begin(Call, args, kwargs)
+        y = call.y = self.f(*args, **kwargs)
+        count = len(args) if self.every is not None else len(self.cotangents)
+        dargs: list[Any] = []  # NoTangent: not differentiable or not passed; ZeroTangent: zero
+        for position in range(count):
+            if position >= len(args) or not self.differentiable(position):
+                dargs.append(NoTangent())
+                continue
+            d = unthunk(tangents[position + 1]) if position + 1 < len(tangents) else None
+            if d is None or isinstance(d, AbstractZero):
+                d = ZeroTangent()
+            elif isinstance(args[position], (list, tuple)):
+                d = dense_tangent(args[position], d)
+            dargs.append(d)
+        if all(isinstance(d, AbstractZero) for d in dargs):
+            return y, ZeroTangent()
+        dy = self.pushforward(call, *dargs)
+        if isinstance(y, (tuple, list)):
+            return y, _output_tangent(y, dy)
+        return y, dy if isinstance(dy, AbstractZero) else ProjectTo(y)(dy)
+
+
+def _zeros(projectors: tuple) -> tuple:
+    """The cotangents for a zero ``dy``: ZeroTangent where an argument has a tangent."""
+    return (NoTangent(),) + tuple(NoTangent() if p is None else ZeroTangent()
+                                  for p in projectors)
+
+
+class _Zeros:
+    """The pullback of a call whose output or arguments cannot be perturbed."""
+
+    __slots__ = ("zeros",)
+
+    def __init__(self, zeros: tuple):
+        self.zeros = zeros
+
+    def __call__(self, dy: Any) -> tuple:
+        return self.zeros
+
+
+class _Pullback(Call):
+    """The pullback of one call: its record, the arguments' projectors (None where an
+    argument cannot be perturbed) and the output's projector (None for a tuple or list)."""
+
+    __slots__ = ("projectors", "output")
+
+    def __call__(self, dy: Any) -> tuple:
+        rule = self.rule
+        if self.output is None:
+            dy = _output_cotangents(dy, self.y)
+            is_zero = all(isinstance(part, AbstractZero) for part in dy)
+        else:
+            dy = unthunk(dy)
+            is_zero = isinstance(dy, AbstractZero)
+            if not is_zero:
+                dy = self._project_output(dy)
+                is_zero = isinstance(dy, AbstractZero)
+        if is_zero:
+            return _zeros(self.projectors)
+        shared = dy if rule.prepare is None else Thunk(lambda: rule.prepare(self, dy))
+        several = sum(p is not None for p in self.projectors) > 1
+        cotangents: list[Any] = [NoTangent()]
+        for position, project in enumerate(self.projectors):
+            if project is None:
+                cotangents.append(NoTangent())
+            elif several:  # thunked: the caller may need only some of them
+                cotangents.append(Thunk(lambda position=position, project=project: project(
+                    rule.cotangent(self, unthunk(shared), position))))
+            else:
+                cotangents.append(project(rule.cotangent(self, unthunk(shared), position)))
+        return tuple(cotangents)
+
+    def _project_output(self, dy: Any) -> Any:
+        try:
+            return self.output(dy)
+        except ProjectionError as error:
+            shape = getattr(self.output, "shape", None)
+            raise ProjectionError(
+                f"{self.rule.name} pullback: the output has shape {shape}, but its cotangent "
+                f"has shape {np.shape(dy)}." if shape is not None and np.shape(dy) != shape
+                else f"{self.rule.name} pullback: {error}") from None
+
+
+def _output_cotangents(dy: Any, y: tuple | list) -> list:
+    """One projected cotangent per output of a tuple- or list-valued function (ZeroTangent
+    where none is given): ``dy`` may be a tuple or list, a `Tangent` keyed by position or by
+    field name, or a zero."""
     dy = unthunk(dy)
     if isinstance(dy, AbstractZero):
         return [ZeroTangent()] * len(y)
-    if not isinstance(dy, Tangent):
-        parts = list(dy)
-    else:
+    if isinstance(dy, Tangent):
         fields = getattr(type(y), "_fields", ())
         parts = [dy[i] if i in dy or not fields else dy[fields[i]] for i in range(len(y))]
-    return [output_cotangent(t, output) for t, output in zip(parts, y)]
+    else:
+        parts = list(dy)
+        if len(parts) != len(y):
+            raise ProjectionError(f"expected a cotangent for each of the {len(y)} outputs, got "
+                                  f"{len(parts)}.")
+    projected = []
+    for part, output in zip(parts, y):
+        part = unthunk(part)
+        projected.append(part if isinstance(part, AbstractZero) else ProjectTo(output)(part))
+    return projected
 
 
-def output_cotangent(dy: Any, y: Any) -> Any:
-    """``dy`` unthunked and projected onto the output ``y``'s tangent space (a real output gets
-    a real cotangent, a float32 one a float32 cotangent), so formulas need not do it."""
-    dy = unthunk(dy)
-    return dy if isinstance(dy, AbstractZero) else ProjectTo(y)(dy)
-
-
-def output_tangent(y: tuple, tangents: Sequence) -> Any:
-    """The tangent of a tuple output: a projected `Tangent` of ``type(y)`` (zeros omitted)."""
+def _output_tangent(y: tuple | list, tangents: Sequence) -> Any:
+    """The tangent of a tuple or list output: a projected `Tangent` of ``type(y)``."""
     fields = getattr(type(y), "_fields", None) or range(len(y))
     backing = {key: t for key, t in zip(fields, tangents) if not isinstance(t, AbstractZero)}
     return ProjectTo(y)(Tangent(type(y), backing)) if backing else ZeroTangent()
 
 
-def dense(t: Any, like: Any) -> Any:
-    """``t``, or an array of zeros shaped like ``like`` when ``t`` is a zero tangent."""
-    return np.zeros_like(like) if isinstance(t, AbstractZero) else t
+def define(f: Any, *cotangents: Formula, every: Formula = None,
+           pushforward: Callable = multilinear, prepare: Formula = None,
+           check: Formula = None, refused: Sequence[str] = ("out",),
+           keeps_values: bool = True) -> None:
+    """Register the rrule and the frule of ``f`` (see the module's docstring).
 
-
-def multilinear(f: Any) -> Callable:
-    """The pushforward of ``f`` when ``f`` is linear in each differentiable argument."""
-    def pushforward(dargs: tuple, y: Any, *args: Any, **kwargs: Any) -> Any:
-        dy = ZeroTangent()
-        for i, darg in enumerate(dargs):
-            if not isinstance(darg, AbstractZero):
-                dy = accumulate(dy, f(*args[:i], darg, *args[i + 1:], **kwargs))
-        return dy
-
-    return pushforward
-
-
-def define(f: Any, *cotangents: Formula, pushforward: Callable | None = None,
-           prepare: Callable | None = None, check: Callable | None = None,
-           refused: Sequence[str] = ("out",)) -> None:
-    """Register the rrule and frule of ``f`` from per-argument cotangent formulas.
-
-    >>> import numpy as np
     >>> def scale(x, k):  # linear in x; k is not differentiable here
     ...     return k * x
-    >>> define(scale, lambda dy, y, x, k: k * dy, None)
+    >>> define(scale, lambda call, dy: call["k"] * dy, None)
     >>> rrule(scale, np.ones(2), 3)[1](np.ones(2))
     (NoTangent(), array([3., 3.]), NoTangent())
     >>> frule((NoTangent(), np.ones(2), NoTangent()), scale, np.ones(2), 3)[1]
     array([3., 3.])
     """
-    if pushforward is None:
-        pushforward = multilinear(f)
-    differentiable_count = sum(c is not None for c in cotangents)
-
-    def formula(i: int) -> Formula:
-        return cotangents[i] if i < len(cotangents) else None
-
-    def reverse(*args: Any, **kwargs: Any):
-        refuse(f, kwargs, refused)
-        if check is not None:
-            check(*args, **kwargs)
-        y = f(*args, **kwargs)
-        projectors = [project_onto(arg) if formula(i) is not None else NO_TANGENT_PROJECTOR
-                      for i, arg in enumerate(args)]
-
-        def pullback(dy: Any) -> tuple:
-            dy = output_cotangents(dy, y) if isinstance(y, tuple) else output_cotangent(dy, y)
-            if all(isinstance(d, AbstractZero) for d in (dy if isinstance(y, tuple) else [dy])):
-                return zero_cotangents(projectors)
-            shared = dy if prepare is None else Thunk(lambda: prepare(dy, y, *args, **kwargs))
-            result: list[Any] = [NoTangent()]
-            for i, (arg, project) in enumerate(zip(args, projectors)):
-                if not has_tangent(project):
-                    result.append(NoTangent())
-                elif differentiable_count > 1 and not isinstance(arg, _SCALARS):
-                    result.append(Thunk(lambda i=i, project=project: project(
-                        cotangents[i](unthunk(shared), y, *args, **kwargs))))
-                else:
-                    result.append(project(cotangents[i](unthunk(shared), y, *args, **kwargs)))
-            return tuple(result)
-
-        return y, pullback
-
-    def forward(tangents: tuple, *args: Any, **kwargs: Any):
-        refuse(f, kwargs, refused)
-        if check is not None:
-            check(*args, **kwargs)
-        y = f(*args, **kwargs)
-        dargs = tuple(unthunk(t) if formula(i) is not None else NoTangent()
-                      for i, t in enumerate(tangents[1:len(args) + 1]))
-        dargs += (NoTangent(),) * (len(args) - len(dargs))
-        if all(isinstance(d, AbstractZero) for d in dargs):
-            return y, ZeroTangent()
-        dargs = tuple(dense_tangent(arg, d) if isinstance(arg, (list, tuple))
-                      and not isinstance(d, AbstractZero) else d for arg, d in zip(args, dargs))
-        dy = pushforward(dargs, y, *args, **kwargs)
-        if isinstance(y, tuple):
-            return y, output_tangent(y, dy)
-        if isinstance(dy, AbstractZero):
-            return y, ZeroTangent()
-        return y, ProjectTo(y)(dy)
-
-    rrule.register(f, replace=True)(reverse)
-    frule.register(f, replace=True)(forward)
+    rule = _Rule(f, cotangents, every, pushforward, prepare, check, refused, keeps_values)
+    rrule.register(f, replace=True)(rule.reverse)
+    frule.register(f, replace=True)(rule.forward)

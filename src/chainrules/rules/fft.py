@@ -106,15 +106,15 @@ def _plan_nd(kind: str, shape: tuple, s: Any, axes: Any) -> list:
 
 
 def _one_dimensional(kind: str):
-    def cotangent(dy, y, a, n=None, axis=-1, norm=None, out=None):
-        return _adjoint(dy, _steps(np.shape(a), [(kind, axis, n)]), norm)
+    def cotangent(call, dy):
+        return _adjoint(dy, _steps(call.shape, [(kind, call["axis"], call["n"])]), call["norm"])
     return cotangent
 
 
-def _n_dimensional(kind: str, default_axes: Any):
-    def cotangent(dy, y, a, s=None, axes=default_axes, norm=None, out=None):
-        shape = np.shape(a)
-        return _adjoint(dy, _steps(shape, _plan_nd(kind, shape, s, axes)), norm)
+def _n_dimensional(kind: str):
+    def cotangent(call, dy):
+        plan = _plan_nd(kind, call.shape, call["s"], call["axes"])
+        return _adjoint(dy, _steps(call.shape, plan), call["norm"])
     return cotangent
 
 
@@ -122,5 +122,5 @@ def _n_dimensional(kind: str, default_axes: Any):
 
 for _kind in ("fft", "ifft", "rfft", "irfft"):
     define(getattr(np.fft, _kind), _one_dimensional(_kind))
-    define(getattr(np.fft, _kind + "2"), _n_dimensional(_kind, (-2, -1)))
-    define(getattr(np.fft, _kind + "n"), _n_dimensional(_kind, None))
+    define(getattr(np.fft, _kind + "2"), _n_dimensional(_kind))
+    define(getattr(np.fft, _kind + "n"), _n_dimensional(_kind))

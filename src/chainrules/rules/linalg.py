@@ -15,14 +15,21 @@ import numpy as np
 
 from ..core.accumulate import accumulate
 from ..core.broadcast import unbroadcast
-from ..core.projection import NO_TANGENT_PROJECTOR, ProjectTo
-from ..core.registry import frule, rrule
-from ..core.tangents import AbstractZero, NoTangent, Tangent, ZeroTangent
-from ..core.thunks import Thunk, unthunk
-from ._array_rules import dense_tangent, has_tangent, project_onto
-from ._define import H, conj, define, dense, output_cotangent, refuse, zero_cotangents
+from ..core.tangents import AbstractZero, Tangent, ZeroTangent
+from ._define import define, dense_tangent
 
 inv, solve = np.linalg.inv, np.linalg.solve
+
+
+def conj(x):
+    """``np.conj(x)`` for complex values, ``x`` itself (no copy) for real ones."""
+    return np.conj(x) if np.iscomplexobj(x) else x
+
+
+def H(x):
+    """The conjugate transpose of (a stack of) matrices: the last two axes swapped."""
+    return conj(np.swapaxes(x, -1, -2))
+
 
 # --- matmul: 1-d operands are promoted to matrices, then un-promoted -------------------------
 
@@ -37,15 +44,15 @@ def _matmul_dy(dy, a_ndim: int, b_ndim: int):
     return dy
 
 
-def _matmul_da(dy, y, a, b, **kwargs):
-    a, b = np.asarray(a), np.asarray(b)
+def _matmul_da(call, dy):
+    a, b = map(np.asarray, call.args[:2])
     matrix_b = b[:, None] if b.ndim == 1 else b
     da = _matmul_dy(dy, a.ndim, b.ndim) @ H(matrix_b)
     return unbroadcast(da[..., 0, :] if a.ndim == 1 else da, a.shape)
 
 
-def _matmul_db(dy, y, a, b, **kwargs):
-    a, b = np.asarray(a), np.asarray(b)
+def _matmul_db(call, dy):
+    a, b = map(np.asarray, call.args[:2])
     matrix_a = a[None, :] if a.ndim == 1 else a
     db = H(matrix_a) @ _matmul_dy(dy, a.ndim, b.ndim)
     return unbroadcast(db[..., 0] if b.ndim == 1 else db, b.shape)
@@ -90,57 +97,59 @@ def _tensordot_db(dy, a, b, a_axes: list[int], b_axes: list[int]):
     return np.transpose(g, [position[axis] for axis in range(b.ndim)])
 
 
-def _tensordot_axes(a, b, axes=2):
-    return _contracted_axes(np.ndim(a), np.ndim(b), axes)
+def _tensordot_axes(call):
+    return _contracted_axes(np.ndim(call["a"]), np.ndim(call["b"]), call["axes"])
 
 
-def _dot_axes(a, b):
+def _dot_axes(call):
     """dot contracts a's last axis with b's second-to-last (its only one if b is 1-d)."""
-    return [np.ndim(a) - 1], [max(np.ndim(b) - 2, 0)]
+    return [np.ndim(call["a"]) - 1], [max(np.ndim(call["b"]) - 2, 0)]
 
 
-def _inner_axes(a, b):
-    return [np.ndim(a) - 1], [np.ndim(b) - 1]
-
-
-def _scalar_product(a, b) -> bool:
-    return np.ndim(a) == 0 or np.ndim(b) == 0
+def _inner_axes(call):
+    return [np.ndim(call["a"]) - 1], [np.ndim(call["b"]) - 1]
 
 
 def _product_da(axes_of):
     """The cotangent of a in a tensordot-like product; a scalar operand means ``a * b``."""
-    def cotangent(dy, y, a, b, *args, **kwargs):
-        if _scalar_product(a, b):
+    def cotangent(call, dy):
+        a, b = call.args[:2]
+        if np.ndim(a) == 0 or np.ndim(b) == 0:
             return unbroadcast(dy * conj(np.asarray(b)), np.shape(a))
-        return _tensordot_da(dy, a, b, *axes_of(a, b, *args, **kwargs))
+        return _tensordot_da(dy, a, b, *axes_of(call))
     return cotangent
 
 
 def _product_db(axes_of):
-    def cotangent(dy, y, a, b, *args, **kwargs):
-        if _scalar_product(a, b):
+    def cotangent(call, dy):
+        a, b = call.args[:2]
+        if np.ndim(a) == 0 or np.ndim(b) == 0:
             return unbroadcast(conj(np.asarray(a)) * dy, np.shape(b))
-        return _tensordot_db(dy, a, b, *axes_of(a, b, *args, **kwargs))
+        return _tensordot_db(dy, a, b, *axes_of(call))
     return cotangent
 
 
 # --- vdot, outer: products of the flattened operands ----------------------------------------
 
 
-def _vdot_da(dy, y, a, b):
+def _vdot_da(call, dy):
     # vdot(a, b) = sum(conj(a) * b) is antilinear in a: da = b * conj(dy).
+    a, b = call.args
     return np.reshape(np.ravel(b) * np.conj(dy), np.shape(a))
 
 
-def _vdot_db(dy, y, a, b):
+def _vdot_db(call, dy):
+    a, b = call.args
     return np.reshape(np.ravel(a) * dy, np.shape(b))
 
 
-def _outer_da(dy, y, a, b, **kwargs):
+def _outer_da(call, dy):
+    a, b = call.args[:2]
     return np.reshape(np.asarray(dy) @ conj(np.ravel(b)), np.shape(a))
 
 
-def _outer_db(dy, y, a, b, **kwargs):
+def _outer_db(call, dy):
+    a, b = call.args[:2]
     return np.reshape(conj(np.ravel(a)) @ np.asarray(dy), np.shape(b))
 
 
@@ -151,7 +160,13 @@ def _kron_operands(a, b):
     return a.reshape((1,) * (ndim - a.ndim) + a.shape), b.reshape((1,) * (ndim - b.ndim) + b.shape)
 
 
-def _kron_cotangent(dy, a, b, of_b: bool):
+def _kron_cotangent(of_b: bool):
+    def cotangent(call, dy):
+        return _kron_of(dy, *call.args, of_b)
+    return cotangent
+
+
+def _kron_of(dy, a, b, of_b: bool):
     # kron(a, b)[i0*n0 + j0, ...] = a[i0, ...] * b[j0, ...]: dy read as axes (i0, j0, i1, j1...).
     a_, b_ = _kron_operands(a, b)
     pairs = list(range(2 * a_.ndim))
@@ -167,13 +182,14 @@ def _kron_cotangent(dy, a, b, of_b: bool):
 _LABELS = string.ascii_uppercase + string.ascii_lowercase  # sublist label k is _LABELS[k]
 
 
-def _einsum_spec(args: tuple) -> tuple[list[str], str, list, list[int]]:
+def _einsum_spec(call) -> tuple[list[str], str, list, list[int]]:
     """``(input subscripts, output subscripts, operands, operand positions in args)``.
 
     Both call forms are read (``'ij,jk->ik', a, b`` and ``a, [0, 1], b, [1, 2]``); ellipses
     are replaced by labels of their own, and an implicit output is made explicit (ellipsis
     labels first, then the labels used once, in alphabetical order, as NumPy does).
     """
+    args = call.args
     if isinstance(args[0], str):
         subscripts = args[0].replace(" ", "")
         lhs, output = subscripts.split("->") if "->" in subscripts else (subscripts, None)
@@ -201,13 +217,15 @@ def _einsum_spec(args: tuple) -> tuple[list[str], str, list, list[int]]:
     return inputs, output, operands, positions
 
 
-def _einsum_cotangent(i: int, dy, inputs: list[str], output: str, operands: list):
+def _einsum_cotangent(call, dy, position: int):
     """The cotangent of operand i: ``einsum(dy, conj(other operands)) -> operand i's labels``.
 
     Labels that only operand i has (summed away in the forward pass) are broadcast back by a
     vector of ones; repeated labels (``'ii'``) put the result on the diagonal; dimensions of
     size 1 that were broadcast are summed.
     """
+    inputs, output, operands, positions = call.memo(_einsum_spec)
+    i = positions.index(position)
     sizes: dict[str, int] = {}
     for op, sub in zip(operands, inputs):
         for label, size in zip(sub, np.shape(op)):
@@ -230,43 +248,6 @@ def _einsum_cotangent(i: int, dy, inputs: list[str], output: str, operands: list
     return g.sum(axis=broadcast, keepdims=True) if broadcast else g
 
 
-@rrule.register(np.einsum)
-def _einsum_rrule(*args: Any, **kwargs: Any):
-    refuse(np.einsum, kwargs)
-    y = np.einsum(*args, **kwargs)
-    inputs, output, operands, positions = _einsum_spec(args)
-    projectors = [NO_TANGENT_PROJECTOR] * len(args)
-    for position in positions:
-        projectors[position] = project_onto(args[position])
-
-    def einsum_pullback(dy: Any) -> tuple:
-        dy = output_cotangent(dy, y)
-        if isinstance(dy, AbstractZero):
-            return zero_cotangents(projectors)
-        result: list[Any] = [NoTangent()] * (len(args) + 1)
-        for i, position in enumerate(positions):
-            project = projectors[position]
-            if has_tangent(project):
-                result[position + 1] = Thunk(lambda i=i, project=project: project(
-                    _einsum_cotangent(i, dy, inputs, output, operands)))
-        return tuple(result)
-
-    return y, einsum_pullback
-
-
-@frule.register(np.einsum)
-def _einsum_frule(tangents: tuple, *args: Any, **kwargs: Any):
-    refuse(np.einsum, kwargs)
-    y = np.einsum(*args, **kwargs)
-    dy: Any = ZeroTangent()
-    for position in _einsum_spec(args)[3]:
-        d = unthunk(tangents[position + 1])
-        if not isinstance(d, AbstractZero):
-            d = dense_tangent(args[position], d)
-            dy = accumulate(dy, np.einsum(*args[:position], d, *args[position + 1:], **kwargs))
-    return y, (dy if isinstance(dy, AbstractZero) else ProjectTo(y)(dy))
-
-
 # --- inverse, solve, determinants ------------------------------------------------------------
 
 
@@ -274,26 +255,28 @@ def _trace(x):
     return np.trace(x, axis1=-2, axis2=-1)
 
 
-def _solve_shared(dy, y, a, b):
+def _solve_shared(call, dy):
     """``a^-H dy``, shared by both cotangents of ``x = solve(a, b)`` (as a stack of matrices)."""
-    vector = np.ndim(b) == 1
-    return np.linalg.solve(H(a), np.asarray(dy)[..., None] if vector else dy)
+    a, b = call.args
+    return np.linalg.solve(H(a), np.asarray(dy)[..., None] if np.ndim(b) == 1 else dy)
 
 
-def _solve_da(g, y, a, b):
-    x = y[..., None] if np.ndim(b) == 1 else y
+def _solve_da(call, g):
+    a, b = call.args
+    x = call.y[..., None] if np.ndim(b) == 1 else call.y
     return unbroadcast(-g @ H(x), np.shape(a))
 
 
-def _solve_db(g, y, a, b):
+def _solve_db(call, g):
+    b = call.args[1]
     return unbroadcast(g[..., 0] if np.ndim(b) == 1 else g, np.shape(b))
 
 
-def _solve_pushforward(dargs, y, a, b):
-    da, db = dargs
+def _solve_pushforward(call, da, db):
+    a, b = call.args
     vector = np.ndim(b) == 1
-    x = y[..., None] if vector else y
-    rhs = dense(db, b)
+    x = call.y[..., None] if vector else call.y
+    rhs = dense_tangent(b, db)
     rhs = np.asarray(rhs)[..., None] if vector else rhs
     if not isinstance(da, AbstractZero):
         rhs = rhs - da @ x
@@ -314,27 +297,23 @@ def _adjugate(a, det):
         return phase[..., None, None] * (H(Vh) * others[..., None, :]) @ H(U)
 
 
-def _det_da(dy, y, a):
-    return np.asarray(dy)[..., None, None] * H(_adjugate(a, np.asarray(y)))
+def _adjugate_of(call):
+    return _adjugate(call.x, np.asarray(call.y))
 
 
-def _det_pushforward(dargs, y, a):
-    return _trace(_adjugate(a, np.asarray(y)) @ dargs[0])
-
-
-def _slogdet_da(dy, y, a):
+def _slogdet_da(call, dy):
     # log det a = logabsdet + i*theta, sign = exp(i*theta); d(log det a) = tr(a^-1 da).
-    d_sign, d_logabsdet = dy
-    weight = np.real(dense(d_logabsdet, y.logabsdet))
+    (d_sign, d_logabsdet), y, a = dy, call.y, call.x
+    weight = np.real(dense_tangent(y.logabsdet, d_logabsdet))
     if np.iscomplexobj(a) and not isinstance(d_sign, AbstractZero):
         weight = weight - 1j * np.imag(np.conj(d_sign) * y.sign)
     return np.asarray(weight)[..., None, None] * H(inv(a))
 
 
-def _slogdet_pushforward(dargs, y, a):
-    tau = _trace(solve(a, dargs[0]))
-    d_sign = 1j * y.sign * np.imag(tau) if np.iscomplexobj(y.sign) else ZeroTangent()
-    return d_sign, np.real(tau)
+def _slogdet_pushforward(call, da):
+    tau = _trace(solve(call.x, da))
+    sign = call.y.sign
+    return 1j * sign * np.imag(tau) if np.iscomplexobj(sign) else ZeroTangent(), np.real(tau)
 
 
 # --- Hermitian inputs: NumPy reads one triangle (and the real part of the diagonal) ----------
@@ -387,22 +366,19 @@ def _inverse_gaps(w):
 # --- cholesky --------------------------------------------------------------------------------
 
 
-def _cholesky_lower(y, upper: bool):
-    return H(y) if upper else y
-
-
-def _cholesky_da(dy, y, a, *, upper=False):
+def _cholesky_da(call, dy):
     # a = L L^H; dL = L Phi(L^-1 da L^-H)  =>  the Hermitian gradient L^-H Phi(L^H dL) L^-1.
-    L = _cholesky_lower(y, upper)
-    dL = H(dy) if upper else dy
+    upper = call["upper"]
+    L, dL = (H(call.y), H(dy)) if upper else (call.y, dy)
     L_inv = inv(L)
     return _to_triangle(H(L_inv) @ _lower_half(H(L) @ dL) @ L_inv, lower=not upper)
 
 
-def _cholesky_pushforward(dargs, y, a, *, upper=False):
-    L = _cholesky_lower(y, upper)
+def _cholesky_pushforward(call, da):
+    upper = call["upper"]
+    L = H(call.y) if upper else call.y
     L_inv = inv(L)
-    dL = L @ _lower_half(L_inv @ _from_triangle(dargs[0], lower=not upper) @ H(L_inv))
+    dL = L @ _lower_half(L_inv @ _from_triangle(da, lower=not upper) @ H(L_inv))
     return H(dL) if upper else dL
 
 
@@ -411,30 +387,40 @@ def _cholesky_pushforward(dargs, y, a, *, upper=False):
 
 def _eigh_gradient(w, V, dw, dV):
     """The Hermitian-input gradient of (w, V) = eigh: V (diag(dw) + F * (V^H dV)) V^H."""
-    inner = _diag(dense(dw, w)).astype(np.result_type(V, w))
+    inner = _diag(dense_tangent(w, dw)).astype(np.result_type(V, w))
     if not isinstance(dV, AbstractZero):
         inner = inner + _inverse_gaps(w) * (H(V) @ dV)
     return V @ inner @ H(V)
 
 
-def _eigh_da(dy, y, a, UPLO="L"):
-    return _to_triangle(_eigh_gradient(y.eigenvalues, y.eigenvectors, *dy), UPLO.upper() == "L")
+def _lower(call) -> bool:
+    """Whether eigh/eigvalsh read the lower triangle."""
+    return call["UPLO"].upper() == "L"
 
 
-def _eigh_pushforward(dargs, y, a, UPLO="L"):
-    w, V = y
-    K = H(V) @ _from_triangle(dargs[0], UPLO.upper() == "L") @ V
+def _eigh_da(call, dy):
+    w, V = call.y
+    return _to_triangle(_eigh_gradient(w, V, *dy), _lower(call))
+
+
+def _eigh_pushforward(call, da):
+    w, V = call.y
+    K = H(V) @ _from_triangle(da, _lower(call)) @ V
     return np.real(np.diagonal(K, axis1=-2, axis2=-1)), V @ (_inverse_gaps(w) * K)
 
 
-def _eigvalsh_da(dy, y, a, UPLO="L"):
-    V = np.linalg.eigh(a, UPLO)[1]
-    return _to_triangle(_eigh_gradient(y, V, dy, ZeroTangent()), UPLO.upper() == "L")
+def _eigenvectors(call):
+    return np.linalg.eigh(call.x, call["UPLO"])[1]
 
 
-def _eigvalsh_pushforward(dargs, y, a, UPLO="L"):
-    V = np.linalg.eigh(a, UPLO)[1]
-    K = H(V) @ _from_triangle(dargs[0], UPLO.upper() == "L") @ V
+def _eigvalsh_da(call, dy):
+    V = _eigenvectors(call)
+    return _to_triangle(_eigh_gradient(call.y, V, dy, ZeroTangent()), _lower(call))
+
+
+def _eigvalsh_pushforward(call, da):
+    V = _eigenvectors(call)
+    K = H(V) @ _from_triangle(da, _lower(call)) @ V
     return np.real(np.diagonal(K, axis1=-2, axis2=-1))
 
 
@@ -455,7 +441,7 @@ def _svd_gradient(U, S, Vh, dU, dS, dVh):
     k = S.shape[-1]
     U1, Vh1 = U[..., :k], Vh[..., :k, :]
     V1 = H(Vh1)
-    inner = _diag(dense(dS, S)).astype(np.result_type(U, S))
+    inner = _diag(dense_tangent(S, dS)).astype(np.result_type(U, S))
     scaled = 1 / S
     outer = 0
     gaps = _inverse_gaps(S * S)
@@ -480,23 +466,23 @@ def _svd_gradient(U, S, Vh, dU, dS, dVh):
     return U1 @ inner @ Vh1 + outer
 
 
-def _svd_check(a, full_matrices=True, compute_uv=True, hermitian=False):
-    if hermitian:
+def _svd_check(call):
+    if call["hermitian"]:
         raise TypeError(
             "numpy.linalg.svd: hermitian=True is not supported in differentiated code; call "
             "svd without it (or use numpy.linalg.eigh for a Hermitian matrix).")
 
 
-def _svd_da(dy, y, a, full_matrices=True, compute_uv=True, hermitian=False):
-    if not compute_uv:
-        U, S, Vh = np.linalg.svd(a, full_matrices=False)
+def _svd_da(call, dy):
+    if not call["compute_uv"]:
+        U, S, Vh = np.linalg.svd(call.x, full_matrices=False)
         return _svd_gradient(U, S, Vh, ZeroTangent(), dy, ZeroTangent())
-    return _svd_gradient(*y, *dy)
+    return _svd_gradient(*call.y, *dy)
 
 
-def _svd_pushforward(dargs, y, a, full_matrices=True, compute_uv=True, hermitian=False):
-    da = dargs[0]
-    U, S, Vh = y if compute_uv else np.linalg.svd(a, full_matrices=False)
+def _svd_pushforward(call, da):
+    compute_uv = call["compute_uv"]
+    U, S, Vh = call.y if compute_uv else np.linalg.svd(call.x, full_matrices=False)
     k = S.shape[-1]
     U1, V1 = U[..., :k], H(Vh[..., :k, :])
     dP = H(U1) @ da @ V1
@@ -522,12 +508,12 @@ def _svd_pushforward(dargs, y, a, full_matrices=True, compute_uv=True, hermitian
 # --- qr (reduced) ----------------------------------------------------------------------------
 
 
-def _qr_check(a, mode="reduced"):
-    m, n = np.shape(a)[-2:]
-    if mode not in ("reduced", "r") and not (mode == "complete" and m <= n):
+def _qr_check(call):
+    mode, shape = call["mode"], np.shape(call.x)
+    if mode not in ("reduced", "r") and not (mode == "complete" and shape[-2] <= shape[-1]):
         raise TypeError(
             f"numpy.linalg.qr: mode={mode!r} is not supported in differentiated code for a "
-            f"matrix of shape {np.shape(a)}; use mode='reduced' (or 'r').")
+            f"matrix of shape {shape}; use mode='reduced' (or 'r').")
 
 
 def _qr_tall_gradient(Q, R, dQ, dR):
@@ -537,12 +523,13 @@ def _qr_tall_gradient(Q, R, dQ, dR):
     return H(solve(R, H(X)))
 
 
-def _qr_da(dy, y, a, mode="reduced"):
-    if mode == "r":
+def _qr_da(call, dy):
+    a = call.x
+    if call["mode"] == "r":
         (Q, R), dQ, dR = np.linalg.qr(a), ZeroTangent(), dy
     else:
-        (Q, R), (dQ, dR) = y, dy
-    dQ, dR = dense(dQ, Q), dense(dR, R)
+        (Q, R), (dQ, dR) = call.y, dy
+    dQ, dR = dense_tangent(Q, dQ), dense_tangent(R, dR)
     m, n = np.shape(a)[-2:]
     if m >= n:
         return _qr_tall_gradient(Q, R, dQ, dR)
@@ -563,9 +550,9 @@ def _qr_tall_pushforward(Q, R, da):
     return Q @ omega + da_r - Q @ C, (C - omega) @ R
 
 
-def _qr_pushforward(dargs, y, a, mode="reduced"):
-    da = dargs[0]
-    Q, R = np.linalg.qr(a) if mode == "r" else y
+def _qr_pushforward(call, da):
+    a, mode = call.x, call["mode"]
+    Q, R = np.linalg.qr(a) if mode == "r" else call.y
     m, n = np.shape(a)[-2:]
     if m >= n:
         dQ, dR = _qr_tall_pushforward(Q, R, da)
@@ -574,7 +561,6 @@ def _qr_pushforward(dargs, y, a, mode="reduced"):
         dR2 = H(dQ) @ np.asarray(a)[..., m:] + H(Q) @ da[..., m:]
         dR = np.concatenate([dR1, dR2], axis=-1)
     return dR if mode == "r" else (dQ, dR)
-
 
 
 # --- pinv, matrix_power, multi_dot, lstsq ----------------------------------------------------
@@ -594,16 +580,16 @@ def _pinv_tangent(a, P, da):
     return -P @ da @ P + T - (T @ a) @ P + S - P @ (a @ S)
 
 
-def _pinv_da(dy, y, a, rcond=None, hermitian=False, **kwargs):
-    if hermitian:
-        return _to_triangle(_pinv_gradient(_from_triangle(a, True), y, dy), True)
-    return _pinv_gradient(np.asarray(a), y, dy)
+def _pinv_da(call, dy):
+    if call["hermitian"]:
+        return _to_triangle(_pinv_gradient(_from_triangle(call.x, True), call.y, dy), True)
+    return _pinv_gradient(call.a, call.y, dy)
 
 
-def _pinv_pushforward(dargs, y, a, rcond=None, hermitian=False, **kwargs):
-    if hermitian:
-        return _pinv_tangent(_from_triangle(a, True), y, _from_triangle(dargs[0], True))
-    return _pinv_tangent(np.asarray(a), y, dargs[0])
+def _pinv_pushforward(call, da):
+    if call["hermitian"]:
+        return _pinv_tangent(_from_triangle(call.x, True), call.y, _from_triangle(da, True))
+    return _pinv_tangent(call.a, call.y, da)
 
 
 def _powers(base, count: int) -> list:
@@ -619,7 +605,8 @@ def _times(x, y):
     return y if x is None else x if y is None else x @ y
 
 
-def _matrix_power_da(dy, y, a, n):
+def _matrix_power_da(call, dy):
+    a, n = call.args
     if n == 0:
         return np.zeros_like(a)
     base = np.asarray(a) if n > 0 else inv(a)
@@ -629,18 +616,20 @@ def _matrix_power_da(dy, y, a, n):
     return g if n > 0 else -H(base) @ g @ H(base)
 
 
-def _matrix_power_pushforward(dargs, y, a, n):
+def _matrix_power_pushforward(call, da):
+    a, n = call.args
     if n == 0:
         return ZeroTangent()
     base = np.asarray(a) if n > 0 else inv(a)
-    dbase = dargs[0] if n > 0 else -base @ dargs[0] @ base
+    dbase = da if n > 0 else -base @ da @ base
     m = abs(n)
     powers = _powers(base, m)
     return sum(_times(_times(powers[k], dbase), powers[m - 1 - k]) for k in range(m))
 
 
-def _multi_dot_cotangent(dy, y, arrays, **kwargs):
+def _multi_dot_cotangent(call, dy):
     """Tangent of the sequence: d a_i = (a_0 ... a_{i-1})^H dy (a_{i+1} ... a_last)^H."""
+    arrays = call.x
     matrices = [np.asarray(x) for x in arrays]
     if matrices[0].ndim == 1:
         matrices[0] = matrices[0][None, :]
@@ -658,61 +647,65 @@ def _multi_dot_cotangent(dy, y, arrays, **kwargs):
     return Tangent(type(arrays), cotangents)
 
 
-def _multi_dot_pushforward(dargs, y, arrays, **kwargs):
-    dy: Any = ZeroTangent()
-    for i in range(len(arrays)):
-        d = unthunk(dargs[0][i])  # dargs[0]: a Tangent, list or tuple
-        if not isinstance(d, AbstractZero):
-            dy = accumulate(dy, np.linalg.multi_dot([*arrays[:i], d, *arrays[i + 1:]]))
+def _multi_dot_pushforward(call, darrays):
+    arrays, dy = call.x, ZeroTangent()
+    for i, d in enumerate(darrays):
+        dy = accumulate(dy, np.linalg.multi_dot([*arrays[:i], d, *arrays[i + 1:]]))
     return dy
 
 
-def _lstsq_shared(dy, y, a, b, rcond=None):
-    """The SVD of a, its pseudo-inverse with lstsq's cutoff, and the output cotangents."""
+def _lstsq_svd(call):
+    """The SVD of a and its pseudo-inverse with lstsq's cutoff."""
+    a = call.x
     U, S, Vh = np.linalg.svd(a, full_matrices=False)
-    m, n = np.shape(a)
-    cutoff = (np.finfo(S.dtype).eps * max(m, n) if rcond is None else rcond) * S[..., :1]
+    cutoff = (np.finfo(S.dtype).eps * max(np.shape(a)) if call["rcond"] is None
+              else call["rcond"]) * S[..., :1]
     inverse = np.where(S > cutoff, 1 / np.where(S > cutoff, S, 1), 0)
-    P = H(Vh) @ (inverse[:, None] * H(U))
-    return U, S, Vh, P, dy
+    return U, S, Vh, H(Vh) @ (inverse[:, None] * H(U))
 
 
-def _lstsq_da(shared, y, a, b, rcond=None):
-    U, S, Vh, P, (dx, dresiduals, _, dS) = shared
-    x, residuals = y[0], y[1]
+def _lstsq_error(call):
+    """The residual vectors b - a x."""
+    a, b = call.args[:2]
+    return np.asarray(b) - np.asarray(a) @ call.y[0]
+
+
+def _lstsq_da(call, dy):
+    (U, S, Vh, P), (a, b), (x, residuals) = call.memo(_lstsq_svd), call.args[:2], call.y[:2]
+    dx, dresiduals, _, dS = dy
     as_matrix = (lambda v: v[:, None]) if np.ndim(b) == 1 else (lambda v: v)
     g: Any = ZeroTangent()
     if not isinstance(dx, AbstractZero):
         g = accumulate(g, _pinv_gradient(np.asarray(a), P, as_matrix(dx) @ H(as_matrix(b))))
     if not isinstance(dresiduals, AbstractZero) and np.size(residuals):
-        error = as_matrix(b) - np.asarray(a) @ as_matrix(x)
+        error = as_matrix(call.memo(_lstsq_error))
         g = accumulate(g, -2 * (error * np.real(dresiduals)) @ H(as_matrix(x)))
     if not isinstance(dS, AbstractZero):
         g = accumulate(g, _svd_gradient(U, S, Vh, ZeroTangent(), dS, ZeroTangent()))
     return g
 
 
-def _lstsq_db(shared, y, a, b, rcond=None):
-    U, S, Vh, P, (dx, dresiduals, _, dS) = shared
-    x, residuals = y[0], y[1]
+def _lstsq_db(call, dy):
+    P, b, residuals = call.memo(_lstsq_svd)[3], call.args[1], call.y[1]
+    dx, dresiduals, _, _ = dy
     g: Any = ZeroTangent()
     if not isinstance(dx, AbstractZero):
         g = accumulate(g, H(P) @ dx)
     if not isinstance(dresiduals, AbstractZero) and np.size(residuals):
-        error = np.asarray(b) - np.asarray(a) @ x
-        g = accumulate(g, 2 * error * np.real(dresiduals if np.ndim(b) > 1 else dresiduals[0]))
+        g = accumulate(g, 2 * call.memo(_lstsq_error) * np.real(
+            dresiduals if np.ndim(b) > 1 else dresiduals[0]))
     return g
 
 
-def _lstsq_pushforward(dargs, y, a, b, rcond=None):
-    da, db = dense(dargs[0], a), dense(dargs[1], b)
-    x, residuals = y[0], y[1]
-    U, S, Vh, P, _ = _lstsq_shared(None, y, a, b, rcond)
+def _lstsq_pushforward(call, da, db):
+    (a, b), (x, residuals) = call.args[:2], call.y[:2]
+    da, db = dense_tangent(a, da), dense_tangent(b, db)
+    U, S, Vh, P = call.memo(_lstsq_svd)
     dx = P @ db + _pinv_tangent(np.asarray(a), P, da) @ b
     d_residuals: Any = ZeroTangent()
     if np.size(residuals):
-        error = np.asarray(b) - np.asarray(a) @ x
-        d_residuals = 2 * np.real(np.sum(np.conj(error) * (db - da @ x), axis=0))
+        d_residuals = 2 * np.real(np.sum(np.conj(call.memo(_lstsq_error)) * (db - da @ x),
+                                         axis=0))
         d_residuals = np.reshape(d_residuals, np.shape(residuals))
     dS = np.real(np.diagonal(H(U) @ da @ H(Vh), axis1=-2, axis2=-1))
     return dx, d_residuals, ZeroTangent(), dS
@@ -722,26 +715,25 @@ def _lstsq_pushforward(dargs, y, a, b, rcond=None):
 
 define(np.matmul, _matmul_da, _matmul_db, refused=("out", "axes", "axis"))
 define(np.dot, _product_da(_dot_axes), _product_db(_dot_axes))
-define(np.tensordot, _product_da(_tensordot_axes), _product_db(_tensordot_axes), None)
+define(np.tensordot, _product_da(_tensordot_axes), _product_db(_tensordot_axes))
 define(np.inner, _product_da(_inner_axes), _product_db(_inner_axes))
 define(np.vdot, _vdot_da, _vdot_db)
 define(np.outer, _outer_da, _outer_db)
-define(np.kron, lambda dy, y, a, b: _kron_cotangent(dy, a, b, False),
-       lambda dy, y, a, b: _kron_cotangent(dy, a, b, True))
-define(np.linalg.inv, lambda dy, y, a: -H(y) @ dy @ H(y),
-       pushforward=lambda dargs, y, a: -y @ dargs[0] @ y)
+define(np.kron, _kron_cotangent(of_b=False), _kron_cotangent(of_b=True))
+define(np.einsum, every=_einsum_cotangent)
+define(np.linalg.inv, lambda call, dy: -H(call.y) @ dy @ H(call.y),
+       pushforward=lambda call, da: -call.y @ da @ call.y)
 define(np.linalg.solve, _solve_da, _solve_db, prepare=_solve_shared,
        pushforward=_solve_pushforward)
-define(np.linalg.det, _det_da, pushforward=_det_pushforward)
+define(np.linalg.det, lambda call, dy: np.asarray(dy)[..., None, None] * H(
+    call.memo(_adjugate_of)), pushforward=lambda call, da: _trace(call.memo(_adjugate_of) @ da))
 define(np.linalg.slogdet, _slogdet_da, pushforward=_slogdet_pushforward)
 define(np.linalg.cholesky, _cholesky_da, pushforward=_cholesky_pushforward)
-define(np.linalg.eigh, _eigh_da, None, pushforward=_eigh_pushforward)
-define(np.linalg.eigvalsh, _eigvalsh_da, None, pushforward=_eigvalsh_pushforward)
-define(np.linalg.svd, _svd_da, None, None, None, pushforward=_svd_pushforward,
-       check=_svd_check)
-define(np.linalg.qr, _qr_da, None, pushforward=_qr_pushforward, check=_qr_check)
-define(np.linalg.pinv, _pinv_da, None, None, pushforward=_pinv_pushforward)
-define(np.linalg.matrix_power, _matrix_power_da, None, pushforward=_matrix_power_pushforward)
+define(np.linalg.eigh, _eigh_da, pushforward=_eigh_pushforward)
+define(np.linalg.eigvalsh, _eigvalsh_da, pushforward=_eigvalsh_pushforward)
+define(np.linalg.svd, _svd_da, pushforward=_svd_pushforward, check=_svd_check)
+define(np.linalg.qr, _qr_da, pushforward=_qr_pushforward, check=_qr_check)
+define(np.linalg.pinv, _pinv_da, pushforward=_pinv_pushforward)
+define(np.linalg.matrix_power, _matrix_power_da, pushforward=_matrix_power_pushforward)
 define(np.linalg.multi_dot, _multi_dot_cotangent, pushforward=_multi_dot_pushforward)
-define(np.linalg.lstsq, _lstsq_da, _lstsq_db, None, prepare=_lstsq_shared,
-       pushforward=_lstsq_pushforward)
+define(np.linalg.lstsq, _lstsq_da, _lstsq_db, pushforward=_lstsq_pushforward)

@@ -267,3 +267,24 @@ def test_escaped_tracer_is_a_clear_error():
     cr.grad(lambda x: leaked.append(x) or np.sum(x))(np.ones(2))
     with pytest.raises(cr.TracingError, match="already returned"):
         np.sin(leaked[0])
+
+
+def test_pullbacks_can_be_called_again():
+    def main():
+        x = np.arange(3.0)
+        y, pullback = cr.EngineConfig().rrule_via_ad(lambda i: x[i] ** 2, 1)
+        first, second = pullback(1.0), pullback(2.0)
+        np.testing.assert_array_equal(cr.unthunk(first[0].x), [0.0, 2.0, 0.0])
+        np.testing.assert_array_equal(cr.unthunk(second[0].x), [0.0, 4.0, 0.0])
+
+    main()
+    y, pullback = cr.vjp(lambda x: x * 3.0, np.ones(2))
+    np.testing.assert_array_equal(pullback(np.ones(2))[0], [3.0, 3.0])
+    np.testing.assert_array_equal(pullback(np.ones(2))[0], [3.0, 3.0])
+
+
+def test_plain_tuple_cotangent_for_a_namedtuple_output():
+    Pair = namedtuple("Pair", "a b")
+    y, pullback = cr.vjp(lambda x: Pair(x * 2.0, x ** 2), np.array([1.0, 3.0]))
+    np.testing.assert_array_equal(pullback((np.ones(2), np.zeros(2)))[0], [2.0, 2.0])
+    np.testing.assert_array_equal(pullback(Pair(np.zeros(2), np.ones(2)))[0], [2.0, 6.0])

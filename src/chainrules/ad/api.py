@@ -204,7 +204,12 @@ def _vjp(f: Callable, args: Sequence, kwargs: dict, *, argnums: Sequence[int] | 
     paths = {key: [path for path, _ in leaves(
         f if key == "f" else args[key], _is_differentiable)] for key in inputs}
 
-    def pullback(dy: Any, retain: bool = False) -> tuple:
+    def pullback(dy: Any, retain: bool = True) -> tuple:
+        """Cotangents for ``dy``; callable any number of times, unless ``retain=False``
+        (then the tape is freed during the pass: ``grad`` uses that, for memory)."""
+        if isinstance(dy, tuple) and not hasattr(type(dy), "_fields") and \
+                hasattr(type(out), "_fields"):
+            dy = type(out)(*dy)  # a plain tuple for a namedtuple output
         seeds = []
         for path, traced in outputs:
             seed = tangent_at(dy, path)
@@ -275,7 +280,7 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool 
         y, pullback = result[0], result[1]
         _check_scalar(f, y)
         seed = _one_like(y)
-        gradients = pullback(seed)[1:]
+        gradients = pullback(seed, retain=False)[1:]
         gradient = gradients[0] if single else tuple(gradients)
         if has_aux:
             return (y, result[2]), gradient

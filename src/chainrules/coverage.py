@@ -134,8 +134,12 @@ def autograd_covered() -> set[str] | None:
     names = set()
     for module, prefix in ((anp, "np."), (anp.linalg, "np.linalg."), (anp.fft, "np.fft.")):
         for attribute in dir(module):
-            if getattr(module, attribute, None) in primitive_vjps:
-                names.add(prefix + attribute)
+            value = getattr(module, attribute, None)
+            try:
+                if value in primitive_vjps:
+                    names.add(prefix + attribute)
+            except TypeError:  # unhashable module attributes
+                pass
     return names
 
 

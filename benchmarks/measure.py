@@ -142,6 +142,7 @@ def measure(workload_name: str, library: str, size: int, repeats: int, budget: f
     if library.startswith("jax"):
         importlib.import_module("jax.numpy")
     result["version"] = _version(workloads.IMPORT_NAME[library], module)
+    result["module_path"] = getattr(module, "__file__", None)
 
     inputs = workload.make_inputs(size)
     prepare = workloads.implementation(workload, library)

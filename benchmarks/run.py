@@ -223,11 +223,15 @@ def machine_description() -> dict:
                        if line.startswith("model name"))
     except (OSError, StopIteration):
         pass
-    try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE,
-                                capture_output=True, text=True).stdout.strip()
-    except OSError:
-        commit = "?"
+    def git(*words: str) -> str:
+        try:
+            return subprocess.run(["git", *words], cwd=HERE, capture_output=True,
+                                  text=True).stdout.strip()
+        except OSError:
+            return "?"
+    commit = git("rev-parse", "--short", "HEAD")
+    if git("status", "--porcelain", "--", str(HERE.parent / "src")):
+        commit += " (src/ has uncommitted changes)"
     return {"date": datetime.datetime.now().isoformat(timespec="seconds"),
             "python": platform.python_version(), "numpy": np.__version__,
             "platform": platform.platform(), "cpu": cpu, "cores": os.cpu_count(),

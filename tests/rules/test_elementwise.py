@@ -39,7 +39,7 @@ UNARY = {
     np.rad2deg: (ANY, None), np.degrees: (ANY, None), np.sign: (ANY, ANY_C),
     np.abs: (ANY, ANY_C), np.fabs: (ANY, None), np.real: (ANY, ANY_C),
     np.imag: (ANY, ANY_C), np.conj: (ANY, ANY_C), np.conjugate: (ANY, ANY_C),
-    np.angle: (ANY, ANY_C),
+    np.angle: (ANY, ANY_C), np.sinc: (ANY, ANY_C),
 }
 
 # function: (first argument's points, second's, complex supported)
@@ -75,6 +75,10 @@ def _unary_cases():
                       case(f, complex(complex_[0]))]
     cases += [case(np.angle, np.array(ANY_C), deg=True), case(np.angle, np.array(ANY_C), True),
               case(np.angle, np.array(ANY), True)]
+    # sinc at and next to 0, where (cos(pi x) - sinc(x)) / x is 0/0 or cancels: derivative 0
+    cases += [case(np.sinc, np.array([0.0, 1e-3, -0.02, 0.05]), id="sinc-near-zero"),
+              case(np.sinc, 0.0, id="sinc-at-zero"),
+              case(np.sinc, np.array([0.0, 0.01], np.float32), id="sinc-near-zero-float32")]
     return cases
 
 

@@ -1,8 +1,17 @@
 """Rules for NumPy functions, AD-agnostic: any engine can use them through `rrule`/`frule`.
 
 Importing this package registers every rule. Modules: `indexing` (``x[index]``),
-`elementwise` (ufuncs).
+`elementwise` (ufuncs), and the others by area; `scipy` (SciPy's special functions and linear
+algebra) only when SciPy is installed.
 """
 
 from . import elementwise, fft, indexing, linalg, reductions, selection, shape  # noqa: F401  (registration happens on import)
 from . import higher_order  # noqa: F401,E402
+
+try:
+    import scipy as _scipy  # noqa: F401  (optional: the SciPy rules need SciPy itself)
+    del _scipy
+except ImportError:
+    pass
+else:
+    from . import scipy  # noqa: F401,E402

@@ -25,6 +25,17 @@ def _safe_log(a):
         return np.log(np.where(np.asarray(a) == 0, 1, a))
 
 
+def _sinc_derivative(y, x):
+    """d sinc(x)/dx = (cos(pi x) - sinc(x)) / x; its Taylor series near 0, where that cancels
+    (so the derivative is 0 at x == 0 and accurate next to it)."""
+    t = np.pi * np.asarray(x)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        quotient = (np.cos(t) - y) / x
+    t2 = t * t
+    series = -np.pi * t / 3 * (1 - t2 / 10 * (1 - t2 / 28 * (1 - t2 / 54 * (1 - t2 / 88))))
+    return np.where(np.abs(t) < 0.1, series, quotient)
+
+
 def _power_base(y, a, b):
     """d(a**b)/da = b a**(b-1), and 0 where b == 0 (where a**(b-1) may be 1/0)."""
     if type(b) is int and b >= 1:  # the common x**2: no special cases, no warnings
@@ -65,6 +76,7 @@ scalar_rule(np.tan, lambda y, x: 1 + y * y)
 scalar_rule(np.arcsin, lambda y, x: 1 / np.sqrt(1 - x * x))
 scalar_rule(np.arccos, lambda y, x: -1 / np.sqrt(1 - x * x))
 scalar_rule(np.arctan, lambda y, x: 1 / (1 + x * x))
+scalar_rule(np.sinc, _sinc_derivative)
 scalar_rule(np.sinh, lambda y, x: np.cosh(x))
 scalar_rule(np.cosh, lambda y, x: np.sinh(x))
 scalar_rule(np.tanh, lambda y, x: 1 - y * y)

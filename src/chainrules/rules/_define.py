@@ -14,7 +14,8 @@ function from one cotangent formula per differentiable argument.
   argument). The default,
   `multilinear`, is right for functions linear in each argument separately (``matmul``,
   ``fft``, ``sum``, ``reshape``: ``sum_i f(..., dargs[i], ...)``); `linear` for functions
-  linear in all of them at once (``where``, ``meshgrid``: ``f(*dargs)``).
+  linear in all of them at once (``where``, ``meshgrid``: ``f(*dargs)``); `per_argument`
+  adds one formula per argument (``np.average``'s data and weights).
 - The formulas read the call from a `Call`: ``call.args``, ``call.y``, ``call["axis"]`` (any
   parameter by name, passed by position or keyword, else NumPy's default; "no value" reads as
   None), ``call.a`` (the first argument as an array), ``call.axes`` (a reduction's axes),
@@ -61,10 +62,11 @@ except ImportError:  # NumPy < 2
     from numpy.core.numeric import normalize_axis_tuple  # type: ignore[no-redef]
 
 __all__ = ["Axes", "Call", "define", "dense_tangent", "linear", "multilinear",
-           "normalize_axis_tuple", "project_onto", "unsupported"]
+           "normalize_axis_tuple", "per_argument", "project_onto", "unsupported"]
 
 Formula = Callable[..., Any] | None
 _NO_VALUE = np._NoValue  # NumPy's "argument not given" default
+_NO_OPTIONS: dict = {}   # the keyword arguments of calls without any (shared, never changed)
 
 
 # --- array-like arguments -------------------------------------------------------------------------
@@ -157,6 +159,28 @@ class Axes:
         return np.sum(value, axis=self.axes, keepdims=self.keepdims)
 
 
+_shared_axes: dict = {}
+
+
+def shared_axes(shape: tuple, axis: Any, keepdims: Any) -> Axes:
+    """One shared (read-only) `Axes` per shape and options: a loop of reductions over arrays
+    of one shape keeps one, not one per call.
+
+    >>> shared_axes((2, 3), 1, False) is shared_axes((2, 3), 1, False)
+    True
+    """
+    key = (shape, axis, bool(keepdims))
+    try:
+        axes = _shared_axes.get(key)
+    except TypeError:  # an unhashable axis (a list)
+        return Axes(shape, axis, keepdims)
+    if axes is None:
+        if len(_shared_axes) > 10_000:  # a bound, for programs that see endless shapes
+            _shared_axes.clear()
+        axes = _shared_axes[key] = Axes(shape, axis, keepdims)
+    return axes
+
+
 class Call:
     """One differentiated call ``y = f(*args, **kwargs)``, as the formulas read it.
 
@@ -223,7 +247,7 @@ class Call:
     def axes(self) -> Axes:
         """The reduction's axes over the first argument, from ``axis`` and ``keepdims``."""
         if self._axes is None:
-            self._axes = Axes(self.shape, self["axis"], self["keepdims"])
+            self._axes = shared_axes(self.shape, self["axis"], self["keepdims"])
         return self._axes
 
     def memo(self, compute: Callable[["Call"], Any]) -> Any:
@@ -251,13 +275,33 @@ class Call:
 
 # --- default pushforwards --------------------------------------------------------------------------
 
-def multilinear(call: Call, *dargs: Any) -> Any:
-    """The pushforward of a function linear in each argument: ``sum_i f(..., dargs[i], ...)``."""
-    dy: Any = ZeroTangent()
-    for position, darg in enumerate(dargs):
-        if not isinstance(darg, AbstractZero):
-            dy = accumulate(dy, call.apply(darg, position))
-    return dy
+def per_argument(*forwards: Formula) -> Callable:
+    """The pushforward that adds one term per argument with a nonzero tangent:
+    ``forwards[i](call, dargs[i])``, or ``f`` with ``dargs[i]`` in place of argument ``i`` where
+    ``forwards[i]`` is None (linear in that argument).
+
+    >>> def scale(x, k):
+    ...     return k * x
+    >>> define(scale, lambda call, dy: call["k"] * dy, lambda call, dy: np.sum(call["x"] * dy),
+    ...        pushforward=per_argument(None, lambda call, dk: dk * call["x"]))
+    >>> frule((NoTangent(), np.ones(2), 10.0), scale, np.array([1.0, 2.0]), 3.0)[1]
+    array([13., 23.])
+    """
+    def pushforward(call: Call, *dargs: Any) -> Any:
+        dy: Any = ZeroTangent()
+        for position, darg in enumerate(dargs):
+            if not isinstance(darg, AbstractZero):
+                forward = forwards[position] if position < len(forwards) else None
+                dy = accumulate(dy, call.apply(darg, position) if forward is None
+                                else forward(call, darg))
+        return dy
+
+    return pushforward
+
+
+multilinear = per_argument()
+multilinear.__doc__ = """The pushforward of a function linear in each argument separately:
+``sum_i f(..., dargs[i], ...)`` over the arguments with a nonzero tangent."""
 
 
 def linear(call: Call, *dargs: Any) -> Any:
@@ -300,7 +344,8 @@ class _Rule:
     at registration, so that binding a call's options costs a dict lookup)."""
 
     __slots__ = ("f", "name", "cotangents", "every", "pushforward", "prepare", "check",
-                 "refused", "keeps_values", "positions", "defaults")
+                 "refused", "keeps_values", "positions", "defaults", "has_formula",
+                 "refused_from")
 
     def __init__(self, f: Any, cotangents: tuple, every: Formula = None,
                  pushforward: Callable = multilinear, prepare: Formula = None,
@@ -308,7 +353,7 @@ class _Rule:
                  keeps_values: bool = True):
         self.f, self.name, self.cotangents, self.every = f, _name(f), cotangents, every
         self.pushforward, self.prepare, self.check = pushforward, prepare, check
-        self.refused, self.keeps_values = tuple(refused), keeps_values
+        self.keeps_values = keeps_values
         self.positions: dict[str, int] = {}
         self.defaults: dict[str, Any] = {}
         for parameter in inspect.signature(f).parameters.values():
@@ -316,11 +361,16 @@ class _Rule:
                 self.positions[parameter.name] = len(self.positions)
             if parameter.default is not parameter.empty:
                 self.defaults[parameter.name] = parameter.default
+        # Read on every call: each refused option with its position, each position's formula.
+        self.refused = tuple((option, self.positions.get(option)) for option in refused)
+        self.refused_from = min([position for _, position in self.refused if position is not None],
+                                default=math.inf)  # fewer positional arguments: none refused
+        self.has_formula = tuple(c is not None for c in cotangents)
 
     def differentiable(self, position: int) -> bool:
         """Whether positional argument ``position`` has a cotangent formula."""
-        return self.every is not None or (position < len(self.cotangents)
-                                          and self.cotangents[position] is not None)
+        return self.every is not None or (position < len(self.has_formula)
+                                          and self.has_formula[position])
 
     def cotangent(self, call: Call, dy: Any, position: int) -> Any:
         """The formula's cotangent of positional argument ``position``, unprojected."""
@@ -330,35 +380,42 @@ class _Rule:
 
     def begin(self, cls: type, args: tuple, kwargs: dict) -> Call:
         """The record of a call, after refusing options it has no rule for."""
-        call = cls(self, args, kwargs, None)
-        for option in self.refused:
-            value = call[option]
-            if value is not None and not (option == "where" and value is True):
+        if kwargs or len(args) > self.refused_from:
+            self.refuse(args, kwargs)
+        if not args and self.has_formula and self.has_formula[0]:
+            raise TypeError(f"{self.name}: pass the array argument positionally in "
+                            f"differentiated code (keyword arguments get no cotangent).")
+        call = cls(self, args, kwargs or _NO_OPTIONS, None)
+        if self.check is not None:
+            self.check(call)
+        return call
+
+    def refuse(self, args: tuple, kwargs: dict) -> None:
+        """Raise a TypeError naming the function and the option if a refused one is given."""
+        for option, position in self.refused:
+            value = args[position] if position is not None and position < len(args) \
+                else kwargs.get(option)
+            if value is not None and value is not _NO_VALUE and not (
+                    option == "where" and value is True):
                 raise TypeError(
                     f"{self.name}: the {option}= argument is not supported in differentiated "
                     f"code; {_HOW_TO_AVOID.get(option, f'call {self.name} without {option}=')}.")
-        if self.check is not None:
-            self.check(call)
-        if not args and self.cotangents and self.cotangents[0] is not None:
-            raise TypeError(f"{self.name}: pass the array argument positionally in "
-                            f"differentiated code (keyword arguments get no cotangent).")
-        return call
 
     def reverse(self, *args: Any, **kwargs: Any) -> tuple:
         """The rrule: ``(y, pullback)``."""
         pullback = self.begin(_Pullback, args, kwargs)
         y = self.f(*args, **kwargs)
-        projectors = tuple(project_onto(arg) if self.differentiable(i) else None
-                           for i, arg in enumerate(args))
-        if isinstance(y, (tuple, list)):
-            output = None if any(project_onto(part) is not None for part in y) \
-                else NO_TANGENT_PROJECTOR
+        if self.every is None:
+            has_formula, count = self.has_formula, len(self.has_formula)
+            projectors = tuple([project_onto(arg) if i < count and has_formula[i] else None
+                                for i, arg in enumerate(args)])
         else:
-            output = ProjectTo(y)
-        if output is NO_TANGENT_PROJECTOR or all(p is None for p in projectors):
+            projectors = tuple([project_onto(arg) for arg in args])
+        if projectors.count(None) == len(projectors) or not _has_tangent_space(y):
             return y, _Zeros(_zeros(projectors))
-        pullback.y, pullback.projectors, pullback.output = y, projectors, output
+        pullback.y, pullback.projectors, pullback.output = y, projectors, None
         if not self.keeps_values:
+            pullback.output = ProjectTo(y)
             pullback.forget_values()
         return y, pullback
 
@@ -386,6 +443,15 @@ class _Rule:
         return y, dy if isinstance(dy, AbstractZero) else ProjectTo(y)(dy)
 
 
+def _has_tangent_space(y: Any) -> bool:
+    """Whether the output ``y`` can carry a tangent (cheap for arrays and numbers)."""
+    if type(y) is np.ndarray:
+        return y.dtype.kind in "fcO"
+    if isinstance(y, (tuple, list)):
+        return any(_has_tangent_space(part) for part in y)
+    return ProjectTo(y) is not NO_TANGENT_PROJECTOR
+
+
 def _zeros(projectors: tuple) -> tuple:
     """The cotangents for a zero ``dy``: ZeroTangent where an argument has a tangent."""
     return (NoTangent(),) + tuple(NoTangent() if p is None else ZeroTangent()
@@ -406,13 +472,14 @@ class _Zeros:
 
 class _Pullback(Call):
     """The pullback of one call: its record, the arguments' projectors (None where an
-    argument cannot be perturbed) and the output's projector (None for a tuple or list)."""
+    argument cannot be perturbed) and the output's projector (None: made from ``y`` when
+    needed, which saves keeping one per call)."""
 
     __slots__ = ("projectors", "output")
 
     def __call__(self, dy: Any) -> tuple:
         rule = self.rule
-        if self.output is None:
+        if self.output is None and isinstance(self.y, (tuple, list)):
             dy = _output_cotangents(dy, self.y)
             is_zero = all(isinstance(part, AbstractZero) for part in dy)
         else:
@@ -437,10 +504,11 @@ class _Pullback(Call):
         return tuple(cotangents)
 
     def _project_output(self, dy: Any) -> Any:
+        project = self.output or ProjectTo(self.y)
         try:
-            return self.output(dy)
+            return project(dy)
         except ProjectionError as error:
-            shape = getattr(self.output, "shape", None)
+            shape = getattr(project, "shape", None)
             raise ProjectionError(
                 f"{self.rule.name} pullback: the output has shape {shape}, but its cotangent "
                 f"has shape {np.shape(dy)}." if shape is not None and np.shape(dy) != shape

@@ -1,11 +1,12 @@
 """Rules for reductions: sums, means, products, extrema, moments, norms, cumulative ops, sort.
 
-Each rule is a pair of formulas on a `Call` (see `_array_rules`): ``back(call, dy)``, the
-cotangent of the array argument, and ``forward(call, dx)``, the output tangent. ``call.axes``
-lines the output back up with the input (``axis`` as int, tuple, None or negative, and
-``keepdims``). Holomorphic reductions take ``conj`` of their partials in reverse mode;
-real-valued ones (moments, norms) are written with their gradient ``g = dL/dRe + i dL/dIm``,
-giving ``back = g * Re(dy)`` and ``forward = sum(Re(conj(g) * dx))``.
+Each rule is a pair of formulas on a `Call` (see `_define`): ``back(call, dy)``, the cotangent
+of the array argument, and ``forward(call, dx)``, the output tangent (none for the linear ones:
+the reduction of the tangent). ``call.axes`` lines the output back up with the input (``axis``
+as int, tuple, None or negative, and ``keepdims``). Holomorphic reductions take ``conj`` of
+their partials in reverse mode; real-valued ones (moments, norms) are written with their
+gradient ``g = dL/dRe + i dL/dIm``, giving ``back = g * dy`` (``dy`` is real) and
+``forward = sum(Re(conj(g) * dx))``.
 
 Ties: ``max``/``min`` (and ``ptp``, the inf-norms and the 2-norm of a matrix with a repeated
 largest singular value) split the cotangent evenly between the elements that attain the
@@ -22,25 +23,43 @@ from typing import Any
 import numpy as np
 
 from ..core.broadcast import unbroadcast
+from ..core.dtypes import cast_to
 from ..core.tangents import NoTangent, ZeroTangent
-from ._array_rules import (Call, diagonal_embed, normalize_axis_tuple, register, spread,
-                           unsupported)
+from ..core.thunks import InplaceableThunk, Thunk
+from ._define import Call, define, normalize_axis_tuple, per_argument, unsupported
+from .shape import diagonal_embed
 
 _REDUCTION_REFUSES = ("out", "where", "initial")
 
 
 # --- sum, mean -----------------------------------------------------------------------------------
 
-def _sum_back(call: Call, dy: Any) -> Any:
-    return spread(call, dy)
+def _spread(call: Call, dy: Any, divide_by: Any = 1) -> Any:
+    """``dy / divide_by`` broadcast back over the reduced axes, in the array's tangent dtype.
+
+    For an array argument it is an `InplaceableThunk`: ``add`` does ``buffer += dy`` (broadcast)
+    and ``val`` is the broadcast copy, both from the same projected ``dy``. It reads only the
+    argument's shape, dtype and axes (``keeps_values=False``).
+    """
+    shape, dtype = call.shape, call.dtype
+    kept = call.axes.keep(cast_to(np.asarray(dy), dtype))
+    if divide_by != 1:
+        with np.errstate(divide="ignore", invalid="ignore"):  # empty slices: NumPy warns
+            kept = kept / divide_by
+    if not call.is_array:
+        return np.array(np.broadcast_to(kept, shape))
+
+    def add(buffer: np.ndarray) -> np.ndarray:
+        buffer += kept
+        return buffer
+
+    return InplaceableThunk(add, Thunk(lambda: np.array(np.broadcast_to(kept, shape))),
+                            shape=shape, dtype=dtype)
 
 
-def _mean_back(call: Call, dy: Any) -> Any:
-    return spread(call, dy, divide_by=call.axes.count)
-
-
-register(np.sum, _sum_back, refuse_options=_REDUCTION_REFUSES, keeps_values=False)
-register(np.mean, _mean_back, refuse_options=_REDUCTION_REFUSES, keeps_values=False)
+define(np.sum, _spread, refused=_REDUCTION_REFUSES, keeps_values=False)
+define(np.mean, lambda call, dy: _spread(call, dy, divide_by=call.axes.count),
+       refused=_REDUCTION_REFUSES, keeps_values=False)
 
 
 # --- products ------------------------------------------------------------------------------------
@@ -71,7 +90,7 @@ def _prod_forward(call: Call, dx: Any) -> Any:
     return call.axes.reduce(_products_of_others(call.a, call.axes.axes) * dx)
 
 
-register(np.prod, _prod_back, _prod_forward, refuse_options=_REDUCTION_REFUSES)
+define(np.prod, _prod_back, pushforward=_prod_forward, refused=_REDUCTION_REFUSES)
 
 
 # --- extrema: the cotangent goes to the elements that attain the extremum, split evenly ---------
@@ -93,7 +112,7 @@ def _extremum_rule(f: Any) -> None:
     def forward(call: Call, dx: Any) -> Any:
         return call.axes.reduce(_extremum_weights(call, call.y) * dx)
 
-    register(f, back, forward, refuse_options=_REDUCTION_REFUSES)
+    define(f, back, pushforward=forward, refused=_REDUCTION_REFUSES)
 
 
 for _f in (np.max, np.min, np.amax, np.amin, np.nanmax, np.nanmin):
@@ -106,33 +125,32 @@ def _ptp_weights(call: Call) -> np.ndarray:
             - _extremum_weights(call, np.min(call.a, axis=axis)))
 
 
-register(np.ptp, lambda call, dy: _ptp_weights(call) * call.axes.keep(dy),
-         lambda call, dx: call.axes.reduce(_ptp_weights(call) * dx))
+define(np.ptp, lambda call, dy: _ptp_weights(call) * call.axes.keep(dy),
+       pushforward=lambda call, dx: call.axes.reduce(_ptp_weights(call) * dx))
 
 
-# --- real-valued reductions, by their gradient g: back = g Re(dy), forward = sum Re(conj(g) dx) --
+# --- real-valued reductions, by their gradient g: back = g dy, forward = sum Re(conj(g) dx) ----
 
-def _real_valued_rule(f: Any, gradient: Any, **options: Any) -> None:
+def _real_valued(gradient: Any) -> tuple:
+    """The cotangent and tangent formulas of a real-valued reduction with this gradient."""
     def back(call: Call, dy: Any) -> Any:
-        return gradient(call) * call.axes.keep(np.real(dy))
+        return gradient(call) * call.axes.keep(dy)
 
     def forward(call: Call, dx: Any) -> Any:
         return call.axes.reduce(np.real(np.conj(gradient(call)) * dx))
 
-    register(f, back, forward, **options)
+    return back, forward
 
 
-def _ddof(options: dict) -> float:
+def _ddof(call: Call) -> float:
     """``ddof``, or its array-API name ``correction``."""
-    if options.get("correction") is not None:
-        return options["correction"]
-    return options.get("ddof") or 0
+    return call["ddof"] if call["correction"] is None else call["correction"]
 
 
 def _variance_gradient(call: Call, ignore_nan: bool) -> np.ndarray:
     """The gradient of the variance: ``2 (x - mean) / (N - ddof)`` (0 at ignored NaNs)."""
     a, axes = call.a, call.axes.axes
-    ddof = _ddof(call.options)
+    ddof = _ddof(call)
     if ignore_nan:
         present = ~np.isnan(a)
         count = np.sum(present, axis=axes, keepdims=True)
@@ -150,15 +168,15 @@ def _std_gradient(call: Call, ignore_nan: bool) -> np.ndarray:
         return np.where(std == 0, 0, _variance_gradient(call, ignore_nan) / (2 * std))
 
 
-_MOMENT_REFUSES = ("out", "where", "mean")
-_real_valued_rule(np.var, lambda call: _variance_gradient(call, False),
-                  refuse_options=_MOMENT_REFUSES)
-_real_valued_rule(np.nanvar, lambda call: _variance_gradient(call, True),
-                  refuse_options=_MOMENT_REFUSES)
-_real_valued_rule(np.std, lambda call: _std_gradient(call, False),
-                  refuse_options=_MOMENT_REFUSES)
-_real_valued_rule(np.nanstd, lambda call: _std_gradient(call, True),
-                  refuse_options=_MOMENT_REFUSES)
+def _moment_rule(f: Any, gradient: Any, ignore_nan: bool) -> None:
+    back, forward = _real_valued(lambda call: gradient(call, ignore_nan))
+    define(f, back, pushforward=forward, refused=("out", "where", "mean"))
+
+
+_moment_rule(np.var, _variance_gradient, ignore_nan=False)
+_moment_rule(np.nanvar, _variance_gradient, ignore_nan=True)
+_moment_rule(np.std, _std_gradient, ignore_nan=False)
+_moment_rule(np.nanstd, _std_gradient, ignore_nan=True)
 
 
 # --- NaN-ignoring sums, means and products: NaNs get a zero cotangent ---------------------------
@@ -171,14 +189,14 @@ def _nanmean_count(call: Call) -> np.ndarray:
     return np.sum(_present(call), axis=call.axes.axes, keepdims=True)
 
 
-register(np.nansum, lambda call, dy: np.where(_present(call), call.axes.keep(dy), 0),
-         lambda call, dx: call.axes.reduce(np.where(_present(call), dx, 0)),
-         refuse_options=_REDUCTION_REFUSES)
-register(np.nanmean,
-         lambda call, dy: np.where(_present(call), call.axes.keep(dy) / _nanmean_count(call), 0),
-         lambda call, dx: call.axes.reduce(
-             np.where(_present(call), dx / _nanmean_count(call), 0)),
-         refuse_options=_REDUCTION_REFUSES)
+define(np.nansum, lambda call, dy: np.where(_present(call), call.axes.keep(dy), 0),
+       pushforward=lambda call, dx: call.axes.reduce(np.where(_present(call), dx, 0)),
+       refused=_REDUCTION_REFUSES)
+define(np.nanmean,
+       lambda call, dy: np.where(_present(call), call.axes.keep(dy) / _nanmean_count(call), 0),
+       pushforward=lambda call, dx: call.axes.reduce(
+           np.where(_present(call), dx / _nanmean_count(call), 0)),
+       refused=_REDUCTION_REFUSES)
 
 
 def _nanprod_others(call: Call) -> np.ndarray:
@@ -187,9 +205,9 @@ def _nanprod_others(call: Call) -> np.ndarray:
     return np.where(present, others, 0)
 
 
-register(np.nanprod, lambda call, dy: np.conj(_nanprod_others(call)) * call.axes.keep(dy),
-         lambda call, dx: call.axes.reduce(_nanprod_others(call) * dx),
-         refuse_options=_REDUCTION_REFUSES)
+define(np.nanprod, lambda call, dy: np.conj(_nanprod_others(call)) * call.axes.keep(dy),
+       pushforward=lambda call, dx: call.axes.reduce(_nanprod_others(call) * dx),
+       refused=_REDUCTION_REFUSES)
 
 
 # --- weighted average: differentiable in the data and in the weights ---------------------------
@@ -208,7 +226,7 @@ def _line_up(call: Call, weights: Any) -> np.ndarray:
 def _onto_weights(call: Call, g: np.ndarray) -> np.ndarray:
     """The adjoint of `_line_up`: ``g`` (shaped like a) summed back onto the weights."""
     axes = call.axes.axes
-    if np.shape(call.options["weights"]) == g.shape:
+    if np.shape(call["weights"]) == g.shape:
         return g
     summed = np.sum(g, axis=tuple(i for i in range(g.ndim) if i not in axes))
     return np.transpose(summed, np.argsort(np.argsort(axes)))
@@ -216,15 +234,15 @@ def _onto_weights(call: Call, g: np.ndarray) -> np.ndarray:
 
 def _average_parts(call: Call) -> tuple:
     """W (lined up), S (lined up) and a - y."""
-    weights = call.options.get("weights")
+    weights = call["weights"]
     lined_up = _line_up(call, 1.0 if weights is None else weights)
     total = call.axes.keep(call.axes.reduce(np.broadcast_to(lined_up, call.a.shape)))
     return lined_up, total, call.a - call.axes.keep(call.y)
 
 
-def _average_check(name: str, options: dict) -> None:
-    if options.get("returned"):
-        raise unsupported(name, "returned", True, "returned=False; sum the weights with np.sum")
+def _average_check(call: Call) -> None:
+    if call["returned"]:
+        raise unsupported(call.name, "returned", True, "returned=False; sum the weights with np.sum")
 
 
 def _average_back(call: Call, dy: Any) -> np.ndarray:
@@ -247,16 +265,16 @@ def _average_weights_forward(call: Call, dw: Any) -> Any:
     return call.axes.reduce(centered * _line_up(call, dw) / total)
 
 
-register(np.average, _average_back, _average_forward,
-         extra={"weights": (_average_weights_back, _average_weights_forward)},
-         refuse_options=(), check=_average_check)
+define(np.average, _average_back, None, _average_weights_back,
+       pushforward=per_argument(_average_forward, None, _average_weights_forward),
+       check=_average_check)
 
 
 # --- cumulative sums and products (axis=None runs over the flattened array) --------------------
 
 def _along(call: Call) -> tuple[np.ndarray, int]:
     """The array and the axis the cumulative op runs along (flattened for axis=None)."""
-    axis = call.options.get("axis")
+    axis = call["axis"]
     if axis is None:
         return call.a.ravel(), 0
     return call.a, normalize_axis_tuple(axis, call.a.ndim)[0]
@@ -271,7 +289,7 @@ def _cumsum_back(call: Call, dy: Any) -> Any:
     return np.reshape(_reverse_cumsum(np.asarray(dy), axis), call.a.shape)
 
 
-register(np.cumsum, _cumsum_back)
+define(np.cumsum, _cumsum_back)
 
 
 class _CumprodParts:
@@ -319,33 +337,30 @@ def _cumprod_apply(call: Call, value: Any, direction: str) -> np.ndarray:
     return result.reshape(call.a.shape if direction == "back" else np.shape(call.y))
 
 
-register(np.cumprod, lambda call, dy: _cumprod_apply(call, dy, "back"),
-         lambda call, dx: _cumprod_apply(call, dx, "forward"))
+define(np.cumprod, lambda call, dy: _cumprod_apply(call, dy, "back"),
+       pushforward=lambda call, dx: _cumprod_apply(call, dx, "forward"))
 
 
 # --- trace, diff, sort ---------------------------------------------------------------------------
 
 def _trace_back(call: Call, dy: Any) -> np.ndarray:
-    offset = call.options.get("offset") or 0
-    axis1, axis2 = normalize_axis_tuple((call.options.get("axis1", 0),
-                                         call.options.get("axis2", 1)), call.a.ndim)
+    offset = call["offset"]
+    axis1, axis2 = normalize_axis_tuple((call["axis1"], call["axis2"]), call.a.ndim)
     length = np.diagonal(call.a, offset, axis1, axis2).shape[-1]
     values = np.broadcast_to(np.asarray(dy)[..., None], np.shape(dy) + (length,))
     return diagonal_embed(values, call.a.shape, offset, axis1, axis2, np.result_type(dy))
 
 
-register(np.trace, _trace_back)
+define(np.trace, _trace_back)
 
 
 def _diff_adjoint(call: Call) -> Any:
     """The adjoint of the n differences, as a function of ``dy``, on the input widened by
     prepend and append: each difference ``y_i = x_{i+1} - x_i`` sends ``g_{i-1} - g_i`` to
     ``x_i``. Returns (adjoint, axis, the widened input's slices for prepend, a, append)."""
-    options = call.options
-    axis = normalize_axis_tuple(options["axis"], call.a.ndim)[0]
-    sizes = [0 if options.get(edge) is None else
-             1 if np.ndim(options[edge]) == 0 else np.shape(options[edge])[axis]
-             for edge in ("prepend", "append")]
+    axis = normalize_axis_tuple(call["axis"], call.a.ndim)[0]
+    sizes = [0 if call[edge] is None else 1 if np.ndim(call[edge]) == 0 else
+             np.shape(call[edge])[axis] for edge in ("prepend", "append")]
     ends = np.cumsum([sizes[0], call.a.shape[axis], sizes[1]])
     slices = (slice(0, ends[0]), slice(ends[0], ends[1]), slice(ends[1], ends[2]))
 
@@ -353,7 +368,7 @@ def _diff_adjoint(call: Call) -> Any:
         g = np.asarray(dy)
         pad = [(0, 0)] * g.ndim
         pad[axis] = (1, 1)
-        for _ in range(options["n"]):
+        for _ in range(call["n"]):
             g = -np.diff(np.pad(g, pad), axis=axis)
         return g
 
@@ -365,7 +380,7 @@ def _diff_part_back(part: int, name: str) -> Any:
     def back(call: Call, dy: Any) -> np.ndarray:
         adjoint, axis, slices = call.memo(_diff_adjoint)
         piece = adjoint(dy)[(slice(None),) * axis + (slices[part],)]
-        return piece if name == "a" else unbroadcast(piece, np.shape(call.options[name]))
+        return piece if name == "a" else unbroadcast(piece, np.shape(call[name]))
 
     return back
 
@@ -373,23 +388,24 @@ def _diff_part_back(part: int, name: str) -> Any:
 def _diff_part_forward(name: str) -> Any:
     """The pushforward of one part: np.diff with that part's tangent, zeros for the others."""
     def forward(call: Call, d: Any) -> Any:
-        parts = {key: np.zeros(np.shape(call.options[key]), np.result_type(d))
-                 for key in ("a", "prepend", "append") if call.options.get(key) is not None}
+        parts = {key: np.zeros(np.shape(call[key]), np.result_type(d))
+                 for key in ("a", "prepend", "append") if call[key] is not None}
         parts[name] = d
         edges = {key: parts[key] for key in ("prepend", "append") if key in parts}
-        return np.diff(parts["a"], call.options["n"], call.options["axis"], **edges)
+        return np.diff(parts["a"], call["n"], call["axis"], **edges)
 
     return forward
 
 
-register(np.diff, _diff_part_back(1, "a"), _diff_part_forward("a"),
-         extra={name: (_diff_part_back(part, name), _diff_part_forward(name))
-                for part, name in ((0, "prepend"), (2, "append"))})
+define(np.diff, _diff_part_back(1, "a"), None, None, _diff_part_back(0, "prepend"),
+       _diff_part_back(2, "append"),
+       pushforward=per_argument(_diff_part_forward("a"), None, None,
+                                _diff_part_forward("prepend"), _diff_part_forward("append")))
 
 
 def _sort_order(call: Call) -> tuple[np.ndarray, int]:
-    a, axis = (call.a.ravel(), 0) if call.options.get("axis", -1) is None else \
-        (call.a, normalize_axis_tuple(call.options.get("axis", -1), call.a.ndim)[0])
+    a, axis = (call.a.ravel(), 0) if call["axis"] is None else \
+        (call.a, normalize_axis_tuple(call["axis"], call.a.ndim)[0])
     return np.argsort(a, axis=axis, kind="stable"), axis
 
 
@@ -405,7 +421,7 @@ def _sort_forward(call: Call, dx: Any) -> np.ndarray:
     return np.take_along_axis(np.reshape(dx, order.shape), order, axis)
 
 
-register(np.sort, _sort_back, _sort_forward, refuse_options=("order",))
+define(np.sort, _sort_back, pushforward=_sort_forward, refused=("order",))
 
 
 # --- np.linalg.norm: real-valued, by its gradient ------------------------------------------------
@@ -458,16 +474,16 @@ def _matrix_norm_gradient(x: np.ndarray, y: np.ndarray, order: Any) -> np.ndarra
 def _norm_axes(call: Call) -> tuple:
     """The axes np.linalg.norm reduces: one axis (or all, flattened) for a vector norm, two
     (rows, columns, in the caller's order) for a matrix norm."""
-    x, order, axis = call.a, call.options.get("ord"), call.options.get("axis")
+    x, order, axis = call.a, call["ord"], call["axis"]
     if axis is None and (order is None or x.ndim == 1):
         return call.axes.axes
     return call.axes.axes if axis is None else normalize_axis_tuple(axis, x.ndim)
 
 
 def _norm_gradient(call: Call) -> np.ndarray:
-    x, order, axes = call.a, call.options.get("ord"), _norm_axes(call)
+    x, order, axes = call.a, call["ord"], _norm_axes(call)
     y = call.axes.keep(call.y)
-    if len(axes) != 2 or (order is None and call.options.get("axis") is None):
+    if len(axes) != 2 or (order is None and call["axis"] is None):
         return _vector_norm_gradient(x, y, order, axes)
     moved = (-2, -1)
     gradient = _matrix_norm_gradient(np.moveaxis(x, axes, moved),
@@ -479,7 +495,7 @@ def _order_derivative(call: Call) -> Any:
     """d norm / d ord: for a vector p-norm y = S^(1/p), S = sum |x|^p,
     dy/dp = y (sum |x|^p log|x| / (p S) - log(S) / p^2); 0 as p -> inf. Matrix norms and
     ord=0 take only discrete orders: no tangent."""
-    order = call.options["ord"]
+    order = call["ord"]
     if order in (np.inf, -np.inf):
         return ZeroTangent()
     axes = _norm_axes(call)
@@ -500,7 +516,7 @@ def _order_back(call: Call, dy: Any) -> Any:
     derivative = call.memo(_order_derivative)
     if not isinstance(derivative, np.ndarray):
         return derivative
-    return np.sum(derivative * call.axes.keep(np.real(dy)))
+    return np.sum(derivative * call.axes.keep(dy))
 
 
 def _order_forward(call: Call, d: Any) -> Any:
@@ -510,4 +526,6 @@ def _order_forward(call: Call, d: Any) -> Any:
     return np.reshape(derivative, np.shape(call.y)) * d
 
 
-_real_valued_rule(np.linalg.norm, _norm_gradient, extra={"ord": (_order_back, _order_forward)})
+_norm_back, _norm_forward = _real_valued(_norm_gradient)
+define(np.linalg.norm, _norm_back, _order_back,
+       pushforward=per_argument(_norm_forward, _order_forward))

@@ -1,9 +1,9 @@
 """Rules for functions that move, copy, join and split array elements without arithmetic.
 
 Every function here is linear in its array argument, so its pushforward is the function
-itself applied to the tangent (`_array_rules.LINEAR`); the pullback is the adjoint, written
-below as a short formula of ``dy``: reshape back, transpose back, split where it joined, sum
-where it copied. Joining functions (``concatenate``, ``stack``, ``hstack``...) are all one
+itself applied to the tangent (`_define.multilinear`, the default); the pullback is the
+adjoint, written below as a short formula of ``dy``: reshape back, transpose back, split where
+it joined, sum where it copied. Joining functions (``concatenate``, ``stack``, ``hstack``...) are all one
 mechanism: "reshape each element, then concatenate along an axis", whose adjoint splits
 ``dy`` and reshapes each piece back. A sequence argument gets ``Tangent(type(seq), {i: d_i})``.
 """
@@ -15,12 +15,8 @@ from typing import Any
 import numpy as np
 
 from ..core.broadcast import unbroadcast
-from ..core.projection import ProjectTo
-from ..core.registry import frule, rrule
-from ..core.tangents import AbstractZero, NoTangent, ZeroTangent
-from ..core.thunks import unthunk
-from ._array_rules import (Call, dense_tangent, diagonal_embed, has_tangent,
-                           normalize_axis_tuple, parts_of, project_onto, register, unsupported)
+from ..core.tangents import AbstractZero, ZeroTangent
+from ._define import Call, define, linear, normalize_axis_tuple, unsupported
 
 __all__ = ["astype"]
 
@@ -45,29 +41,29 @@ def _memory_order(name: str, x: np.ndarray, order: str) -> str:
 # --- reshape, ravel, transpose ---------------------------------------------------------------
 
 def _order(call: Call) -> str:
-    return _memory_order(f"numpy.{call.f.__name__}", call.a, call.options.get("order"))
+    return _memory_order(call.name, call.a, call["order"])
 
 
-def _check_order(name: str, options: dict) -> None:
-    if options.get("order") in ("A", "K"):
-        _memory_order(name, np.asarray(options["a"]), options["order"])
+def _check_order(call: Call) -> None:
+    if call["order"] in ("A", "K"):
+        _order(call)
 
 
-register(np.reshape, lambda call, dy: np.reshape(dy, call.a.shape, order=_order(call)),
-         lambda call, dx: np.reshape(dx, np.shape(call.y), order=_order(call)),
-         check=_check_order)
-register(np.ravel, lambda call, dy: np.reshape(dy, call.a.shape, order=_order(call)),
-         lambda call, dx: np.ravel(dx, order=_order(call)), check=_check_order)
+define(np.reshape, lambda call, dy: np.reshape(dy, call.a.shape, order=_order(call)),
+       pushforward=lambda call, dx: np.reshape(dx, np.shape(call.y), order=_order(call)),
+       check=_check_order)
+define(np.ravel, lambda call, dy: np.reshape(dy, call.a.shape, order=_order(call)),
+       pushforward=lambda call, dx: np.ravel(dx, order=_order(call)), check=_check_order)
 
 
 def _transpose_back(call: Call, dy: Any) -> Any:
-    axes = call.options.get("axes")
+    axes = call["axes"]
     if axes is None:
         return np.transpose(dy)
     return np.transpose(dy, np.argsort(normalize_axis_tuple(axes, call.a.ndim)))
 
 
-register(np.transpose, _transpose_back)
+define(np.transpose, _transpose_back)
 
 
 # --- joining: "reshape each element, concatenate along an axis" ----------------------------------
@@ -82,7 +78,7 @@ def _join_back(call: Call, dy: Any, shapes: list[tuple], axis: int) -> list:
 
 
 def _concatenate_back(call: Call, dy: Any) -> list:
-    axis = call.options.get("axis")
+    axis = call["axis"]
     if axis is None:
         return _join_back(call, dy, [(np.size(x),) for x in call.x], 0)
     shapes = [np.shape(x) for x in call.x]
@@ -90,13 +86,13 @@ def _concatenate_back(call: Call, dy: Any) -> list:
 
 
 def _stack_back(call: Call, dy: Any) -> list:
-    axis = normalize_axis_tuple(call.options.get("axis"), np.ndim(dy))[0]
+    axis = normalize_axis_tuple(call["axis"], np.ndim(dy))[0]
     shapes = [np.shape(x)[:axis] + (1,) + np.shape(x)[axis:] for x in call.x]
     return _join_back(call, dy, shapes, axis)
 
 
-register(np.concatenate, _concatenate_back)
-register(np.stack, _stack_back)
+define(np.concatenate, _concatenate_back)
+define(np.stack, _stack_back)
 
 
 def _promoted_join_back(promote: Any, axis_of: Any) -> Any:
@@ -132,13 +128,13 @@ def _hstack_axis(shapes: list[tuple]) -> int:
     return 0 if len(shapes[0]) == 1 else 1
 
 
-register(np.hstack, _promoted_join_back(_at_least(1), _hstack_axis), refuse_options=())
-register(np.vstack, _promoted_join_back(_at_least(2), lambda shapes: 0), refuse_options=())
-register(np.dstack, _promoted_join_back(_at_least(3), lambda shapes: 2), refuse_options=())
-register(np.column_stack, _promoted_join_back(_column, lambda shapes: 1), refuse_options=())
+define(np.hstack, _promoted_join_back(_at_least(1), _hstack_axis))
+define(np.vstack, _promoted_join_back(_at_least(2), lambda shapes: 0))
+define(np.dstack, _promoted_join_back(_at_least(3), lambda shapes: 2))
+define(np.column_stack, _promoted_join_back(_column, lambda shapes: 1))
 
 
-# --- splitting: the output is a list; its cotangent may have zero entries ------------------------
+# --- splitting: the output is a list; ``dy`` lists its pieces' cotangents (some may be zero) ----
 
 def _split_bounds(length: int, sections: Any) -> list[slice]:
     """The slices np.split/np.array_split cut an axis of ``length`` into."""
@@ -155,9 +151,9 @@ def _split_rule(f: Any, axis_of: Any) -> None:
     def back(call: Call, dy: Any) -> Any:
         a = call.a
         axis = axis_of(call)
-        bounds = _split_bounds(a.shape[axis], call.options["indices_or_sections"])
+        bounds = _split_bounds(a.shape[axis], call["indices_or_sections"])
         dx = None
-        for bound, piece in zip(bounds, parts_of(dy, len(bounds))):
+        for bound, piece in zip(bounds, dy):
             if isinstance(piece, AbstractZero):
                 continue
             if dx is None:
@@ -166,12 +162,11 @@ def _split_rule(f: Any, axis_of: Any) -> None:
             dx[index] += piece
         return ZeroTangent() if dx is None else dx
 
-    register(f, back)
+    define(f, back)
 
 
-_split_rule(np.split, lambda call: normalize_axis_tuple(call.options["axis"], call.a.ndim)[0])
-_split_rule(np.array_split,
-            lambda call: normalize_axis_tuple(call.options["axis"], call.a.ndim)[0])
+_split_rule(np.split, lambda call: normalize_axis_tuple(call["axis"], call.a.ndim)[0])
+_split_rule(np.array_split, lambda call: normalize_axis_tuple(call["axis"], call.a.ndim)[0])
 _split_rule(np.hsplit, lambda call: 1 if call.a.ndim > 1 else 0)
 _split_rule(np.vsplit, lambda call: 0)
 _split_rule(np.dsplit, lambda call: 2)
@@ -179,28 +174,20 @@ _split_rule(np.dsplit, lambda call: 2)
 
 # --- moving axes and elements around -------------------------------------------------------------
 
-register(np.swapaxes, lambda call, dy: call.apply(dy))
-register(np.moveaxis, lambda call, dy: np.moveaxis(dy, call.options["destination"],
-                                                   call.options["source"]))
-register(np.expand_dims, _reshape_back)
-register(np.squeeze, _reshape_back)
-register(np.broadcast_to, lambda call, dy: unbroadcast(np.asarray(dy), call.a.shape),
-         refuse_options=())
-register(np.flip, lambda call, dy: call.apply(dy), refuse_options=())
-register(np.fliplr, lambda call, dy: call.apply(dy), refuse_options=())
-register(np.flipud, lambda call, dy: call.apply(dy), refuse_options=())
-register(np.roll, lambda call, dy: np.roll(dy, np.negative(call.options["shift"]),
-                                           call.options.get("axis")), refuse_options=())
-register(np.rot90, lambda call, dy: np.rot90(dy, -call.options.get("k", 1),
-                                             call.options.get("axes", (0, 1))),
-         refuse_options=())
-register(np.triu, lambda call, dy: call.apply(dy), refuse_options=())
-register(np.tril, lambda call, dy: call.apply(dy), refuse_options=())
+define(np.swapaxes, lambda call, dy: call.apply(dy))
+define(np.moveaxis, lambda call, dy: np.moveaxis(dy, call["destination"], call["source"]))
+define(np.expand_dims, _reshape_back)
+define(np.squeeze, _reshape_back)
+define(np.broadcast_to, lambda call, dy: unbroadcast(np.asarray(dy), call.a.shape))
+for _f in (np.flip, np.fliplr, np.flipud, np.triu, np.tril):
+    define(_f, lambda call, dy: call.apply(dy))
+define(np.roll, lambda call, dy: np.roll(dy, np.negative(call["shift"]), call["axis"]))
+define(np.rot90, lambda call, dy: np.rot90(dy, -call["k"], call["axes"]))
 
 
 def _tile_back(call: Call, dy: Any) -> np.ndarray:
     """Sum the tiles: dy reshaped to (reps_0, n_0, reps_1, n_1, ...), summed over the reps."""
-    reps = tuple(np.atleast_1d(call.options["reps"]).tolist())
+    reps = tuple(np.atleast_1d(call["reps"]).tolist())
     ndim = max(call.a.ndim, len(reps))
     shape = (1,) * (ndim - call.a.ndim) + call.a.shape
     reps = (1,) * (ndim - len(reps)) + reps
@@ -208,15 +195,15 @@ def _tile_back(call: Call, dy: Any) -> np.ndarray:
     return np.sum(tiles, axis=tuple(range(0, 2 * ndim, 2))).reshape(call.a.shape)
 
 
-register(np.tile, _tile_back)
+define(np.tile, _tile_back)
 
 
 def _repeat_back(call: Call, dy: Any) -> np.ndarray:
     """Sum each element's copies (np.add.reduceat over the start of each group of copies)."""
-    axis = call.options.get("axis")
+    axis = call["axis"]
     a = call.a.ravel() if axis is None else call.a
     axis = 0 if axis is None else normalize_axis_tuple(axis, a.ndim)[0]
-    repeats = np.broadcast_to(call.options["repeats"], (a.shape[axis],))
+    repeats = np.broadcast_to(call["repeats"], (a.shape[axis],))
     dy = np.asarray(dy)
     dx = np.zeros(a.shape, dy.dtype)
     kept = repeats > 0
@@ -227,7 +214,7 @@ def _repeat_back(call: Call, dy: Any) -> np.ndarray:
     return dx.reshape(call.a.shape)
 
 
-register(np.repeat, _repeat_back)
+define(np.repeat, _repeat_back)
 
 
 # --- padding: each supported mode maps every output position to one input position ---------------
@@ -235,19 +222,18 @@ register(np.repeat, _repeat_back)
 _PAD_MODES = ("constant", "edge", "reflect", "symmetric", "wrap")
 
 
-def _pad_check(name: str, options: dict) -> None:
-    mode = options.get("mode")
-    if mode not in _PAD_MODES:
-        raise unsupported(name, "mode", mode, ", ".join(map(repr, _PAD_MODES)))
-    if options.get("reflect_type", "even") != "even":
-        raise unsupported(name, "reflect_type", options["reflect_type"], "'even'")
+def _pad_check(call: Call) -> None:
+    if call["mode"] not in _PAD_MODES:
+        raise unsupported(call.name, "mode", call["mode"], ", ".join(map(repr, _PAD_MODES)))
+    if call["reflect_type"] not in (None, "even"):
+        raise unsupported(call.name, "reflect_type", call["reflect_type"], "'even'")
 
 
 def _pad_back(call: Call, dy: Any) -> np.ndarray:
     """Axis by axis (padding is separable): each output position came from one input position
     (``np.pad`` of the positions themselves says which), so its cotangent goes back there."""
-    a, mode = call.a, call.options["mode"]
-    widths = np.broadcast_to(np.asarray(call.options["pad_width"]), (a.ndim, 2))
+    a, mode = call.a, call["mode"]
+    widths = np.broadcast_to(np.asarray(call["pad_width"]), (a.ndim, 2))
     g = np.asarray(dy)
     for axis, (before, after) in enumerate(widths.tolist()):
         if mode == "constant":
@@ -262,81 +248,73 @@ def _pad_back(call: Call, dy: Any) -> np.ndarray:
 
 
 def _pad_forward(call: Call, dx: Any) -> np.ndarray:
-    mode = call.options["mode"]
-    if mode == "constant":  # the constants have no tangent
-        return np.pad(dx, call.options["pad_width"], mode="constant")
+    if call["mode"] == "constant":  # the constants have no tangent
+        return np.pad(dx, call["pad_width"], mode="constant")
     return call.apply(dx)
 
 
-register(np.pad, _pad_back, _pad_forward, refuse_options=(), check=_pad_check)
+define(np.pad, _pad_back, pushforward=_pad_forward, check=_pad_check)
 
 
 # --- diagonals -----------------------------------------------------------------------------------
 
+def diagonal_embed(values: Any, shape: tuple, offset: int, axis1: int, axis2: int,
+                   dtype: Any) -> np.ndarray:
+    """The adjoint of ``np.diagonal(x, offset, axis1, axis2)``: zeros of ``shape`` with
+    ``values`` (shaped like that diagonal) on the diagonal.
+
+    >>> diagonal_embed([1.0, 2.0], (2, 3), 1, 0, 1, np.float64)
+    array([[0., 1., 0.],
+           [0., 0., 2.]])
+    """
+    out = np.zeros(shape, dtype)
+    view = np.moveaxis(out, (axis1, axis2), (-2, -1))
+    values = np.asarray(values)
+    steps = np.arange(values.shape[-1] if values.ndim else 0)
+    view[..., steps + max(-offset, 0), steps + max(offset, 0)] = values
+    return out
+
+
 def _diag_back(call: Call, dy: Any) -> np.ndarray:
-    k = call.options.get("k", 0)
+    k = call["k"]
     if call.a.ndim == 1:  # built a matrix: read its diagonal
         return np.diagonal(dy, k).copy()
     return diagonal_embed(dy, call.a.shape, k, 0, 1, np.result_type(dy))
 
 
-register(np.diag, _diag_back)
-register(np.diagflat, lambda call, dy: np.diagonal(dy, call.options.get("k", 0)).reshape(
-    call.a.shape))
+define(np.diag, _diag_back)
+define(np.diagflat, lambda call, dy: np.diagonal(dy, call["k"]).reshape(call.a.shape))
 
 
 # --- functions of several arrays, each one differentiable (atleast_nd, meshgrid) ----------------
+# Output i comes from argument i alone (one array for one argument, else a tuple or list).
 
-def _each_argument_rule(f: Any, back: Any) -> None:
-    """Register the rules of ``f(*arrays)``, linear in each array; ``back(i, args, kwargs,
-    dy_i)`` is the cotangent of array ``i`` from the cotangent of output ``i`` (the output is
-    one array for one argument, else a tuple or list)."""
-    def reverse(*args: Any, **kwargs: Any):
-        y = f(*args, **kwargs)
-        projects = [project_onto(arg) for arg in args]
-        zero = (NoTangent(),) + tuple(ZeroTangent() if has_tangent(p) else NoTangent()
-                                      for p in projects)
-        several = isinstance(y, (list, tuple))
+def _own_output(formula: Any) -> Any:
+    """The cotangent formula of argument i, ``formula(call, dy_i, i)``, from the cotangent of
+    output i."""
+    def cotangent(call: Call, dy: Any, i: int) -> Any:
+        dy_i = dy[i] if isinstance(call.y, (list, tuple)) else dy
+        return dy_i if isinstance(dy_i, AbstractZero) else formula(call, dy_i, i)
 
-        def pullback(dy: Any) -> tuple:
-            dy = unthunk(dy)
-            if isinstance(dy, AbstractZero):
-                return zero
-            parts = parts_of(dy, len(args)) if several else [dy]
-            return (NoTangent(),) + tuple(
-                project(back(i, args, kwargs, part)) if has_tangent(project)
-                and not isinstance(part, AbstractZero) else zero[i + 1]
-                for i, (project, part) in enumerate(zip(projects, parts)))
-
-        return y, pullback
-
-    def forward(tangents: tuple, *args: Any, **kwargs: Any):
-        y = f(*args, **kwargs)
-        dxs = [unthunk(t) for t in tangents[1:len(args) + 1]]
-        if all(isinstance(dx, AbstractZero) for dx in dxs):
-            return y, ZeroTangent()
-        dy = f(*(dense_tangent(arg, dx) for arg, dx in zip(args, dxs)), **kwargs)
-        return y, ProjectTo(y)(dy)
-
-    rrule.register(f, replace=True)(reverse)
-    frule.register(f, replace=True)(forward)
+    return cotangent
 
 
 for _f in (np.atleast_1d, np.atleast_2d, np.atleast_3d):
-    _each_argument_rule(_f, lambda i, args, kwargs, dy: np.reshape(dy, np.shape(args[i])))
+    define(_f, every=_own_output(lambda call, dy, i: np.reshape(dy, np.shape(call.args[i]))),
+           pushforward=linear)
 
 
-def _meshgrid_back(i: int, args: tuple, kwargs: dict, dy: Any) -> np.ndarray:
+def _meshgrid_back(call: Call, dy: Any, i: int) -> np.ndarray:
     """Output ``i`` repeats input ``i`` along every axis but its own: sum over those."""
     axis = i
-    if kwargs.get("indexing", "xy") == "xy" and len(args) >= 2 and i < 2:
+    if call["indexing"] == "xy" and len(call.args) >= 2 and i < 2:
         axis = 1 - i  # 'xy' indexing swaps the first two axes
     dy = np.asarray(dy)
     summed = np.sum(dy, axis=tuple(j for j in range(dy.ndim) if j != axis))
-    return np.reshape(summed, np.shape(args[i]))
+    return np.reshape(summed, np.shape(call.args[i]))
 
 
-_each_argument_rule(np.meshgrid, _meshgrid_back)
+define(np.meshgrid, every=_own_output(_meshgrid_back), pushforward=linear)
 
 
 # --- copies and conversions ----------------------------------------------------------------------
@@ -346,7 +324,7 @@ def _reshape_forward(call: Call, dx: Any) -> Any:
 
 
 for _f in (np.array, np.asarray, np.copy):
-    register(_f, _reshape_back, _reshape_forward, refuse_options=())
+    define(_f, _reshape_back, pushforward=_reshape_forward)
 
 
 def astype(x: Any, dtype: Any, **kwargs: Any) -> Any:
@@ -361,4 +339,4 @@ def astype(x: Any, dtype: Any, **kwargs: Any) -> Any:
     return np.asarray(x).astype(dtype, **kwargs)
 
 
-register(astype, _reshape_back, _reshape_forward, refuse_options=())
+define(astype, _reshape_back, pushforward=_reshape_forward)

@@ -174,6 +174,12 @@ CASES = [
     case(np.linalg.lstsq, distinct_singular(5, 3, dtype=C128), normal(5, 2, dtype=C128)),
     case(np.linalg.lstsq, distinct_singular(3, 5), normal(3, 2)),
     case(np.linalg.lstsq, distinct_singular(4, 3), normal(4), None),
+    # eigh with real eigenvectors (their sign does not flip under finite-difference steps);
+    # complex ones have a free phase: see test_gauge_invariant_functions_of_factorizations
+    case(np.linalg.eigh, hermitian_distinct(3)),
+    case(np.linalg.eigh, hermitian_distinct(3, dtype=F32), **LOOSE),
+    case(np.linalg.eigh, hermitian_distinct(3, 2), "U"),
+    case(np.linalg.eigh, normal(3, 3)),          # not symmetric: only the lower triangle counts
 ]
 
 

@@ -106,6 +106,7 @@ CASES = [
     case(np.allclose, normal(3), normal(3)),
     case(np.array_equal, normal(3), normal(3)),
     case(np.result_type, normal(3), normal(2, dtype=F32)),
+    case(np.empty_like, np.zeros((2, 0))),  # empty: an empty_like array's values are undefined
 ]
 
 

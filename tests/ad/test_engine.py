@@ -288,3 +288,17 @@ def test_plain_tuple_cotangent_for_a_namedtuple_output():
     y, pullback = cr.vjp(lambda x: Pair(x * 2.0, x ** 2), np.array([1.0, 3.0]))
     np.testing.assert_array_equal(pullback((np.ones(2), np.zeros(2)))[0], [2.0, 2.0])
     np.testing.assert_array_equal(pullback(Pair(np.zeros(2), np.ones(2)))[0], [2.0, 6.0])
+
+
+def test_scipy_functions_written_in_python_reach_their_rules():
+    special = pytest.importorskip("scipy.special")
+    linalg = pytest.importorskip("scipy.linalg")
+    A = np.array([[0.3, 0.2, 0.0], [0.1, 0.5, 0.2], [0.0, 0.4, 0.2]])
+
+    def loss(A):
+        x = linalg.solve_triangular(A + np.eye(3), np.ones(3), lower=False)
+        return (special.logsumexp(A) + np.sum(special.softmax(A, axis=0) * A)
+                + np.sum(linalg.expm(A)) + np.sum(x ** 2) + np.sum(special.erf(A)))
+
+    np.testing.assert_allclose(cr.grad(loss)(A), numerical_gradient(loss, A), rtol=1e-6)
+    assert special.logsumexp.__module__.startswith("scipy")  # restored after the trace

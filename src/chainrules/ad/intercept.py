@@ -1,8 +1,9 @@
 """NumPy entry points that NumPy's dispatch protocols cannot route to traced values.
 
-``np.array``/``np.asarray`` do not dispatch on their argument, and ``np.vectorize(f)(i)``,
+``np.array``/``np.asarray`` do not dispatch on their argument; ``np.vectorize(f)(i)``,
 ``np.apply_along_axis(f, 0, a)`` and ``np.piecewise`` with plain array arguments never see the
-traced values that ``f`` captures. While at least one trace is active, these names are replaced
+traced values that ``f`` captures; and SciPy's Python-level functions (``logsumexp``,
+``expm``, ...) convert their arguments with ``np.asarray`` before anything can dispatch. While at least one trace is active, these names are replaced
 in the ``numpy`` namespace (and ``np.vectorize.__call__`` on the class, so vectorized functions
 made before the trace are covered too) by versions that look for traced values and, if they
 find some, hand the call to the engine. When no trace is active, NumPy is untouched: there is no
@@ -14,6 +15,7 @@ and threads other than the tracing one running NumPy code at the same time.
 
 from __future__ import annotations
 
+import sys
 import threading
 from typing import Any
 
@@ -28,8 +30,6 @@ ORIGINALS = {
     "array": np.array,
     "asarray": np.asarray,
     "asanyarray": np.asanyarray,
-    "apply_along_axis": np.apply_along_axis,
-    "piecewise": np.piecewise,
     "vectorize.__call__": np.vectorize.__call__,
 }
 
@@ -77,20 +77,27 @@ def _asanyarray(obj: Any, dtype: Any = None, *args: Any, **kwargs: Any) -> Any:
     return ORIGINALS["asanyarray"](obj, dtype, *args, **kwargs)
 
 
-def _apply_along_axis(function: Any, axis: int, arr: Any, *args: Any, **kwargs: Any) -> Any:
-    if _holds_traced(function) or _holds_traced(arr) or any(_holds_traced(a) for a in args):
-        from .tape import record
+def _routed(original: Any) -> Any:
+    """``original``, handed to the engine when an argument holds a traced value."""
+    def routed(*args: Any, **kwargs: Any) -> Any:
+        if any(_holds_traced(a) for a in args) or any(
+                _holds_traced(v) for v in kwargs.values()):
+            from .tape import record
 
-        return record(ORIGINALS["apply_along_axis"], (function, axis, arr) + args, kwargs)
-    return ORIGINALS["apply_along_axis"](function, axis, arr, *args, **kwargs)
+            return record(original, args, kwargs)
+        return original(*args, **kwargs)
+
+    routed.__wrapped__ = original
+    return routed
 
 
-def _piecewise(x: Any, condlist: Any, funclist: Any, *args: Any, **kwargs: Any) -> Any:
-    if _holds_traced(x) or _holds_traced(funclist) or any(_holds_traced(a) for a in args):
-        from .tape import record
-
-        return record(ORIGINALS["piecewise"], (x, condlist, funclist) + args, kwargs)
-    return ORIGINALS["piecewise"](x, condlist, funclist, *args, **kwargs)
+# Functions written in Python that convert their arguments with np.asarray (so traced values
+# never reach __array_function__), or that take a callable: (module, name).
+ROUTED = [("numpy", "apply_along_axis"), ("numpy", "piecewise"),
+          ("scipy.special", "logsumexp"), ("scipy.special", "softmax"),
+          ("scipy.special", "log_softmax"), ("scipy.linalg", "solve_triangular"),
+          ("scipy.linalg", "expm"), ("scipy.linalg", "cho_solve")]
+_replaced: list = []
 
 
 def _vectorize_call(self: np.vectorize, *args: Any, **kwargs: Any) -> Any:
@@ -114,9 +121,13 @@ def enter() -> None:
             np.array = _array
             np.asarray = _asarray
             np.asanyarray = _asanyarray
-            np.apply_along_axis = _apply_along_axis
-            np.piecewise = _piecewise
             np.vectorize.__call__ = _vectorize_call
+            for module_name, name in ROUTED:
+                module = sys.modules.get(module_name)  # only modules the program imported
+                original = getattr(module, name, None) if module else None
+                if original is not None:
+                    setattr(module, name, _routed(original))
+                    _replaced.append((module, name, original))
 
 
 def exit() -> None:
@@ -128,6 +139,7 @@ def exit() -> None:
             np.array = ORIGINALS["array"]
             np.asarray = ORIGINALS["asarray"]
             np.asanyarray = ORIGINALS["asanyarray"]
-            np.apply_along_axis = ORIGINALS["apply_along_axis"]
-            np.piecewise = ORIGINALS["piecewise"]
             np.vectorize.__call__ = ORIGINALS["vectorize.__call__"]
+            while _replaced:
+                module, name, original = _replaced.pop()
+                setattr(module, name, original)

@@ -36,6 +36,11 @@ from ..core.scalar_rule import scalar_rule
 from ..core.tangents import AbstractZero, NoTangent, Tangent, ZeroTangent
 from ..core.thunks import Thunk, unthunk
 
+# The functions themselves, taken at import: while a trace runs, chainrules.ad.intercept puts
+# routing wrappers in their modules' namespaces, and the rules must call the originals.
+logsumexp, softmax, log_softmax = sps.logsumexp, sps.softmax, sps.log_softmax
+solve_triangular, expm, cho_solve = sla.solve_triangular, sla.expm, sla.cho_solve
+
 _SQRT_PI = float(np.sqrt(np.pi))
 
 
@@ -137,7 +142,7 @@ _LOGSUMEXP = "scipy.special.logsumexp"
 
 
 def _logsumexp_call(args: tuple, kwargs: dict) -> dict:
-    call = _bind(sps.logsumexp, _LOGSUMEXP, args, kwargs)
+    call = _bind(logsumexp, _LOGSUMEXP, args, kwargs)
     if call["return_sign"]:
         _refuse(_LOGSUMEXP, "return_sign", call["return_sign"],
                 "the sign output is not differentiable. Call it with return_sign=False (the "
@@ -181,10 +186,10 @@ class _LogsumexpPullback:
         return tuple(_no_tangents(self.count, {0: da, 2: db}))
 
 
-@rrule.register(sps.logsumexp)
+@rrule.register(logsumexp)
 def _logsumexp_rule(*args: Any, **kwargs: Any):
     call = _logsumexp_call(args, kwargs)
-    y = sps.logsumexp(*args, **kwargs)
+    y = logsumexp(*args, **kwargs)
     a, b = np.asarray(call["a"]), call["b"]
     b = None if b is None else np.asarray(b)
     ndim = a.ndim if b is None else max(a.ndim, b.ndim)
@@ -193,10 +198,10 @@ def _logsumexp_rule(*args: Any, **kwargs: Any):
                                  len(args), ProjectTo(call["a"]), project_b)
 
 
-@frule.register(sps.logsumexp)
+@frule.register(logsumexp)
 def _logsumexp_frule(tangents: tuple, *args: Any, **kwargs: Any):
     call = _logsumexp_call(args, kwargs)
-    y = sps.logsumexp(*args, **kwargs)
+    y = logsumexp(*args, **kwargs)
     a, b = np.asarray(call["a"]), call["b"]
     da = _tangent_of(tangents, args, 0)
     db = _tangent_of(tangents, args, 2)
@@ -227,10 +232,10 @@ def _softmax_axes(f: Callable, name: str, args: tuple, kwargs: dict) -> tuple:
     return _reduced_axes(call["axis"], np.ndim(call["x"]))
 
 
-@rrule.register(sps.softmax)
+@rrule.register(softmax)
 def _softmax_rule(*args: Any, **kwargs: Any):
-    axes = _softmax_axes(sps.softmax, "scipy.special.softmax", args, kwargs)
-    s = sps.softmax(*args, **kwargs)
+    axes = _softmax_axes(softmax, "scipy.special.softmax", args, kwargs)
+    s = softmax(*args, **kwargs)
     project = ProjectTo(args[0] if args else kwargs["x"])
 
     def softmax_pullback(dy: Any) -> tuple:
@@ -245,20 +250,20 @@ def _softmax_rule(*args: Any, **kwargs: Any):
     return s, softmax_pullback
 
 
-@frule.register(sps.softmax)
+@frule.register(softmax)
 def _softmax_frule(tangents: tuple, *args: Any, **kwargs: Any):
-    axes = _softmax_axes(sps.softmax, "scipy.special.softmax", args, kwargs)
-    s = sps.softmax(*args, **kwargs)
+    axes = _softmax_axes(softmax, "scipy.special.softmax", args, kwargs)
+    s = softmax(*args, **kwargs)
     dx = _tangent_of(tangents, args, 0)
     if isinstance(dx, AbstractZero):
         return s, ZeroTangent()
     return s, ProjectTo(s)(s * (dx - np.sum(s * dx, axis=axes, keepdims=True)))
 
 
-@rrule.register(sps.log_softmax)
+@rrule.register(log_softmax)
 def _log_softmax_rule(*args: Any, **kwargs: Any):
-    axes = _softmax_axes(sps.log_softmax, "scipy.special.log_softmax", args, kwargs)
-    y = sps.log_softmax(*args, **kwargs)
+    axes = _softmax_axes(log_softmax, "scipy.special.log_softmax", args, kwargs)
+    y = log_softmax(*args, **kwargs)
     project = ProjectTo(args[0] if args else kwargs["x"])
 
     def log_softmax_pullback(dy: Any) -> tuple:
@@ -273,10 +278,10 @@ def _log_softmax_rule(*args: Any, **kwargs: Any):
     return y, log_softmax_pullback
 
 
-@frule.register(sps.log_softmax)
+@frule.register(log_softmax)
 def _log_softmax_frule(tangents: tuple, *args: Any, **kwargs: Any):
-    axes = _softmax_axes(sps.log_softmax, "scipy.special.log_softmax", args, kwargs)
-    y = sps.log_softmax(*args, **kwargs)
+    axes = _softmax_axes(log_softmax, "scipy.special.log_softmax", args, kwargs)
+    y = log_softmax(*args, **kwargs)
     dx = _tangent_of(tangents, args, 0)
     if isinstance(dx, AbstractZero):
         return y, ZeroTangent()
@@ -330,7 +335,7 @@ _TRANS = {0: 0, 1: 1, 2: 2, "N": 0, "T": 1, "C": 2}
 
 
 def _solve_triangular_call(args: tuple, kwargs: dict) -> dict:
-    call = _bind(sla.solve_triangular, _SOLVE_TRIANGULAR, args, kwargs)
+    call = _bind(solve_triangular, _SOLVE_TRIANGULAR, args, kwargs)
     _refuse_overwrite_b(_SOLVE_TRIANGULAR, call)
     trans = call["trans"]
     if not isinstance(trans, (int, str, np.integer)) or trans not in _TRANS:
@@ -364,8 +369,8 @@ class _SolveTriangularPullback:
                        check_finite=call["check_finite"])
         dy = _as_matrix(dy, self.vector)
         if call["trans"] == 1:  # M^H = conj(a): conj(a^-1 conj(dy))
-            return _conj(sla.solve_triangular(a, _conj(dy), trans=0, **options))
-        return sla.solve_triangular(a, dy, trans=2 - call["trans"], **options)
+            return _conj(solve_triangular(a, _conj(dy), trans=0, **options))
+        return solve_triangular(a, dy, trans=2 - call["trans"], **options)
 
     def __call__(self, dy: Any) -> tuple:
         dy = unthunk(dy)
@@ -387,10 +392,10 @@ class _SolveTriangularPullback:
         return tuple(_no_tangents(self.count, {0: Thunk(a_cotangent), 1: Thunk(b_cotangent)}))
 
 
-@rrule.register(sla.solve_triangular)
+@rrule.register(solve_triangular)
 def _solve_triangular_rule(*args: Any, **kwargs: Any):
     call = _solve_triangular_call(args, kwargs)
-    x = sla.solve_triangular(*args, **kwargs)
+    x = solve_triangular(*args, **kwargs)
     a, b = call["a"], call["b"]
     project_x = ProjectTo(x)
     return x, _Projected(project_x, _SolveTriangularPullback(
@@ -398,10 +403,10 @@ def _solve_triangular_rule(*args: Any, **kwargs: Any):
         np.ndim(b) == 1))
 
 
-@frule.register(sla.solve_triangular)
+@frule.register(solve_triangular)
 def _solve_triangular_frule(tangents: tuple, *args: Any, **kwargs: Any):
     call = _solve_triangular_call(args, kwargs)
-    x = sla.solve_triangular(*args, **kwargs)
+    x = solve_triangular(*args, **kwargs)
     da = _tangent_of(tangents, args, 0)
     db = _tangent_of(tangents, args, 1)
     if isinstance(da, AbstractZero) and isinstance(db, AbstractZero):
@@ -412,7 +417,7 @@ def _solve_triangular_frule(tangents: tuple, *args: Any, **kwargs: Any):
         dm = _op(_triangle(np.asarray(da), call["lower"], strict=call["unit_diagonal"]),
                  call["trans"])
         rhs = rhs - dm @ _as_matrix(x, vector)
-    dx = sla.solve_triangular(call["a"], np.broadcast_to(rhs, np.shape(_as_matrix(x, vector))),
+    dx = solve_triangular(call["a"], np.broadcast_to(rhs, np.shape(_as_matrix(x, vector))),
                               trans=call["trans"], lower=call["lower"],
                               unit_diagonal=call["unit_diagonal"],
                               check_finite=call["check_finite"])
@@ -425,7 +430,7 @@ _EXPM = "scipy.linalg.expm"
 
 
 def _expm_matrix(args: tuple, kwargs: dict) -> np.ndarray:
-    a = np.asarray(_bind(sla.expm, _EXPM, args, kwargs)["A"])
+    a = np.asarray(_bind(expm, _EXPM, args, kwargs)["A"])
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
         raise ValueError(f"{_EXPM}: differentiating needs a square matrix or a stack of them "
                          f"(shape (..., n, n)); got shape {a.shape}. For a scalar, use np.exp.")
@@ -443,10 +448,10 @@ def _frechet(a: np.ndarray, e: np.ndarray) -> np.ndarray:
     return result
 
 
-@rrule.register(sla.expm)
+@rrule.register(expm)
 def _expm_rule(*args: Any, **kwargs: Any):
     a = _expm_matrix(args, kwargs)
-    y = sla.expm(*args, **kwargs)
+    y = expm(*args, **kwargs)
     project_a = ProjectTo(args[0] if args else kwargs["A"])
 
     def expm_pullback(dy: Any) -> tuple:
@@ -457,10 +462,10 @@ def _expm_rule(*args: Any, **kwargs: Any):
     return y, _Projected(ProjectTo(y), expm_pullback)
 
 
-@frule.register(sla.expm)
+@frule.register(expm)
 def _expm_frule(tangents: tuple, *args: Any, **kwargs: Any):
     a = _expm_matrix(args, kwargs)
-    y = sla.expm(*args, **kwargs)
+    y = expm(*args, **kwargs)
     da = _tangent_of(tangents, args, 0)
     if isinstance(da, AbstractZero):
         return y, ZeroTangent()
@@ -473,7 +478,7 @@ _CHO_SOLVE = "scipy.linalg.cho_solve"
 
 
 def _cho_solve_call(args: tuple, kwargs: dict) -> dict:
-    call = _bind(sla.cho_solve, _CHO_SOLVE, args, kwargs)
+    call = _bind(cho_solve, _CHO_SOLVE, args, kwargs)
     _refuse_overwrite_b(_CHO_SOLVE, call)
     c_and_lower = call["c_and_lower"]
     if not isinstance(c_and_lower, (tuple, list)) or len(c_and_lower) != 2:
@@ -510,7 +515,7 @@ class _ChoSolvePullback:
         dy = unthunk(dy)
         if isinstance(dy, AbstractZero):
             return tuple(_no_tangents(self.count, {0: ZeroTangent(), 1: ZeroTangent()}))
-        db = Thunk(lambda: sla.cho_solve((self.c, self.lower), _as_matrix(dy, self.vector),
+        db = Thunk(lambda: cho_solve((self.c, self.lower), _as_matrix(dy, self.vector),
                                          check_finite=self.call["check_finite"]))
 
         def c_cotangent() -> Any:
@@ -526,10 +531,10 @@ class _ChoSolvePullback:
         return tuple(_no_tangents(self.count, {0: pair, 1: Thunk(b_cotangent)}))
 
 
-@rrule.register(sla.cho_solve)
+@rrule.register(cho_solve)
 def _cho_solve_rule(*args: Any, **kwargs: Any):
     call = _cho_solve_call(args, kwargs)
-    x = sla.cho_solve(*args, **kwargs)
+    x = cho_solve(*args, **kwargs)
     c, lower = call["c_and_lower"]
     b = call["b"]
     return x, _Projected(ProjectTo(x), _ChoSolvePullback(
@@ -547,10 +552,10 @@ def _pair_tangent(t: Any) -> Any:
     return unthunk(t[0])   # a plain tuple or list of tangents
 
 
-@frule.register(sla.cho_solve)
+@frule.register(cho_solve)
 def _cho_solve_frule(tangents: tuple, *args: Any, **kwargs: Any):
     call = _cho_solve_call(args, kwargs)
-    x = sla.cho_solve(*args, **kwargs)
+    x = cho_solve(*args, **kwargs)
     c, lower = call["c_and_lower"]
     dc = _pair_tangent(tangents[1]) if args else ZeroTangent()
     db = _tangent_of(tangents, args, 1)
@@ -562,10 +567,10 @@ def _cho_solve_frule(tangents: tuple, *args: Any, **kwargs: Any):
         da = _factor_tangent(_triangle(np.asarray(c), lower),
                              bool(lower), _triangle(np.asarray(dc), lower))
         rhs = rhs - da @ _as_matrix(x, vector)
-    dx = sla.cho_solve((c, lower), np.broadcast_to(rhs, np.shape(_as_matrix(x, vector))),
+    dx = cho_solve((c, lower), np.broadcast_to(rhs, np.shape(_as_matrix(x, vector))),
                        check_finite=call["check_finite"])
     return x, ProjectTo(x)(_from_matrix(dx, vector))
 
 
 _SIGNATURES = {f: inspect.signature(f) for f in (
-    sps.logsumexp, sps.softmax, sps.log_softmax, sla.solve_triangular, sla.expm, sla.cho_solve)}
+    logsumexp, softmax, log_softmax, solve_triangular, expm, cho_solve)}

@@ -1,43 +1,45 @@
-"""How the array rules are written: `define` registers the rrule and the frule of a NumPy
-function from one cotangent formula per differentiable argument.
+"""The one way the array rules are written: `define(f, *cotangents, ...)` registers the rrule
+and the frule of a NumPy function from formulas that read a `Call`.
 
     define(np.linalg.inv, lambda call, dy: -H(call.y) @ dy @ H(call.y),
            pushforward=lambda call, da: -call.y @ da @ call.y)
+    define(np.sum, lambda call, dy: np.broadcast_to(call.axes.keep(dy), call.shape),
+           refused=("out", "where", "initial"), keeps_values=False)
 
-- ``cotangents[i](call, dy)`` is the cotangent of positional argument ``i``, before projection;
+The formulas:
+
+- ``cotangents[i](call, dy)``: the cotangent of positional argument ``i``, before projection;
   ``None`` (or no entry) marks an argument that is not differentiable (axes, shapes, indices,
-  conditions). ``every(call, dy, i)`` serves every positional argument instead, for functions
-  of any number of arrays (``einsum``, ``meshgrid``). Keyword arguments get no cotangent.
-- ``pushforward(call, *dargs)`` is the output tangent, with one input tangent per formula
-  position: `ZeroTangent` where it is zero, `NoTangent` where the argument is not
-  differentiable or not passed, dense otherwise (a list of arrays for a list or tuple
-  argument). The default,
-  `multilinear`, is right for functions linear in each argument separately (``matmul``,
-  ``fft``, ``sum``, ``reshape``: ``sum_i f(..., dargs[i], ...)``); `linear` for functions
-  linear in all of them at once (``where``, ``meshgrid``: ``f(*dargs)``); `per_argument`
-  adds one formula per argument (``np.average``'s data and weights).
-- The formulas read the call from a `Call`: ``call.args``, ``call.y``, ``call["axis"]`` (any
-  parameter by name, passed by position or keyword, else NumPy's default; "no value" reads as
-  None), ``call.a`` (the first argument as an array), ``call.axes`` (a reduction's axes),
-  ``call.memo(compute)`` (a piece several formulas share), ``call.apply(value, i)``.
-- ``dy`` arrives unthunked and projected onto the output (a real output gets a real ``dy``,
-  a float32 one a float32 ``dy``); for a function returning a tuple or list (``svd``,
-  ``split``) it is a list with one projected cotangent per output (`ZeroTangent` where the
-  caller gave none), and the pushforward returns one tangent per output. ``prepare(call,
-  dy)``, when given, is computed once (lazily) per pullback call and passed instead of ``dy``.
+  conditions). ``every=formula(call, dy, i)`` serves every positional argument instead
+  (``einsum``, ``meshgrid``). Keyword arguments get no cotangent.
+- ``pushforward(call, *dargs)``: the output tangent, given one input tangent per formula
+  position (`ZeroTangent` for a zero one, `NoTangent` where the argument is not
+  differentiable or not passed; a list of arrays for a list or tuple argument). Ready-made:
+  `multilinear` (the default: ``sum_i f(..., dargs[i], ...)``, right for ``matmul``,
+  ``fft``, ``sum``, ``reshape``...), `linear` (``f(*dargs)``: ``where``, ``meshgrid``) and
+  `per_argument` (one formula per argument, added: ``np.average``'s data and weights).
+- ``prepare(call, dy)``, when given, is computed once per pullback call (lazily) and passed
+  to the cotangent formulas instead of ``dy``.
 
-The rule does the rest, the same way for every function: it refuses ``refused`` options
-(``out=`` by default) and, through ``check(call)``, unsupported option values, with an error
-that names the function; builds each argument's projector in the forward pass; returns a
-zero for a zero ``dy``; thunks the cotangents when several arguments are differentiable;
-projects every cotangent. Its pullback is a slotted object, not a closure: a long loop's tape
-holds one per call. With ``keeps_values=False`` (formulas that read only ``call.shape``,
-``call.dtype``, ``call.is_array`` and ``call.axes``, like ``sum`` and ``mean``) it keeps just
-those, not the arrays nor the options.
+A `Call` is the record of one call: ``call.args``, ``call.y``, ``call["axis"]`` (a parameter
+by name, passed by position or by keyword, else NumPy's default; "no value" reads as None),
+``call.a`` (the first argument as an array), ``call.axes`` (a reduction's axes),
+``call.memo(compute)`` (a piece several formulas share), ``call.apply(value, i)`` (``f`` with
+``value`` as argument ``i``). ``dy`` arrives unthunked and projected onto the output (real
+for a real output, float32 for a float32 one); for a tuple or list output (``svd``,
+``split``) it is a list of per-output cotangents (`ZeroTangent` where none was given), and
+the pushforward returns one tangent per output.
 
-Array-like arguments may be lists or tuples (``np.array([a, b])``, ``np.stack((x, y))``):
-their projector (`project_onto`) takes a stacked array or a list of cotangents and gives a
-``Tangent(type(seq), {i: d_i})``; their tangents reach the pushforward dense.
+`define` does the rest, the same way for every function: refuses the ``refused`` options
+(``out=`` by default, by keyword or position) and, through ``check(call)``, unsupported
+option values, with an error naming the function; projects each argument (`project_onto`,
+in the forward pass) and each cotangent; answers a zero ``dy`` with zeros; thunks the
+cotangents when several arguments are differentiable. The pullback is a slotted object, not
+a closure, and a long loop's tape holds one per call: with ``keeps_values=False`` (formulas
+that read only ``call.shape``, ``call.dtype``, ``call.is_array`` and a reduction's
+``call.axes``, like ``sum``'s and ``expand_dims``') it keeps just those, not the arrays, the
+output or the options. Parameter names
+are read once per function, at registration.
 """
 
 from __future__ import annotations
@@ -69,7 +71,7 @@ _NO_VALUE = np._NoValue  # NumPy's "argument not given" default
 _NO_OPTIONS: dict = {}   # the keyword arguments of calls without any (shared, never changed)
 
 
-# --- array-like arguments -------------------------------------------------------------------------
+# --- array-like arguments ------------------------------------------------------------------------
 
 _NUMBER_TYPES = frozenset({float, complex, np.float16, np.float32, np.float64, np.longdouble,
                            np.complex64, np.complex128, np.clongdouble})
@@ -159,25 +161,25 @@ class Axes:
         return np.sum(value, axis=self.axes, keepdims=self.keepdims)
 
 
-_shared_axes: dict = {}
+_AXES: dict = {}
 
 
-def shared_axes(shape: tuple, axis: Any, keepdims: Any) -> Axes:
+def _shared_axes(shape: tuple, axis: Any, keepdims: Any) -> Axes:
     """One shared (read-only) `Axes` per shape and options: a loop of reductions over arrays
     of one shape keeps one, not one per call.
 
-    >>> shared_axes((2, 3), 1, False) is shared_axes((2, 3), 1, False)
+    >>> _shared_axes((2, 3), 1, False) is _shared_axes((2, 3), 1, False)
     True
     """
     key = (shape, axis, bool(keepdims))
     try:
-        axes = _shared_axes.get(key)
+        axes = _AXES.get(key)
     except TypeError:  # an unhashable axis (a list)
         return Axes(shape, axis, keepdims)
     if axes is None:
-        if len(_shared_axes) > 10_000:  # a bound, for programs that see endless shapes
-            _shared_axes.clear()
-        axes = _shared_axes[key] = Axes(shape, axis, keepdims)
+        if len(_AXES) > 10_000:  # a bound, for programs that see endless shapes
+            _AXES.clear()
+        axes = _AXES[key] = Axes(shape, axis, keepdims)
     return axes
 
 
@@ -247,7 +249,7 @@ class Call:
     def axes(self) -> Axes:
         """The reduction's axes over the first argument, from ``axis`` and ``keepdims``."""
         if self._axes is None:
-            self._axes = shared_axes(self.shape, self["axis"], self["keepdims"])
+            self._axes = _shared_axes(self.shape, self["axis"], self["keepdims"])
         return self._axes
 
     def memo(self, compute: Callable[["Call"], Any]) -> Any:
@@ -265,15 +267,17 @@ class Call:
         return self.rule.f(*args, **self.kwargs)
 
     def forget_values(self) -> None:
-        """Keep only the first argument's shape, dtype and axes, for formulas that read nothing
-        else: the arrays and options are freed after the forward pass (small tapes)."""
+        """Keep only the first argument's shape, dtype and (for a reduction: a function with a
+        ``keepdims`` parameter) axes, for formulas that read nothing else: the arrays, the
+        output and the options are freed after the forward pass (small tapes)."""
         self._shape, self._dtype, self._is_array = shared_shape(self.a.shape), self.dtype, \
             self.is_array
-        _ = self.axes
+        if "keepdims" in self.rule.defaults:
+            _ = self.axes
         self.args = self.kwargs = self.y = self._array = None
 
 
-# --- default pushforwards --------------------------------------------------------------------------
+# --- default pushforwards ------------------------------------------------------------------------
 
 def per_argument(*forwards: Formula) -> Callable:
     """The pushforward that adds one term per argument with a nonzero tangent:
@@ -314,7 +318,7 @@ def linear(call: Call, *dargs: Any) -> Any:
     return call.rule.f(*args, **call.kwargs)
 
 
-# --- refusing options ------------------------------------------------------------------------------
+# --- refusing options ----------------------------------------------------------------------------
 
 _HOW_TO_AVOID = {
     "out": "compute the result without out= and assign it afterwards",
@@ -329,15 +333,15 @@ _HOW_TO_AVOID = {
 def unsupported(name: str, option: str, value: Any, supported: str) -> NotImplementedError:
     """The error for an option value that has no rule (raise it).
 
-    >>> unsupported("numpy.pad", "mode", "mean", "'constant'")
-    NotImplementedError("numpy.pad: mode='mean' is not supported in differentiated code (supported: 'constant').")
+    >>> print(unsupported("numpy.pad", "mode", "mean", "'constant', 'edge'"))
+    numpy.pad: mode='mean' is not supported in differentiated code (supported: 'constant', 'edge').
     """
     return NotImplementedError(
         f"{name}: {option}={value!r} is not supported in differentiated code (supported: "
         f"{supported}).")
 
 
-# --- the rule --------------------------------------------------------------------------------------
+# --- the rule ------------------------------------------------------------------------------------
 
 class _Rule:
     """What `define` knows of a function: its formulas, and its parameters by name (read once,

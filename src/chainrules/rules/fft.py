@@ -1,8 +1,12 @@
 """FFT rules: ``np.fft.fft``/``ifft``/``rfft``/``irfft`` and their 2-d and n-d forms.
 
-Every transform is linear, so its frule applies the transform to the tangent, and its pullback
-is the adjoint. A transform is a sequence of 1-d steps (each: cut or zero-pad an axis to ``n``,
-then transform it), replayed backwards with each step's adjoint:
+Every transform is linear, so its frule applies the transform to the tangent (the default of
+`_define.define`) and its rule is one formula, the adjoint:
+
+    define(np.fft.fft, _one_dimensional("fft"))
+
+A transform is a sequence of 1-d steps (each: cut or zero-pad an axis to ``n``, then
+transform it), replayed backwards with each step's adjoint:
 
 - ``fft`` with norm N: ``ifft`` with the dual norm (backward <-> forward, ortho <-> ortho);
   ``ifft`` likewise with ``fft``;

@@ -1,5 +1,12 @@
 """Linear algebra rules: products (``matmul``, ``dot``, ``einsum``...) and ``np.linalg``.
 
+The table at the end has one `define` line per function (see `_define`): the cotangent
+formula of each positional argument, then the pushforward of those that are not linear in
+each argument separately:
+
+    define(np.linalg.inv, lambda call, dy: -H(call.y) @ dy @ H(call.y),
+           pushforward=lambda call, da: -call.y @ da @ call.y)
+
 Complex convention: the cotangent of an argument is ``conj(d y / d arg)`` applied to ``dy``, so
 for ``y = a @ b``: ``da = dy @ b^H`` and ``db = a^H @ dy``. Broadcast batch dimensions are
 summed out with `unbroadcast` before projecting.
@@ -71,8 +78,14 @@ def _contracted_axes(a_ndim: int, b_ndim: int, axes) -> tuple[list[int], list[in
     return [int(i) % a_ndim for i in a_axes], [int(i) % b_ndim for i in b_axes]
 
 
-def _tensordot_da(dy, a, b, a_axes: list[int], b_axes: list[int]):
+def _tensordot_cotangent(dy, a, b, a_axes: list[int], b_axes: list[int], of_b: bool):
+    """The cotangent of a in ``tensordot(a, b, (a_axes, b_axes))``; that of b is the same with
+    the operands swapped (and dy's axes: b's free ones first)."""
     a, b = np.asarray(a), np.asarray(b)
+    if of_b:
+        a_free_count = a.ndim - len(a_axes)
+        dy = np.moveaxis(dy, range(a_free_count), range(np.ndim(dy) - a_free_count, np.ndim(dy)))
+        a, b, a_axes, b_axes = b, a, b_axes, a_axes
     a_free = [i for i in range(a.ndim) if i not in a_axes]
     b_free = [i for i in range(b.ndim) if i not in b_axes]
     # Result axes: a's free axes, then b's contracted axes in b's order.
@@ -82,19 +95,6 @@ def _tensordot_da(dy, a, b, a_axes: list[int], b_axes: list[int]):
     for axis_a, axis_b in zip(a_axes, b_axes):
         position[axis_a] = len(a_free) + b_order.index(axis_b)
     return np.transpose(g, [position[axis] for axis in range(a.ndim)])
-
-
-def _tensordot_db(dy, a, b, a_axes: list[int], b_axes: list[int]):
-    a, b = np.asarray(a), np.asarray(b)
-    a_free = [i for i in range(a.ndim) if i not in a_axes]
-    b_free = [i for i in range(b.ndim) if i not in b_axes]
-    # Result axes: a's contracted axes in a's order, then b's free axes.
-    g = np.tensordot(conj(a), dy, axes=(a_free, list(range(len(a_free)))))
-    position = {axis: len(a_axes) + k for k, axis in enumerate(b_free)}
-    a_order = sorted(a_axes)
-    for axis_a, axis_b in zip(a_axes, b_axes):
-        position[axis_b] = a_order.index(axis_a)
-    return np.transpose(g, [position[axis] for axis in range(b.ndim)])
 
 
 def _tensordot_axes(call):
@@ -110,22 +110,14 @@ def _inner_axes(call):
     return [np.ndim(call["a"]) - 1], [np.ndim(call["b"]) - 1]
 
 
-def _product_da(axes_of):
-    """The cotangent of a in a tensordot-like product; a scalar operand means ``a * b``."""
+def _product(axes_of, of_b: bool):
+    """The cotangent of a (of b) in a tensordot-like product; a scalar operand means ``a * b``."""
     def cotangent(call, dy):
         a, b = call.args[:2]
         if np.ndim(a) == 0 or np.ndim(b) == 0:
-            return unbroadcast(dy * conj(np.asarray(b)), np.shape(a))
-        return _tensordot_da(dy, a, b, *axes_of(call))
-    return cotangent
-
-
-def _product_db(axes_of):
-    def cotangent(call, dy):
-        a, b = call.args[:2]
-        if np.ndim(a) == 0 or np.ndim(b) == 0:
-            return unbroadcast(conj(np.asarray(a)) * dy, np.shape(b))
-        return _tensordot_db(dy, a, b, *axes_of(call))
+            own, other = (b, a) if of_b else (a, b)
+            return unbroadcast(dy * conj(np.asarray(other)), np.shape(own))
+        return _tensordot_cotangent(dy, a, b, *axes_of(call), of_b)
     return cotangent
 
 
@@ -714,9 +706,9 @@ def _lstsq_pushforward(call, da, db):
 # --- the table: function, then the cotangent of each positional argument ---------------------
 
 define(np.matmul, _matmul_da, _matmul_db, refused=("out", "axes", "axis"))
-define(np.dot, _product_da(_dot_axes), _product_db(_dot_axes))
-define(np.tensordot, _product_da(_tensordot_axes), _product_db(_tensordot_axes))
-define(np.inner, _product_da(_inner_axes), _product_db(_inner_axes))
+define(np.dot, _product(_dot_axes, of_b=False), _product(_dot_axes, of_b=True))
+define(np.tensordot, _product(_tensordot_axes, of_b=False), _product(_tensordot_axes, of_b=True))
+define(np.inner, _product(_inner_axes, of_b=False), _product(_inner_axes, of_b=True))
 define(np.vdot, _vdot_da, _vdot_db)
 define(np.outer, _outer_da, _outer_db)
 define(np.kron, _kron_cotangent(of_b=False), _kron_cotangent(of_b=True))

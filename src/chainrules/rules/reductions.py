@@ -3,10 +3,13 @@
 Each rule is a pair of formulas on a `Call` (see `_define`): ``back(call, dy)``, the cotangent
 of the array argument, and ``forward(call, dx)``, the output tangent (none for the linear ones:
 the reduction of the tangent). ``call.axes`` lines the output back up with the input (``axis``
-as int, tuple, None or negative, and ``keepdims``). Holomorphic reductions take ``conj`` of
-their partials in reverse mode; real-valued ones (moments, norms) are written with their
-gradient ``g = dL/dRe + i dL/dIm``, giving ``back = g * dy`` (``dy`` is real) and
-``forward = sum(Re(conj(g) * dx))``.
+as int, tuple, None or negative, and ``keepdims``):
+
+    define(np.sum, _spread, refused=("out", "where", "initial"), keeps_values=False)
+
+Holomorphic reductions are given by their partials (``_by_partials``: ``back = conj(p) dy``,
+``forward = sum(p dx)``); real-valued ones (moments, norms) by their gradient
+``g = dL/dRe + i dL/dIm`` (``back = g dy``, ``dy`` being real, ``forward = sum(Re(conj(g) dx))``).
 
 Ties: ``max``/``min`` (and ``ptp``, the inf-norms and the 2-norm of a matrix with a repeated
 largest singular value) split the cotangent evenly between the elements that attain the
@@ -30,6 +33,14 @@ from ._define import Call, define, normalize_axis_tuple, per_argument, unsupport
 from .shape import diagonal_embed
 
 _REDUCTION_REFUSES = ("out", "where", "initial")
+
+
+def _by_partials(f: Any, partials: Any) -> None:
+    """Register the reduction ``f`` whose derivative by each element is ``partials(call)``
+    (holomorphic): ``back = conj(partials) dy``, ``forward = sum(partials dx)``."""
+    define(f, lambda call, dy: np.conj(partials(call)) * call.axes.keep(dy),
+           pushforward=lambda call, dx: call.axes.reduce(partials(call) * dx),
+           refused=_REDUCTION_REFUSES)
 
 
 # --- sum, mean -----------------------------------------------------------------------------------
@@ -82,15 +93,7 @@ def _products_of_others(a: np.ndarray, axes: tuple) -> np.ndarray:
     return np.moveaxis((left * right).reshape(moved.shape), last, axes)
 
 
-def _prod_back(call: Call, dy: Any) -> Any:
-    return np.conj(_products_of_others(call.a, call.axes.axes)) * call.axes.keep(dy)
-
-
-def _prod_forward(call: Call, dx: Any) -> Any:
-    return call.axes.reduce(_products_of_others(call.a, call.axes.axes) * dx)
-
-
-define(np.prod, _prod_back, pushforward=_prod_forward, refused=_REDUCTION_REFUSES)
+_by_partials(np.prod, lambda call: _products_of_others(call.a, call.axes.axes))
 
 
 # --- extrema: the cotangent goes to the elements that attain the extremum, split evenly ---------
@@ -105,28 +108,15 @@ def _extremum_weights(call: Call, extremum: Any) -> np.ndarray:
     return hits / np.sum(hits, axis=axes.axes, keepdims=True)
 
 
-def _extremum_rule(f: Any) -> None:
-    def back(call: Call, dy: Any) -> Any:
-        return _extremum_weights(call, call.y) * call.axes.keep(dy)
-
-    def forward(call: Call, dx: Any) -> Any:
-        return call.axes.reduce(_extremum_weights(call, call.y) * dx)
-
-    define(f, back, pushforward=forward, refused=_REDUCTION_REFUSES)
-
-
-for _f in (np.max, np.min, np.amax, np.amin, np.nanmax, np.nanmin):
-    _extremum_rule(_f)
-
-
 def _ptp_weights(call: Call) -> np.ndarray:
     axis = call.axes.axes
     return (_extremum_weights(call, np.max(call.a, axis=axis))
             - _extremum_weights(call, np.min(call.a, axis=axis)))
 
 
-define(np.ptp, lambda call, dy: _ptp_weights(call) * call.axes.keep(dy),
-       pushforward=lambda call, dx: call.axes.reduce(_ptp_weights(call) * dx))
+for _f in (np.max, np.min, np.amax, np.amin, np.nanmax, np.nanmin):
+    _by_partials(_f, lambda call: _extremum_weights(call, call.y))
+_by_partials(np.ptp, _ptp_weights)
 
 
 # --- real-valued reductions, by their gradient g: back = g dy, forward = sum Re(conj(g) dx) ----
@@ -205,9 +195,7 @@ def _nanprod_others(call: Call) -> np.ndarray:
     return np.where(present, others, 0)
 
 
-define(np.nanprod, lambda call, dy: np.conj(_nanprod_others(call)) * call.axes.keep(dy),
-       pushforward=lambda call, dx: call.axes.reduce(_nanprod_others(call) * dx),
-       refused=_REDUCTION_REFUSES)
+_by_partials(np.nanprod, _nanprod_others)
 
 
 # --- weighted average: differentiable in the data and in the weights ---------------------------
@@ -242,7 +230,8 @@ def _average_parts(call: Call) -> tuple:
 
 def _average_check(call: Call) -> None:
     if call["returned"]:
-        raise unsupported(call.name, "returned", True, "returned=False; sum the weights with np.sum")
+        raise unsupported(call.name, "returned", True,
+                          "returned=False; sum the weights with np.sum")
 
 
 def _average_back(call: Call, dy: Any) -> np.ndarray:

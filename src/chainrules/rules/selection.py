@@ -7,6 +7,9 @@ x's size, so reading a few elements in a loop stays linear. Each such rule is on
 that says which index it reads (``np.take(x, i, axis=1)`` reads ``x[:, i]``). Functions that
 choose between arguments elementwise (``where``, ``select``, ``clip``, ``choose`` with
 broadcast choices) give each argument ``dy`` where it was chosen, summed over broadcast axes.
+The table at the end has one `define` line per function (see `_define`):
+
+    define(np.take, _reads(_take_index, "a"))    # np.take(a, indices, ...) reads a[index]
 """
 
 from __future__ import annotations

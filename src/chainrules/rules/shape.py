@@ -1,11 +1,13 @@
 """Rules for functions that move, copy, join and split array elements without arithmetic.
 
-Every function here is linear in its array argument, so its pushforward is the function
-itself applied to the tangent (`_define.multilinear`, the default); the pullback is the
-adjoint, written below as a short formula of ``dy``: reshape back, transpose back, split where
-it joined, sum where it copied. Joining functions (``concatenate``, ``stack``, ``hstack``...) are all one
-mechanism: "reshape each element, then concatenate along an axis", whose adjoint splits
+Every function here is linear in its array argument, so its pushforward is the function itself
+applied to the tangent (`_define.multilinear`, the default); each rule is one formula, the
+adjoint, written as a short function of ``dy``: reshape back, transpose back, split where it
+joined, sum where it copied. Joining functions (``concatenate``, ``stack``, ``hstack``...) are
+all one mechanism: "reshape each element, then concatenate along an axis", whose adjoint splits
 ``dy`` and reshapes each piece back. A sequence argument gets ``Tangent(type(seq), {i: d_i})``.
+
+    define(np.transpose, _transpose_back)     # the table reads: function, cotangent formula
 """
 
 from __future__ import annotations
@@ -15,15 +17,16 @@ from typing import Any
 import numpy as np
 
 from ..core.broadcast import unbroadcast
-from ..core.tangents import AbstractZero, ZeroTangent
+from ..core.tangents import AbstractZero
 from ._define import Call, define, linear, normalize_axis_tuple, unsupported
 
 __all__ = ["astype"]
 
 
 def _reshape_back(call: Call, dy: Any) -> Any:
-    """The pullback of every function that only reshapes (adds or drops unit axes, copies)."""
-    return np.reshape(dy, np.shape(call.x))
+    """The pullback of every function that only reshapes (adds or drops unit axes, copies):
+    it reads only the argument's shape (``keeps_values=False``)."""
+    return np.reshape(dy, call.shape)
 
 
 def _memory_order(name: str, x: np.ndarray, order: str) -> str:
@@ -148,19 +151,13 @@ def _split_bounds(length: int, sections: Any) -> list[slice]:
 
 
 def _split_rule(f: Any, axis_of: Any) -> None:
-    def back(call: Call, dy: Any) -> Any:
-        a = call.a
+    def back(call: Call, dy: list) -> np.ndarray:
         axis = axis_of(call)
-        bounds = _split_bounds(a.shape[axis], call["indices_or_sections"])
-        dx = None
-        for bound, piece in zip(bounds, dy):
-            if isinstance(piece, AbstractZero):
-                continue
-            if dx is None:
-                dx = np.zeros(a.shape, np.result_type(call.dtype, piece))
-            index = (slice(None),) * axis + (bound,)
-            dx[index] += piece
-        return ZeroTangent() if dx is None else dx
+        dx = np.zeros(call.shape, call.dtype)
+        for bound, piece in zip(_split_bounds(call.shape[axis], call["indices_or_sections"]), dy):
+            if not isinstance(piece, AbstractZero):
+                dx[(slice(None),) * axis + (bound,)] += piece
+        return dx
 
     define(f, back)
 
@@ -176,9 +173,10 @@ _split_rule(np.dsplit, lambda call: 2)
 
 define(np.swapaxes, lambda call, dy: call.apply(dy))
 define(np.moveaxis, lambda call, dy: np.moveaxis(dy, call["destination"], call["source"]))
-define(np.expand_dims, _reshape_back)
-define(np.squeeze, _reshape_back)
-define(np.broadcast_to, lambda call, dy: unbroadcast(np.asarray(dy), call.a.shape))
+define(np.expand_dims, _reshape_back, keeps_values=False)
+define(np.squeeze, _reshape_back, keeps_values=False)
+define(np.broadcast_to, lambda call, dy: unbroadcast(np.asarray(dy), call.shape),
+       keeps_values=False)
 for _f in (np.flip, np.fliplr, np.flipud, np.triu, np.tril):
     define(_f, lambda call, dy: call.apply(dy))
 define(np.roll, lambda call, dy: np.roll(dy, np.negative(call["shift"]), call["axis"]))
@@ -324,7 +322,7 @@ def _reshape_forward(call: Call, dx: Any) -> Any:
 
 
 for _f in (np.array, np.asarray, np.copy):
-    define(_f, _reshape_back, pushforward=_reshape_forward)
+    define(_f, _reshape_back, pushforward=_reshape_forward, keeps_values=False)
 
 
 def astype(x: Any, dtype: Any, **kwargs: Any) -> Any:
@@ -339,4 +337,4 @@ def astype(x: Any, dtype: Any, **kwargs: Any) -> Any:
     return np.asarray(x).astype(dtype, **kwargs)
 
 
-define(astype, _reshape_back, pushforward=_reshape_forward)
+define(astype, _reshape_back, pushforward=_reshape_forward, keeps_values=False)

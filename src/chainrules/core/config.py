@@ -20,7 +20,7 @@ class RuleConfig:
     ``has_forward_mode``.
 
     >>> import numpy as np
-    >>> y, pullback = rrule_via_ad(RuleConfig(), np.sin, 0.0)
+    >>> y, pullback = rrule_via_ad(RuleConfig(), np.sin, np.float64(0.0))
     >>> y, pullback(1.0)[1]
     (np.float64(0.0), np.float64(1.0))
     """

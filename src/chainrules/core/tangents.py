@@ -162,8 +162,9 @@ def structural_fields(x: Any) -> dict:
 
     >>> structural_fields((1.0, 2.0))
     {0: 1.0, 1: 2.0}
-    >>> y = 3.0
-    >>> structural_fields(lambda x: x * y)
+    >>> def scaler(y):
+    ...     return lambda x: x * y
+    >>> structural_fields(scaler(3.0))
     {'y': 3.0}
     """
     if _is_namedtuple(x):

@@ -174,7 +174,7 @@ def summary_section(results: dict, peers: list[str]) -> list[str]:
             cr_time = cr.get("time") if cr["status"] == "ok" else None
             row = [name, f"{info['size_name']}={size:,}",
                    fmt_time(cr_time) if cr_time else status_text(cr),
-                   fmt_time(cr.get("cpu_time")),
+                   fmt_time(cr.get("cpu_time")) if (cr.get("cpu_time") or 0) >= 0.05 else "-",
                    fmt_bytes(cr.get("tracemalloc_peak")), fmt_bytes(cr.get("rss_growth")),
                    fmt_time(forward.get("time")) if forward and forward["status"] == "ok" else "-",
                    fmt_ratio(cr_time, forward.get("time") if forward else None),
@@ -191,7 +191,9 @@ def summary_section(results: dict, peers: list[str]) -> list[str]:
             row.append(fmt_exponent(exponents(results, name, "chainrules")["time"]))
             rows.append(row)
     return (["## Summary at the reference sizes", "",
-             f"Times are {clock}-clock medians. Peer columns: the peer's time divided by "
+             f"Times are {clock}-clock medians (the process's CPU time is shown from 50 ms on; "
+             "below, the CPU clock can be as coarse as the scheduler tick). Peer columns: the "
+             "peer's time divided by "
              "chainrules' time (above 1: chainrules is faster). jax.jit's compile time is not "
              "in its ratio.", ""]
             + table(header, rows))
@@ -315,7 +317,8 @@ def method_section(results: dict) -> list[str]:
             "- Each point (library, workload, size) runs in a fresh process with "
             "OMP/OPENBLAS/MKL_NUM_THREADS=1 (torch.set_num_threads(1); XLA single-threaded). "
             f"Time: median of at least {meta['repeats']} gradient calls (cheap points: more, "
-            f"until {meta.get('min_time', 0):g} s are spent, at most 10), each including its "
+            f"until {meta.get('min_time', 0):g} s are spent, 5 s for the vectorized workload, "
+            "at most 10), each including its "
             "forward pass; the first call is one of them (for JAX eager it includes the per-operation "
             "compilation, and the median is then a warm call). jax.jit's compile time is "
             "measured separately and not included in its run time.",

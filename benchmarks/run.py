@@ -77,7 +77,9 @@ def run_point(workload: workloads.Workload, library: str, size: int, args,
     stem = f"{workload.name}-{library}-{size}"
     gradients_file = raw_dir / f"{stem}.npz"
     command = [sys.executable, str(HERE / "measure.py"), workload.name, library, str(size),
-               "--repeats", str(args.repeats), "--min-time", str(args.min_time),
+               "--repeats", str(args.repeats),
+               "--min-time", str(args.min_time if args.quick else max(args.min_time,
+                                                                      workload.min_time)),
                "--budget", str(args.budget),
                "--gradients-out", str(gradients_file)]
     env = {**os.environ, **THREAD_ENV}
@@ -253,8 +255,8 @@ def parse_args(argv):
     parser.add_argument("--repeats", type=int, default=None,
                         help="gradient calls per point, median reported (default 3, quick 1)")
     parser.add_argument("--min-time", type=float, default=None,
-                        help="cheap points make more calls until this many seconds "
-                             "(default 1, quick 0)")
+                        help="cheap points make more calls (at most 10) until this many "
+                             "seconds are spent (default 2, quick 0; the vectorized workload 5)")
     parser.add_argument("--budget", type=float, default=15.0,
                         help="CPU seconds one gradient call (or a compilation) may take; a "
                              "library is capped beyond (default 15)")
@@ -266,7 +268,7 @@ def parse_args(argv):
     args = parser.parse_args(argv)
     args.repeats = args.repeats or (1 if args.quick else 3)
     if args.min_time is None:
-        args.min_time = 0.0 if args.quick else 1.0
+        args.min_time = 0.0 if args.quick else 2.0
     args.out = args.out or (QUICK_OUT if args.quick else DEFAULT_OUT)
     return args
 

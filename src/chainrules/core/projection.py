@@ -282,14 +282,25 @@ for _type in (int, bool, np.int64, np.int32, np.bool_, str, type(None)):
     _SCALAR_PROJECTORS[_type] = _NOTHING
 
 
+# Array projectors depend only on shape and dtype: made once per (shape, dtype).
+_ARRAY_PROJECTORS: dict = {}
+
+
 def _projector_for(x: Any) -> ProjectTo:
     projector = _SCALAR_PROJECTORS.get(type(x))
     if projector is not None:
         return projector
     if isinstance(x, np.ndarray):
+        key = (x.shape, x.dtype)
+        projector = _ARRAY_PROJECTORS.get(key)
+        if projector is not None:
+            return projector
         dtype = tangent_dtype(x.dtype) if x.dtype.kind != "O" else None
         if dtype is not None:
-            return _numeric(x.shape, dtype, _ARRAY)
+            if len(_ARRAY_PROJECTORS) > 10_000:  # a bound, for endless distinct shapes
+                _ARRAY_PROJECTORS.clear()
+            projector = _ARRAY_PROJECTORS[key] = _numeric(x.shape, dtype, _ARRAY)
+            return projector
         if x.dtype.kind == "O":
             return _ProjectToObjectArray._new(array=x)
         return _NOTHING

@@ -1,8 +1,9 @@
 """chainrules.ad: a reverse-mode engine for unmodified NumPy code.
 
 Modules: `tracer` (the traced value and its NumPy protocols), `tape` (recording operations
-through their rules), `reverse` (the backward pass), `structure` (leaves of Python objects),
-`intercept` (NumPy entry points that do not dispatch), `api` (grad, vjp, ...).
+through their rules), `reverse` (the backward pass), `intercept` (NumPy entry points that do
+not dispatch), `api` (grad, vjp, ...). Leaves of Python objects are found by
+`chainrules.core.structure`.
 """
 
 from .api import EngineConfig, grad, jacobian, primal, primitive, value_and_grad, vjp

@@ -23,7 +23,7 @@ from ..core.registry import rrule
 from ..core.tangents import AbstractZero, NoTangent, Tangent, ZeroTangent
 from ..core.thunks import unthunk
 from .reverse import backward
-from .structure import _fields, is_structure, leaves, replace_leaves, tangent_at
+from ..core.structure import _fields, is_structure, leaves, replace_leaves, tangent_at
 from .tape import Tape, TracingError, _is_differentiable, no_garbage_collection, record
 from .tracer import Traced
 

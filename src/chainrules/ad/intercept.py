@@ -35,7 +35,7 @@ ORIGINALS = {
 
 
 def _holds_traced(x: Any) -> bool:
-    from .structure import is_structure, leaves
+    from ..core.structure import is_structure, leaves
     from .tracer import Traced
 
     if type(x) is Traced:

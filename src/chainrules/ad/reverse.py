@@ -18,7 +18,7 @@ from ..core.config import _name
 from ..core.sparse import SparseCotangent
 from ..core.tangents import AbstractZero
 from ..core.thunks import InplaceableThunk
-from .structure import tangent_at
+from ..core.structure import tangent_at
 
 __all__ = ["backward", "RuleError"]
 

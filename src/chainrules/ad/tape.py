@@ -25,7 +25,7 @@ from ..core.dtypes import shared_shape
 from ..core.registry import NON_DIFFERENTIABLE, frule, rrule
 from ..core.tangents import NoTangent, Tangent
 from . import intercept
-from .structure import is_structure, leaves, replace_leaves
+from ..core.structure import is_structure, leaves, replace_leaves
 
 __all__ = ["Tape", "Traced", "record", "NoRuleError", "TracingError"]
 

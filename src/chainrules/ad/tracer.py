@@ -230,7 +230,7 @@ _UFUNC_METHODS = {
     (np.multiply, "accumulate"): np.cumprod,
 }
 
-from .structure import register_leaf_type  # noqa: E402
+from ..core.structure import register_leaf_type  # noqa: E402
 from .tape import TracingError, record  # noqa: E402
 
 register_leaf_type(Traced)

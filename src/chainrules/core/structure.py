@@ -21,8 +21,8 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from ..core.tangents import AbstractZero, Tangent, ZeroTangent, structural_fields
-from ..core.thunks import unthunk
+from .tangents import AbstractZero, Tangent, ZeroTangent, structural_fields
+from .thunks import unthunk
 
 __all__ = ["is_structure", "leaves", "replace_leaves", "tangent_at", "rebuild_with"]
 

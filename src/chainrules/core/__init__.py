@@ -12,13 +12,14 @@ from .registry import RuleTable, frule, non_differentiable, rrule
 from .scalar_rule import scalar_rule
 from .sparse import SparseCotangent
 from .tangents import (AbstractZero, NoTangent, Tangent, ZeroTangent, field_value,
-                       structural_fields, tangents_equal)
+                       is_zero_tangent, structural_fields, tangents_equal)
 from .thunks import AbstractThunk, InplaceableThunk, Thunk, unthunk
 
 __all__ = [
     "AbstractThunk", "AbstractZero", "InplaceableThunk", "NoTangent", "ProjectTo",
     "ProjectionError", "RuleConfig", "RuleTable", "SparseCotangent", "Tangent", "Thunk",
     "ZeroTangent", "accumulate", "cast_to", "field_value", "frule", "frule_via_ad",
-    "non_differentiable", "owned_copy", "rrule", "rrule_via_ad", "scalar_rule",
-    "structural_fields", "tangent_dtype", "tangents_equal", "unbroadcast", "unthunk",
+    "is_zero_tangent", "non_differentiable", "owned_copy", "rrule", "rrule_via_ad",
+    "scalar_rule", "structural_fields", "tangent_dtype", "tangents_equal", "unbroadcast",
+    "unthunk",
 ]

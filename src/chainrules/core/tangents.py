@@ -19,7 +19,8 @@ __all__ = [
     "Tangent",
     "structural_fields",
     "field_value",
-    "is_structural",
+    "is_zero_tangent",
+    "tangents_equal",
 ]
 
 
@@ -137,17 +138,6 @@ NoTangent._instance = object.__new__(NoTangent)
 # --------------------------------------------------------------------------------------------
 # Fields of Python objects
 # --------------------------------------------------------------------------------------------
-
-def is_structural(x: Any) -> bool:
-    """True for values whose tangent is a `Tangent` (containers, objects, closures)."""
-    if isinstance(x, (tuple, list, dict)):
-        return True
-    if dataclasses.is_dataclass(x) and not isinstance(x, type):
-        return True
-    if callable(x) and getattr(x, "__closure__", None):
-        return True
-    return hasattr(x, "__dict__") or hasattr(type(x), "__slots__")
-
 
 def _is_namedtuple(x: Any) -> bool:
     return isinstance(x, tuple) and hasattr(type(x), "_fields")
@@ -390,7 +380,16 @@ def _by_name(names: tuple, backing: dict) -> dict:
     return out
 
 
-def _is_zero_value(value: Any) -> bool:
+def is_zero_tangent(value: Any) -> bool:
+    """Whether the tangent ``value`` is zero: a zero type, all-zero numbers, or a structure
+    (`Tangent`, tuple, list, dict) whose fields are all zero. Thunks are evaluated.
+
+    >>> import numpy as np
+    >>> is_zero_tangent(Tangent(dict, {"w": np.zeros(2), "b": ZeroTangent()}))
+    True
+    >>> is_zero_tangent([0.0, 1e-30]), is_zero_tangent(NoTangent())
+    (False, True)
+    """
     import numpy as np
 
     from .thunks import unthunk
@@ -399,14 +398,14 @@ def _is_zero_value(value: Any) -> bool:
     if isinstance(value, AbstractZero):
         return True
     if isinstance(value, Tangent):
-        return all(_is_zero_value(v) for v in value._backing.values())
+        return all(is_zero_tangent(v) for v in value._backing.values())
     if isinstance(value, (tuple, list)):
-        return all(_is_zero_value(v) for v in value)
+        return all(is_zero_tangent(v) for v in value)
     if isinstance(value, dict):
-        return all(_is_zero_value(v) for v in value.values())
+        return all(is_zero_tangent(v) for v in value.values())
     try:
         return not np.any(value)
-    except Exception:
+    except Exception:  # noqa: BLE001 - a value NumPy cannot read is not a zero
         return False
 
 
@@ -422,9 +421,9 @@ def tangents_equal(a: Any, b: Any) -> bool:
 
     a, b = unthunk(a), unthunk(b)
     if isinstance(a, AbstractZero):
-        return _is_zero_value(b)
+        return is_zero_tangent(b)
     if isinstance(b, AbstractZero):
-        return _is_zero_value(a)
+        return is_zero_tangent(a)
     if isinstance(a, Tangent) or isinstance(b, Tangent):
         if not (isinstance(a, Tangent) and isinstance(b, Tangent)):
             return False

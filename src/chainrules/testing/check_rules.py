@@ -40,7 +40,8 @@ from ..core.config import DEFAULT_CONFIG, RuleConfig, _name
 from ..core.projection import ProjectTo, _ProjectToNumeric
 from ..core.registry import frule, rrule
 from ..core.sparse import SparseCotangent
-from ..core.tangents import AbstractZero, NoTangent, Tangent, ZeroTangent, structural_fields
+from ..core.tangents import (AbstractZero, NoTangent, Tangent, ZeroTangent, is_zero_tangent,
+                              structural_fields)
 from ..core.thunks import AbstractThunk, InplaceableThunk, Thunk, unthunk
 from .finite_differences import (FiniteDifferenceJacobian, _field, fd_jacobian, format_path,
                                  perturbable_leaves, tangent_at)
@@ -284,22 +285,6 @@ class Tolerance:
                 f"{e.size} element(s) off")
 
 
-def _is_zero_value(value: Any) -> bool:
-    value = unthunk(value)
-    if isinstance(value, AbstractZero):
-        return True
-    if isinstance(value, Tangent):
-        return all(_is_zero_value(v) for v in value.backing.values())
-    if isinstance(value, (tuple, list)):
-        return all(_is_zero_value(v) for v in value)
-    if isinstance(value, dict):
-        return all(_is_zero_value(v) for v in value.values())
-    try:
-        return not np.any(value)
-    except Exception:  # noqa: BLE001
-        return False
-
-
 def _is_structural_tangent(value: Any) -> bool:
     return isinstance(value, (Tangent, tuple, list, dict))
 
@@ -318,7 +303,7 @@ def _exact_mismatch(expected: Any, got: Any, path: tuple = ()) -> str | None:
     expected, got = unthunk(expected), unthunk(got)
     where = f" at {format_path(path)}" if path else ""
     if isinstance(expected, AbstractZero) or isinstance(got, AbstractZero):
-        if _is_zero_value(expected) and _is_zero_value(got):
+        if is_zero_tangent(expected) and is_zero_tangent(got):
             return None
         return f"one is zero and the other is not{where}"
     if _is_structural_tangent(expected) or _is_structural_tangent(got):
@@ -896,7 +881,7 @@ def _check_pullback(report: _Report, pullback: Callable, seed: _Seed, primals: t
         for problem in kinds:
             report.add(("kind", position, problem), f"{problem}\nfor {seed.description}")
         if seed.zero:
-            ok, error = _try(lambda: _is_zero_value(t))
+            ok, error = _try(lambda: is_zero_tangent(t))
             if error is not None or not ok:
                 report.add(("zero", position),
                            f"{where}: a zero output tangent must give a zero cotangent, got "
@@ -1088,7 +1073,7 @@ def _check_output_tangent(report: _Report, y: Any, dy: Any, dxs: tuple, descript
     for problem in kinds:
         report.add(("kind", problem), f"{problem}\nfor {description}")
     if all(isinstance(t, AbstractZero) for t in dxs):
-        ok, error = _try(lambda: _is_zero_value(dy))
+        ok, error = _try(lambda: is_zero_tangent(dy))
         if error is not None or not ok:
             report.add("zero", f"zero input tangents must give a zero output tangent, got "
                                f"{_describe(dy)}: {_show(dy)}")
@@ -1372,7 +1357,7 @@ def test_non_differentiable(f: Callable, *args: Any, fkwargs: dict | None = None
         else:
             if forward is None or not (isinstance(forward, tuple) and len(forward) == 2):
                 report.add("frule", f"the frule must return (y, dy); got {_describe(forward)}")
-            elif not _is_zero_value(forward[1]):
+            elif not is_zero_tangent(forward[1]):
                 report.add("frule", f"the frule of a non-differentiable function must give a "
                                     f"zero output tangent, got {_describe(forward[1])}")
     report.raise_if_failed()

@@ -370,7 +370,9 @@ def plot_workload(results: dict, name: str, path: Path) -> None:
         if not pts:
             continue
         sizes = [p["size"] for p in pts]
-        style = dict(color=COLOR[lib], marker="o", markersize=4, linewidth=1.6,
+        style = dict(color=COLOR[lib], marker="o", markersize=4,
+                     linewidth=2.4 if lib == "chainrules" else 1.6,
+                     zorder=5 if lib == "chainrules" else 2,   # chainrules on top
                      linestyle="--" if lib in workloads.BASELINES else "-")
         label = LIBRARY_LABEL[lib]
         capped = [p for p in results["points"] if p["workload"] == name and p["library"] == lib

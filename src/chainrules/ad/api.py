@@ -23,7 +23,7 @@ from ..core.registry import rrule
 from ..core.tangents import AbstractZero, NoTangent, Tangent, ZeroTangent
 from ..core.thunks import unthunk
 from .reverse import backward
-from ..core.structure import _fields, is_structure, leaves, replace_leaves, tangent_at
+from ..core.structure import fields, is_structure, leaves, replace_leaves, tangent_at
 from .tape import Tape, TracingError, _is_differentiable, no_garbage_collection, record
 from .tracer import Traced
 
@@ -149,10 +149,10 @@ def _sparse_tangent(x: Any, gradients: dict) -> Any:
     return _to_tangent(x, root)
 
 
-def _to_tangent(x: Any, fields: dict) -> Tangent:
-    current = _fields(x)
+def _to_tangent(x: Any, nested: dict) -> Tangent:
+    current = fields(x)
     backing = {key: _to_tangent(current[key], value) if isinstance(value, dict)
-               and is_structure(current[key]) else value for key, value in fields.items()}
+               and is_structure(current[key]) else value for key, value in nested.items()}
     return Tangent(type(x), backing)
 
 
@@ -164,15 +164,15 @@ def _mirror(x: Any, gradients: dict, path: tuple, depth: int = 0) -> Any:
         return _zeros_like(x) if isinstance(value, AbstractZero) else value
     if depth > 64:
         return NoTangent()
-    fields = {key: _mirror(value, gradients, path + (key,), depth + 1)
-              for key, value in _fields(x).items()}
+    mirrored = {key: _mirror(value, gradients, path + (key,), depth + 1)
+                for key, value in fields(x).items()}
     if isinstance(x, dict):
-        return type(x)(fields) if type(x) is dict else fields
+        return type(x)(mirrored) if type(x) is dict else mirrored
     if isinstance(x, tuple) and hasattr(type(x), "_fields"):
-        return type(x)(**fields)
+        return type(x)(**mirrored)
     if isinstance(x, (tuple, list)):
-        return type(x)(fields[i] for i in range(len(x)))
-    return Tangent(type(x), fields)
+        return type(x)(mirrored[i] for i in range(len(x)))
+    return Tangent(type(x), mirrored)
 
 
 def _vjp(f: Callable, args: Sequence, kwargs: dict, *, argnums: Sequence[int] | None = None,

@@ -4,11 +4,13 @@ A *structure* is anything whose tangent is a `Tangent`: tuples, lists, dicts, na
 dataclasses, plain objects, closures, bound methods and ``functools.partial``. A *leaf* is
 anything else (arrays, numbers, strings, ...). A *path* is the tuple of field keys from the root
 to a leaf, as `structural_fields` names them (positions, dict keys, attribute names, names of
-captured variables).
+captured variables); object arrays, when walked (``object_arrays=True``), add element positions.
 
 The engine uses this to differentiate with respect to any argument (``grad`` of a dataclass
 model or a closure) and to find traced values hidden inside arguments (``np.stack`` of a list,
-``np.vectorize`` of a closure). Walks are iterative and guard against cycles.
+``np.vectorize`` of a closure); the testing kit to perturb the leaves of any argument. A leaf
+reached by several paths (a layer shared by two parts of a model) is found at each of them.
+Walks are iterative and stop at cycles.
 """
 
 from __future__ import annotations
@@ -17,14 +19,15 @@ import copy
 import dataclasses
 import functools
 import types
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from .tangents import AbstractZero, Tangent, ZeroTangent, structural_fields
+from .tangents import AbstractZero, Tangent, ZeroTangent, field_value, structural_fields
 from .thunks import unthunk
 
-__all__ = ["is_structure", "leaves", "replace_leaves", "tangent_at", "rebuild_with"]
+__all__ = ["is_structure", "fields", "get_at", "leaves", "rebuild_with", "register_leaf_type",
+           "replace_at", "replace_leaves", "tangent_at"]
 
 _LEAF_TYPES = (np.ndarray, np.generic, int, float, complex, bool, str, bytes, type(None),
                range, slice, type(Ellipsis), np.dtype, np.ufunc, type, types.ModuleType,
@@ -32,19 +35,30 @@ _LEAF_TYPES = (np.ndarray, np.generic, int, float, complex, bool, str, bytes, ty
 
 
 def register_leaf_type(kind: type) -> None:
-    """Treat values of ``kind`` as leaves (the engine's traced values are leaves)."""
+    """Treat values of ``kind`` as leaves (the engine's traced values are leaves).
+
+    >>> class Opaque:
+    ...     pass
+    >>> register_leaf_type(Opaque)
+    >>> is_structure(Opaque())
+    False
+    """
     global _LEAF_TYPES
     _LEAF_TYPES = _LEAF_TYPES + (kind,)
 
 
-def is_structure(x: Any) -> bool:
+def is_structure(x: Any, object_arrays: bool = False) -> bool:
     """Whether ``x`` has fields that may hold differentiable values.
+
+    Object arrays are leaves unless ``object_arrays`` is true.
 
     >>> is_structure([1.0]), is_structure(np.ones(2)), is_structure(lambda: 0)
     (True, False, False)
+    >>> is_structure(np.array([1.0, None]), object_arrays=True)
+    True
     """
     if isinstance(x, _LEAF_TYPES):
-        return False
+        return object_arrays and isinstance(x, np.ndarray) and x.dtype.kind == "O"
     if isinstance(x, (tuple, list, dict, functools.partial, types.MethodType)):
         return True
     if isinstance(x, types.FunctionType):
@@ -57,68 +71,95 @@ def is_structure(x: Any) -> bool:
         getattr(k, "__slots__", ()) for k in type(x).__mro__[:-1])
 
 
-def _fields(x: Any) -> dict:
-    if isinstance(x, functools.partial):
-        fields = dict(enumerate(x.args))
-        fields.update(x.keywords)
-        fields["func"] = x.func
-        return fields
-    if isinstance(x, types.MethodType):
-        return {"__self__": x.__self__}
+def fields(x: Any) -> dict:
+    """The fields of the structure ``x``: `structural_fields`, and the elements of an object
+    array by position.
+
+    >>> fields(np.array([1.0, None]))
+    {(0,): 1.0, (1,): None}
+    """
+    if isinstance(x, np.ndarray):
+        return dict(np.ndenumerate(x))
     return structural_fields(x)
 
 
-def leaves(x: Any, select: Callable[[Any], bool]) -> Iterator[tuple[tuple, Any]]:
-    """``(path, leaf)`` for every leaf of ``x`` for which ``select(leaf)`` is true.
+def _field(x: Any, key: Any) -> Any:
+    if isinstance(x, np.ndarray):
+        return x[key]
+    return field_value(x, key)
+
+
+def get_at(x: Any, path: Sequence) -> Any:
+    """The value at ``path`` inside ``x``.
+
+    >>> get_at({"a": [1.0, 2.0]}, ("a", 1))
+    2.0
+    """
+    for key in path:
+        x = _field(x, key)
+    return x
+
+
+def leaves(x: Any, select: Callable[[Any], bool],
+           object_arrays: bool = False) -> Iterator[tuple[tuple, Any]]:
+    """``(path, leaf)`` for every value of ``x`` for which ``select`` is true, not looking
+    inside selected values; structures are looked into, other values skipped. A structure
+    shared by several paths is looked into at each; one already on the path (a cycle) is not.
 
     >>> list(leaves({"a": [1.0, "s"], "b": 2}, lambda v: isinstance(v, float)))
     [(('a', 0), 1.0)]
     """
-    if not is_structure(x):
-        if select(x):
-            yield (), x
+    if select(x):
+        yield (), x
         return
-    seen = {id(x)}
-    stack = [((), x)]
+    if not is_structure(x, object_arrays):
+        return
+    active = {id(x)}  # the structures on the current path
+    stack = [((), id(x), iter(fields(x).items()))]
     while stack:
-        path, node = stack.pop()
-        items = list(_fields(node).items())
-        for key, value in reversed(items):
-            child = path + (key,)
-            if is_structure(value):
-                if id(value) not in seen:
-                    seen.add(id(value))
-                    stack.append((child, value))
-            elif select(value):
-                yield child, value
+        path, identity, items = stack[-1]
+        for key, value in items:
+            if select(value):
+                yield path + (key,), value
+            elif is_structure(value, object_arrays) and id(value) not in active:
+                active.add(id(value))
+                stack.append((path + (key,), id(value), iter(fields(value).items())))
+                break
+        else:
+            stack.pop()
+            active.discard(identity)
 
 
-def rebuild_with(x: Any, fields: dict) -> Any:
+def rebuild_with(x: Any, new_fields: dict) -> Any:
     """A shallow copy of the structure ``x`` with some of its fields replaced.
 
-    Closures get new cells, so the original function is not modified.
+    Containers are rebuilt, object arrays copied, objects and dataclasses (frozen ones too)
+    shallow-copied, closures rebuilt with new cells: ``x`` itself is never modified.
 
     >>> rebuild_with((1, 2), {0: 5})
     (5, 2)
     """
     if isinstance(x, list):
         out = list(x)
-        for key, value in fields.items():
+        for key, value in new_fields.items():
             out[key] = value
         return out
     if isinstance(x, tuple):
         out = list(x)
         names = getattr(type(x), "_fields", None)
-        for key, value in fields.items():
+        for key, value in new_fields.items():
             out[names.index(key) if isinstance(key, str) else key] = value
-        return type(x)(*out) if names else tuple(out)
-    if isinstance(x, dict):
+        if names:
+            return type(x)(*out)
+        return tuple(out) if type(x) is tuple else type(x)(out)
+    if isinstance(x, (dict, np.ndarray)):
         out = copy.copy(x)
-        out.update(fields)
+        for key, value in new_fields.items():
+            out[key] = value
         return out
     if isinstance(x, types.FunctionType):
         names = x.__code__.co_freevars
-        cells = tuple(types.CellType(fields[name]) if name in fields else cell
+        cells = tuple(types.CellType(new_fields[name]) if name in new_fields else cell
                       for name, cell in zip(names, x.__closure__))
         function = types.FunctionType(x.__code__, x.__globals__, x.__name__, x.__defaults__,
                                       cells)
@@ -127,14 +168,14 @@ def rebuild_with(x: Any, fields: dict) -> Any:
         function.__qualname__ = x.__qualname__
         return function
     if isinstance(x, types.MethodType):
-        return types.MethodType(x.__func__, fields.get("__self__", x.__self__))
+        return types.MethodType(x.__func__, new_fields.get("__self__", x.__self__))
     if isinstance(x, functools.partial):
-        func = fields.get("func", x.func)
-        args = [fields.get(i, a) for i, a in enumerate(x.args)]
-        keywords = {k: fields.get(k, v) for k, v in x.keywords.items()}
+        func = new_fields.get("func", x.func)
+        args = [new_fields.get(i, a) for i, a in enumerate(x.args)]
+        keywords = {k: new_fields.get(k, v) for k, v in x.keywords.items()}
         return functools.partial(func, *args, **keywords)
     out = copy.copy(x)
-    for key, value in fields.items():
+    for key, value in new_fields.items():
         object.__setattr__(out, key, value)
     return out
 
@@ -156,28 +197,40 @@ def replace_leaves(x: Any, replacement: Callable[[Any], Any],
     return _replace_paths(x, {path: replacement(value) for path, value in found})
 
 
+def replace_at(x: Any, path: Sequence, value: Any) -> Any:
+    """A copy of ``x`` with the value at ``path`` replaced; only the path is copied.
+
+    >>> replace_at({"a": [1.0, 2.0]}, ("a", 1), 5.0)
+    {'a': [1.0, 5.0]}
+    """
+    if not path:
+        return value
+    return _replace_paths(x, {tuple(path): value})
+
+
 def _replace_paths(x: Any, values: dict) -> Any:
-    """``x`` with the leaves at the given paths replaced (paths relative to ``x``)."""
+    """``x`` with the values at the given (non-empty) paths replaced."""
     by_key: dict = {}
     for path, value in values.items():
         by_key.setdefault(path[0], {})[path[1:]] = value
-    fields = {}
-    current = _fields(x)
+    new_fields = {}
     for key, sub in by_key.items():
         if () in sub:
-            fields[key] = sub[()]
+            new_fields[key] = sub[()]
         else:
-            fields[key] = _replace_paths(current[key], sub)
-    return rebuild_with(x, fields)
+            new_fields[key] = _replace_paths(_field(x, key), sub)
+    return rebuild_with(x, new_fields)
 
 
-def tangent_at(tangent: Any, path: tuple) -> Any:
-    """The part of a structural tangent at ``path`` (zero where it is absent).
+def tangent_at(tangent: Any, path: Sequence) -> Any:
+    """The part of a structural tangent at ``path`` (zero where a field is absent).
+
+    The tangent may be a `Tangent`, or a plain tuple, list, dict or object array.
 
     >>> tangent_at(Tangent(dict, {"a": Tangent(list, {1: 3.0})}), ("a", 1))
     3.0
-    >>> tangent_at(Tangent(dict, {}), ("a", 1))
-    ZeroTangent()
+    >>> tangent_at(Tangent(dict, {}), ("a", 1)), tangent_at({"a": [1.0]}, ("a", 2))
+    (ZeroTangent(), ZeroTangent())
     """
     for key in path:
         tangent = unthunk(tangent)
@@ -185,13 +238,18 @@ def tangent_at(tangent: Any, path: tuple) -> Any:
             return tangent
         if isinstance(tangent, Tangent):
             tangent = tangent[key]
-        elif isinstance(tangent, dict):
-            tangent = tangent.get(key, ZeroTangent())
-        elif isinstance(tangent, (list, tuple)):
-            if isinstance(key, str):
+        elif isinstance(tangent, (tuple, list, dict, np.ndarray)):
+            if isinstance(key, str) and isinstance(tangent, tuple):
+                if not hasattr(type(tangent), "_fields"):
+                    raise TypeError(
+                        f"expected a structural tangent with a field {key!r}, got a plain "
+                        f"tuple; give a Tangent (or a namedtuple) for a namedtuple")
                 tangent = getattr(tangent, key)
-            else:
+                continue
+            try:
                 tangent = tangent[key]
+            except (KeyError, IndexError):
+                return ZeroTangent()
         else:
             raise TypeError(
                 f"expected a structural tangent with a field {key!r}, got a "

@@ -10,6 +10,8 @@ here delegate to it.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import types
 from typing import Any, Iterator
 
 __all__ = [
@@ -147,8 +149,9 @@ def structural_fields(x: Any) -> dict:
     """The fields of ``x`` by name (or position, or key), in the order a user would expect.
 
     Tuples and lists give positions, dicts give keys, namedtuples and dataclasses give field
-    names, closures give the names of their captured variables, other objects their
-    ``__dict__`` and ``__slots__``.
+    names, closures give the names of their captured variables, bound methods their
+    ``__self__``, ``functools.partial`` its arguments by position and keyword and its
+    ``func``, other objects their ``__dict__`` and ``__slots__``.
 
     >>> structural_fields((1.0, 2.0))
     {0: 1.0, 1: 2.0}
@@ -163,6 +166,13 @@ def structural_fields(x: Any) -> dict:
         return dict(enumerate(x))
     if isinstance(x, dict):
         return dict(x)
+    if isinstance(x, types.MethodType):
+        return {"__self__": x.__self__}
+    if isinstance(x, functools.partial):
+        fields = dict(enumerate(x.args))
+        fields.update(x.keywords)
+        fields["func"] = x.func
+        return fields
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
         return {f.name: getattr(x, f.name) for f in dataclasses.fields(x) if hasattr(x, f.name)}
     closure = getattr(x, "__closure__", None)
@@ -187,6 +197,12 @@ def field_value(x: Any, key: Any) -> Any:
     """One field of ``x`` in O(1): ``field_value(obj, "w")``, ``field_value([1, 2], 0)``."""
     if isinstance(x, (list, dict)) or (isinstance(x, tuple) and not isinstance(key, str)):
         return x[key]
+    if isinstance(x, functools.partial):
+        if isinstance(key, int):
+            return x.args[key]
+        return x.func if key == "func" else x.keywords[key]
+    if isinstance(x, types.MethodType):
+        return getattr(x, key)  # "__self__" (its closure, if any, is the function's)
     closure = getattr(x, "__closure__", None)
     if closure is not None and hasattr(x, "__code__"):
         return closure[x.__code__.co_freevars.index(key)].cell_contents

@@ -40,11 +40,12 @@ from ..core.config import DEFAULT_CONFIG, RuleConfig, _name
 from ..core.projection import ProjectTo, _ProjectToNumeric
 from ..core.registry import frule, rrule
 from ..core.sparse import SparseCotangent
+from ..core.structure import get_at, tangent_at
 from ..core.tangents import (AbstractZero, NoTangent, Tangent, ZeroTangent, is_zero_tangent,
                               structural_fields)
 from ..core.thunks import AbstractThunk, InplaceableThunk, Thunk, unthunk
-from .finite_differences import (FiniteDifferenceJacobian, _field, fd_jacobian, format_path,
-                                 perturbable_leaves, tangent_at)
+from .finite_differences import (FiniteDifferenceJacobian, fd_jacobian, format_path,
+                                 perturbable_leaves)
 from .strategies import inplaceable, make_tangent, rand_tangent
 
 __all__ = [
@@ -473,7 +474,7 @@ def _kind_problems(primal: Any, t: Any, where: str, *, zero_ok_for_nothing: bool
                         f"primal is {_describe(primal)}")
     for key, sub in value.items():
         try:
-            field = _field(primal, key)
+            field = get_at(primal, (key,))
         except (AttributeError, KeyError, IndexError, TypeError, ValueError):
             problems.append(f"{where}: the {noun} has a field {key!r} that the primal "
                             f"({_describe(primal)}) does not have")

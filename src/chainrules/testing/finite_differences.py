@@ -30,26 +30,20 @@ function accepts that, so the reference is accurate even where the rule computes
 
 from __future__ import annotations
 
-import copy
 import dataclasses
-import types
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..core.projection import ProjectTo, _ProjectToNumeric, _ProjectToObjectArray, \
-    _ProjectToStructure
-from ..core.tangents import AbstractZero, NoTangent, Tangent, ZeroTangent, field_value, \
-    structural_fields
+from ..core.projection import ProjectTo, _ProjectToNumeric
+from ..core.structure import get_at, leaves, replace_at, tangent_at
+from ..core.tangents import AbstractZero, NoTangent, Tangent, ZeroTangent
 from ..core.thunks import unthunk
 
 __all__ = [
     "FiniteDifferenceError", "FiniteDifferenceJacobian", "Leaf", "fd_derivative",
-    "fd_jacobian", "fd_jvp", "fd_vjp", "format_path", "perturbable_leaves", "replace_at",
-    "tangent_at",
+    "fd_jacobian", "fd_jvp", "fd_vjp", "format_path", "perturbable_leaves",
 ]
-
-_MAX_DEPTH = 32
 
 
 class FiniteDifferenceError(ValueError):
@@ -80,17 +74,7 @@ class Leaf:
         return np.shape(self.value)
 
 
-def _children(x: Any) -> dict | None:
-    """The fields to look into for leaves, or ``None`` when ``x`` is a leaf or has none."""
-    projector = ProjectTo(x)
-    if isinstance(projector, _ProjectToObjectArray):
-        return {position: element for position, element in np.ndenumerate(x)}
-    if isinstance(projector, _ProjectToStructure):
-        return structural_fields(x)
-    return None
-
-
-def _is_leaf(x: Any) -> bool:
+def _is_perturbable(x: Any) -> bool:
     return isinstance(ProjectTo(x), _ProjectToNumeric)
 
 
@@ -100,22 +84,7 @@ def perturbable_leaves(x: Any) -> list[Leaf]:
     >>> perturbable_leaves({"w": 1.5, "n": 3, "b": [2.0]})
     [Leaf(path=('w',), value=1.5), Leaf(path=('b', 0), value=2.0)]
     """
-    found: list[Leaf] = []
-    _collect(x, (), found, set(), 0)
-    return found
-
-
-def _collect(x: Any, path: tuple, found: list, active: set, depth: int) -> None:
-    if _is_leaf(x):
-        found.append(Leaf(path, x))
-        return
-    children = _children(x)
-    if not children or depth > _MAX_DEPTH or id(x) in active:
-        return
-    active.add(id(x))
-    for key, child in children.items():
-        _collect(child, path + (key,), found, active, depth + 1)
-    active.discard(id(x))
+    return [Leaf(path, value) for path, value in leaves(x, _is_perturbable, object_arrays=True)]
 
 
 def format_path(path: Sequence) -> str:
@@ -124,87 +93,6 @@ def format_path(path: Sequence) -> str:
     for key in path:
         parts.append(f".{key}" if isinstance(key, str) and key.isidentifier() else f"[{key!r}]")
     return "".join(parts)
-
-
-def _field(x: Any, key: Any) -> Any:
-    if isinstance(x, np.ndarray):
-        return x[key]
-    return field_value(x, key)
-
-
-def get_at(x: Any, path: Sequence) -> Any:
-    """The value at ``path`` inside the primal ``x``."""
-    for key in path:
-        x = _field(x, key)
-    return x
-
-
-def replace_at(x: Any, path: Sequence, value: Any) -> Any:
-    """A copy of ``x`` with the leaf at ``path`` replaced; only the path is copied.
-
-    Containers are rebuilt, objects and dataclasses (frozen ones too) shallow-copied, closures
-    rebuilt with new cells: the original ``x`` is never modified.
-
-    >>> replace_at({"a": [1.0, 2.0]}, ("a", 1), 5.0)
-    {'a': [1.0, 5.0]}
-    """
-    if not path:
-        return value
-    key, rest = path[0], path[1:]
-    return _with_field(x, key, replace_at(_field(x, key), rest, value))
-
-
-def _with_field(x: Any, key: Any, value: Any) -> Any:
-    if isinstance(x, np.ndarray):  # an object array
-        out = x.copy()
-        out[key] = value
-        return out
-    if isinstance(x, tuple) and hasattr(type(x), "_fields"):
-        return x._replace(**{key: value})
-    if isinstance(x, tuple):
-        items = list(x)
-        items[key] = value
-        return type(x)(items) if type(x) is not tuple else tuple(items)
-    if isinstance(x, (list, dict)):
-        out = copy.copy(x)
-        out[key] = value
-        return out
-    if isinstance(x, types.FunctionType) and x.__closure__:
-        cells = list(x.__closure__)
-        cells[x.__code__.co_freevars.index(key)] = types.CellType(value)
-        rebuilt = types.FunctionType(x.__code__, x.__globals__, x.__name__, x.__defaults__,
-                                     tuple(cells))
-        rebuilt.__kwdefaults__ = x.__kwdefaults__
-        rebuilt.__qualname__ = x.__qualname__
-        rebuilt.__dict__.update(x.__dict__)
-        return rebuilt
-    out = copy.copy(x)
-    object.__setattr__(out, key, value)
-    return out
-
-
-def tangent_at(t: Any, path: Sequence) -> Any:
-    """The part of the tangent ``t`` at ``path`` (a zero where a field is missing).
-
-    >>> tangent_at(Tangent(dict, {"w": Tangent(list, {1: 3.0})}), ("w", 1))
-    3.0
-    >>> tangent_at(Tangent(dict, {"w": 1.0}), ("b",))
-    ZeroTangent()
-    """
-    for key in path:
-        t = unthunk(t)
-        if isinstance(t, AbstractZero):
-            return t
-        if isinstance(t, Tangent):
-            t = t[key]
-        elif isinstance(t, (tuple, list, dict, np.ndarray)):
-            try:
-                t = t[key]
-            except (KeyError, IndexError):
-                return ZeroTangent()
-        else:
-            raise TypeError(f"a tangent of kind {type(t).__name__} has no field {key!r}")
-    return t
 
 
 # --------------------------------------------------------------------------------------------
@@ -414,7 +302,7 @@ def _assemble(primal: Any, values: dict) -> Any:
         for key, sub in groups.items():
             out[key] = _assemble(primal[key], sub)
         return out
-    return Tangent(type(primal), {key: _assemble(_field(primal, key), sub)
+    return Tangent(type(primal), {key: _assemble(get_at(primal, (key,)), sub)
                                   for key, sub in groups.items()})
 
 

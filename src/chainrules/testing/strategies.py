@@ -25,9 +25,10 @@ import numpy as np
 
 from ..core.projection import ProjectTo, _ProjectToNumeric
 from ..core.sparse import SparseCotangent
+from ..core.structure import fields, is_structure
 from ..core.tangents import NoTangent, Tangent, ZeroTangent
 from ..core.thunks import InplaceableThunk, Thunk
-from .finite_differences import _children, perturbable_leaves
+from .finite_differences import perturbable_leaves
 
 __all__ = [
     "rand_tangent", "rand_primal", "make_tangent", "inplaceable", "primals", "tangents",
@@ -88,7 +89,7 @@ def rand_tangent(x: Any, rng: np.random.Generator | int | None = None, *,
         if not isinstance(x, np.generic) and target in (np.float64, np.complex128):
             return complex(value) if target.kind == "c" else float(value)  # Python numbers
         return value
-    children = _children(x)
+    children = fields(x) if is_structure(x, object_arrays=True) else None
     if not children:
         return NoTangent()
     if isinstance(x, np.ndarray):  # object array
@@ -96,12 +97,12 @@ def rand_tangent(x: Any, rng: np.random.Generator | int | None = None, *,
         for position, element in np.ndenumerate(x):
             out[position] = rand_tangent(element, rng, dtype=dtype)
         return out
-    fields = {}
+    backing = {}
     for key, value in children.items():
         t = rand_tangent(value, rng, dtype=dtype)
         if not isinstance(t, NoTangent):
-            fields[key] = t
-    return Tangent(type(x), fields) if fields else NoTangent()
+            backing[key] = t
+    return Tangent(type(x), backing) if backing else NoTangent()
 
 
 def inplaceable(value: Any) -> InplaceableThunk:
@@ -242,7 +243,7 @@ def _tangent_kinds(x: Any) -> tuple:
     kinds = ("natural", "float32", "float64", "complex", "zero", "thunk")
     if isinstance(x, np.ndarray) and x.ndim and x.dtype.kind in "fc":
         kinds += ("inplaceable", "sparse")
-    if _children(x):
+    if is_structure(x, object_arrays=True) and fields(x):
         kinds += ("partial",)
     return kinds
 

@@ -150,28 +150,21 @@ for _f in (np.abs, np.absolute, np.fabs):
     _unary_rule(_f, _abs_pullback)
     _unary_frule(_f, _abs_pushforward)
 
-def _sign_pullback(x, y, dy):
-    # sign(z) = z/|z| is locally constant on reals but not on complex numbers:
-    # gradient dy/|z| - Re(conj(dy) z) z/|z|^3 (0 at z == 0, as for reals).
+
+def _sign_derivative(x, y, d):
+    # sign(z) = z/|z| is locally constant on reals but not on complex numbers. Its derivative
+    # d -> d/|z| - Re(conj(d) z) z/|z|^3 (0 at z == 0, as for reals) is self-adjoint in the
+    # real inner product Re(conj(a) b), so it is both the pullback and the pushforward.
     if not np.iscomplexobj(x):
-        return 0 * np.real(dy)
+        return 0 * np.real(d)
     with np.errstate(invalid="ignore", divide="ignore"):
         r = np.abs(x)
         safe = np.where(r == 0, 1, r)
-        return np.where(r == 0, 0, dy / safe - np.real(np.conj(dy) * x) * x / safe ** 3)
+        return np.where(r == 0, 0, d / safe - np.real(np.conj(d) * x) * x / safe ** 3)
 
 
-def _sign_pushforward(x, y, dx):
-    if not np.iscomplexobj(x):
-        return 0 * np.real(dx)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        r = np.abs(x)
-        safe = np.where(r == 0, 1, r)
-        return np.where(r == 0, 0, dx / safe - x * np.real(np.conj(x) * dx) / safe ** 3)
-
-
-_unary_rule(np.sign, _sign_pullback)
-_unary_frule(np.sign, _sign_pushforward)
+_unary_rule(np.sign, _sign_derivative)
+_unary_frule(np.sign, _sign_derivative)
 _unary_rule(np.real, lambda x, y, dy: np.real(dy))
 _unary_frule(np.real, lambda x, y, dx: np.real(dx))
 # L = Re(dy) Im(z): dL/dRe z + i dL/dIm z = i Re(dy)

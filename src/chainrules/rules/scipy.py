@@ -226,67 +226,60 @@ def _tangent_of(tangents: tuple, args: tuple, position: int) -> Any:
     return ZeroTangent()
 
 
-def _softmax_axes(f: Callable, name: str, args: tuple, kwargs: dict) -> tuple:
-    """The axes that softmax or log_softmax normalizes over."""
-    call = _bind(f, name, args, kwargs)
-    return _reduced_axes(call["axis"], np.ndim(call["x"]))
+def _normalized(f: Callable, name: str, pullback_of: Callable, pushforward_of: Callable) -> None:
+    """Register the rrule and frule of softmax or log_softmax, which normalize ``x`` over
+    ``axis``: the cotangent is ``pullback_of(y, dy, axes)``, the tangent
+    ``pushforward_of(y, dx, axes)``, both projected."""
+    def output_and_axes(args: tuple, kwargs: dict) -> tuple:
+        call = _bind(f, name, args, kwargs)
+        return f(*args, **kwargs), _reduced_axes(call["axis"], np.ndim(call["x"]))
+
+    def reverse(*args: Any, **kwargs: Any):
+        y, axes = output_and_axes(args, kwargs)
+        project = ProjectTo(args[0] if args else kwargs["x"])
+
+        def pullback(dy: Any) -> tuple:
+            dy = unthunk(dy)
+            dx = ZeroTangent() if isinstance(dy, AbstractZero) else \
+                project(pullback_of(y, dy, axes))
+            return tuple(_no_tangents(len(args), {0: dx}))
+
+        pullback.__qualname__ = pullback.__name__ = f"{f.__name__}_pullback"
+        return y, pullback
+
+    def forward(tangents: tuple, *args: Any, **kwargs: Any):
+        y, axes = output_and_axes(args, kwargs)
+        dx = _tangent_of(tangents, args, 0)
+        if isinstance(dx, AbstractZero):
+            return y, ZeroTangent()
+        return y, ProjectTo(y)(pushforward_of(y, dx, axes))
+
+    rrule.register(f)(reverse)
+    frule.register(f)(forward)
 
 
-@rrule.register(softmax)
-def _softmax_rule(*args: Any, **kwargs: Any):
-    axes = _softmax_axes(softmax, "scipy.special.softmax", args, kwargs)
-    s = softmax(*args, **kwargs)
-    project = ProjectTo(args[0] if args else kwargs["x"])
-
-    def softmax_pullback(dy: Any) -> tuple:
-        # J = diag(s) - s s^T is symmetric: the cotangent is conj(J) dy.
-        dy = unthunk(dy)
-        if isinstance(dy, AbstractZero):
-            return tuple(_no_tangents(len(args), {0: ZeroTangent()}))
-        weights = _conj(s)
-        dx = weights * (dy - np.sum(weights * dy, axis=axes, keepdims=True))
-        return tuple(_no_tangents(len(args), {0: project(dx)}))
-
-    return s, softmax_pullback
+def _softmax_pushforward(s: Any, dx: Any, axes: tuple) -> Any:
+    """J dx for J = diag(s) - s s^T."""
+    return s * (dx - np.sum(s * dx, axis=axes, keepdims=True))
 
 
-@frule.register(softmax)
-def _softmax_frule(tangents: tuple, *args: Any, **kwargs: Any):
-    axes = _softmax_axes(softmax, "scipy.special.softmax", args, kwargs)
-    s = softmax(*args, **kwargs)
-    dx = _tangent_of(tangents, args, 0)
-    if isinstance(dx, AbstractZero):
-        return s, ZeroTangent()
-    return s, ProjectTo(s)(s * (dx - np.sum(s * dx, axis=axes, keepdims=True)))
+def _log_softmax_pullback(y: Any, dy: Any, axes: tuple) -> Any:
+    """J^H dy = dy - conj(s) sum(dy) for J = I - 1 s^T (s = exp(y))."""
+    dy = np.broadcast_to(dy, np.shape(y))
+    return dy - _conj(np.exp(y)) * np.sum(dy, axis=axes, keepdims=True)
 
 
-@rrule.register(log_softmax)
-def _log_softmax_rule(*args: Any, **kwargs: Any):
-    axes = _softmax_axes(log_softmax, "scipy.special.log_softmax", args, kwargs)
-    y = log_softmax(*args, **kwargs)
-    project = ProjectTo(args[0] if args else kwargs["x"])
-
-    def log_softmax_pullback(dy: Any) -> tuple:
-        # J = I - 1 s^T: the cotangent is J^H dy = dy - conj(s) sum(dy).
-        dy = unthunk(dy)
-        if isinstance(dy, AbstractZero):
-            return tuple(_no_tangents(len(args), {0: ZeroTangent()}))
-        dy = np.broadcast_to(dy, np.shape(y))
-        dx = dy - _conj(np.exp(y)) * np.sum(dy, axis=axes, keepdims=True)
-        return tuple(_no_tangents(len(args), {0: project(dx)}))
-
-    return y, log_softmax_pullback
-
-
-@frule.register(log_softmax)
-def _log_softmax_frule(tangents: tuple, *args: Any, **kwargs: Any):
-    axes = _softmax_axes(log_softmax, "scipy.special.log_softmax", args, kwargs)
-    y = log_softmax(*args, **kwargs)
-    dx = _tangent_of(tangents, args, 0)
-    if isinstance(dx, AbstractZero):
-        return y, ZeroTangent()
+def _log_softmax_pushforward(y: Any, dx: Any, axes: tuple) -> Any:
+    """J dx = dx - sum(s dx) for J = I - 1 s^T (s = exp(y))."""
     change = dx - np.sum(np.exp(y) * dx, axis=axes, keepdims=True)
-    return y, ProjectTo(y)(np.broadcast_to(change, np.shape(y)))
+    return np.broadcast_to(change, np.shape(y))
+
+
+# softmax's J is symmetric: its cotangent conj(J) dy is J's product with conj(s).
+_normalized(softmax, "scipy.special.softmax",
+            lambda s, dy, axes: _softmax_pushforward(_conj(s), dy, axes), _softmax_pushforward)
+_normalized(log_softmax, "scipy.special.log_softmax", _log_softmax_pullback,
+            _log_softmax_pushforward)
 
 
 # --- matrices -----------------------------------------------------------------------------------

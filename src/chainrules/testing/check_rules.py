@@ -382,13 +382,8 @@ def _norm(a: Any) -> float:
 def _has_lazy(value: Any) -> bool:
     if isinstance(value, AbstractThunk):
         return True
-    if isinstance(value, Tangent):
-        return any(_has_lazy(v) for v in value.backing.values())
-    if isinstance(value, (tuple, list)):
-        return any(_has_lazy(v) for v in value)
-    if isinstance(value, dict):
-        return any(_has_lazy(v) for v in value.values())
-    return False
+    return _is_structural_tangent(value) and any(
+        _has_lazy(v) for v in _fields_of(value).values())
 
 
 # --------------------------------------------------------------------------------------------
@@ -725,8 +720,11 @@ def _repeat_eager(acc: Any, t: Any, times: int) -> Any:
 # test_rrule
 # --------------------------------------------------------------------------------------------
 
-def _rule_caller(table, f: Callable, rule: Callable | None, rule_takes_config: bool):
-    """``(call(config, *args, **kwargs), takes_config, rule_name)`` or raise if no rule."""
+def _start(table, kind: str, f: Callable, args: tuple, fkwargs: dict,
+           rule: Callable | None = None, rule_takes_config: bool = False) -> tuple:
+    """``(call(config, *args, **kwargs), takes_config, report, naming)`` for the check
+    ``test_<kind>`` of ``f``'s rule (``rule``, else the one registered in ``table``) at
+    ``args``; raise `AssertionError` if there is no rule."""
     if rule is None:
         entry = table.lookup(f)
         if entry is None:
@@ -736,8 +734,22 @@ def _rule_caller(table, f: Callable, rule: Callable | None, rule_takes_config: b
                 f"or pass the rule to check with rule=...")
         rule, rule_takes_config = entry
     if rule_takes_config:
-        return (lambda config, *a, **k: rule(config, *a, **k)), True, _name(rule)
-    return (lambda config, *a, **k: rule(*a, **k)), False, _name(rule)
+        def call(config, *a, **k):
+            return rule(config, *a, **k)
+    else:
+        def call(config, *a, **k):
+            return rule(*a, **k)
+    report = _Report(_title(kind, f, _name(rule), args, fkwargs))
+    return call, rule_takes_config, report, _Naming(f, len(args))
+
+
+def _reference(f: Callable, args: tuple, fkwargs: dict) -> tuple[Any, Any]:
+    """``(a deep copy of args or None, f(*args))``. ``f`` runs on another copy when the
+    arguments can be copied, so the first copy shows later whether the rule mutated them."""
+    before = _deepcopy_or_none(args)
+    if before is None:
+        return None, f(*args, **fkwargs)
+    return before, f(*copy.deepcopy(args), **fkwargs)
 
 
 def _title(kind: str, f: Callable, rule_name: str, args: tuple, fkwargs: dict) -> str:
@@ -776,13 +788,11 @@ def test_rrule(f: Callable, *args: Any, output_tangent: Any = None, rtol: float 
     ...
     """
     fkwargs = {**(fkwargs or {}), **kwargs}
-    call, takes_config, rule_name = _rule_caller(rrule, f, rule, rule_takes_config)
+    call, takes_config, report, naming = _start(rrule, "rrule", f, args, fkwargs, rule,
+                                                rule_takes_config)
     config = config if config is not None else TestConfig()
-    report = _Report(_title("rrule", f, rule_name, args, fkwargs))
-    naming = _Naming(f, len(args))
     primals = (f, *args)
-    before = _deepcopy_or_none(args)
-    expected_y = f(*copy.deepcopy(args), **fkwargs) if before is not None else f(*args, **fkwargs)
+    before, expected_y = _reference(f, args, fkwargs)
 
     try:
         result = call(config, *args, **fkwargs)
@@ -992,13 +1002,11 @@ def test_frule(f: Callable, *args: Any, tangents: Sequence | None = None,
     >>> test_frule(np.exp, np.array([0.5, 1.0], np.float32))
     """
     fkwargs = {**(fkwargs or {}), **kwargs}
-    call, takes_config, rule_name = _rule_caller(frule, f, rule, rule_takes_config)
+    call, takes_config, report, naming = _start(frule, "frule", f, args, fkwargs, rule,
+                                                rule_takes_config)
     config = config if config is not None else TestConfig()
-    report = _Report(_title("frule", f, rule_name, args, fkwargs))
-    naming = _Naming(f, len(args))
     primals = (f, *args)
-    before = _deepcopy_or_none(args)
-    expected_y = f(*copy.deepcopy(args), **fkwargs) if before is not None else f(*args, **fkwargs)
+    before, expected_y = _reference(f, args, fkwargs)
     jacobian = _jacobian or fd_jacobian(f, *args, fkwargs=fkwargs, step=step)
     tolerance = Tolerance.for_values(rtol, atol, args, expected_y, f)
 
@@ -1316,9 +1324,7 @@ def test_non_differentiable(f: Callable, *args: Any, fkwargs: dict | None = None
     >>> test_non_differentiable(np.empty_like, np.ones(3))
     """
     fkwargs = {**(fkwargs or {}), **kwargs}
-    call, _, rule_name = _rule_caller(rrule, f, None, False)
-    report = _Report(_title("non_differentiable", f, rule_name, args, fkwargs))
-    naming = _Naming(f, len(args))
+    call, _, report, naming = _start(rrule, "non_differentiable", f, args, fkwargs)
     expected = f(*copy.deepcopy(args), **fkwargs)
     again = f(*copy.deepcopy(args), **fkwargs)
     deterministic = _same_primal(expected, again)

@@ -121,8 +121,9 @@ def _checked_add(t: InplaceableThunk, buffer: np.ndarray) -> np.ndarray:
 
 
 def _into_array(acc: np.ndarray, t: Any) -> Any:
-    if isinstance(t, SparseCotangent):
-        if _fits(acc, t.shape, t.dtype):
+    if type(t) is SparseCotangent:
+        if (t.dtype is acc.dtype or _fits(acc, t.shape, t.dtype)) and t.shape == acc.shape \
+                and acc.flags.writeable:
             return t.add_into(acc)
         return _eager_sum(acc, t)
     if isinstance(t, InplaceableThunk):

@@ -22,6 +22,7 @@ from .thunks import _UNSET, AbstractThunk
 __all__ = ["SparseCotangent"]
 
 _BASIC, _NO_REPEATS, _GROUPED = 0, 1, 2
+_FLOAT64 = np.dtype(np.float64)
 
 _axis_positions = np.arange(0, dtype=np.intp)
 
@@ -80,9 +81,11 @@ class SparseCotangent(AbstractThunk):
     __slots__ = ("index", "values", "shape", "dtype", "_kind", "_groups")
 
     def __init__(self, index: Any, values: Any, shape: tuple, dtype: Any):
-        self.dtype = dtype = np.dtype(dtype)
+        if type(dtype) is not type(_FLOAT64):
+            dtype = np.dtype(dtype)
+        self.dtype = dtype
         self.index = index
-        self.values = cast_to(values, dtype)
+        self.values = values if type(values) is dtype.type else cast_to(values, dtype)
         self.shape = shape
         self._value = _UNSET
         self._kind = None

@@ -40,6 +40,8 @@ def normalize_index(index: Any) -> Any:
 
 
 _NO_INDEX_TANGENTS = (NoTangent(), ZeroTangent(), NoTangent())
+_SCALARS = frozenset({float, complex, np.float64, np.float32, np.float16, np.complex128,
+                      np.complex64})
 
 
 @rrule.register(operator.getitem)
@@ -69,10 +71,11 @@ class _GetitemPullback:
         self.index, self.shape, self.y_shape, self.dtype = index, shape, y_shape, dtype
 
     def __call__(self, dy: Any) -> tuple:
-        dy = unthunk(dy)
-        if isinstance(dy, AbstractZero):
-            return _NO_INDEX_TANGENTS
-        if np.shape(dy) != self.y_shape:
+        if type(dy) not in _SCALARS:  # scalars (the common x[i] in a loop) need no checks
+            dy = unthunk(dy)
+            if isinstance(dy, AbstractZero):
+                return _NO_INDEX_TANGENTS
+        if getattr(dy, "shape", ()) != self.y_shape:
             raise ProjectionError(
                 f"getitem pullback: the output x[index] has shape {self.y_shape}, but the "
                 f"cotangent given for it has shape {np.shape(dy)}.")

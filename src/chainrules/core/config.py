@@ -41,15 +41,24 @@ class RuleConfig:
         return result
 
     def frule_via_ad(self, tangents: tuple, f: Callable, *args: Any, **kwargs: Any):
-        """``(y, dy)`` for ``f(*args, **kwargs)`` with input tangents ``tangents``."""
+        """``(y, dy)`` for ``f(*args, **kwargs)`` with input tangents ``tangents``.
+
+        Uses ``f``'s frule; without one, derives ``dy`` from reverse mode (``rrule_via_ad``),
+        one pullback per real output component: fine for the small outputs of the functions
+        that higher-order rules call per element, row or piece.
+        """
         from .registry import frule
 
         result = frule(self, tangents, f, *args, **kwargs)
-        if result is None:
+        if result is not None:
+            return result
+        try:
+            y, pullback = self.rrule_via_ad(f, *args, **kwargs)
+        except NotImplementedError:
             raise NotImplementedError(
-                f"frule_via_ad: no forward rule for {_name(f)} and {type(self).__name__} has "
-                f"no forward-mode AD. Register an frule for {_name(f)}.")
-        return result
+                f"frule_via_ad: no forward rule for {_name(f)}, and no reverse rule to derive "
+                f"one from. Register an frule for {_name(f)}.") from None
+        return y, _pushforward_by_pullbacks(y, pullback, tangents)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
@@ -59,6 +68,42 @@ def _name(f: Any) -> str:
     module = getattr(f, "__module__", None)
     name = getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or repr(f)
     return f"{module}.{name}" if module and module not in ("builtins",) else name
+
+
+def _real_inner(cotangent: Any, tangent: Any) -> float:
+    """``Re <cotangent, tangent>``, summed over the fields of structural tangents."""
+    import numpy as np
+
+    from .tangents import AbstractZero, Tangent
+    from .thunks import unthunk
+
+    cotangent, tangent = unthunk(cotangent), unthunk(tangent)
+    if isinstance(cotangent, AbstractZero) or isinstance(tangent, AbstractZero):
+        return 0.0
+    if isinstance(cotangent, Tangent):
+        fields = tangent if isinstance(tangent, Tangent) else None
+        return sum(_real_inner(value, fields[key] if fields is not None else tangent[key])
+                   for key, value in cotangent.items())
+    if isinstance(cotangent, (tuple, list)):
+        return sum(_real_inner(c, t) for c, t in zip(cotangent, tangent))
+    return float(np.real(np.vdot(np.asarray(cotangent), np.asarray(tangent))))
+
+
+def _pushforward_by_pullbacks(y: Any, pullback: Callable, tangents: tuple) -> Any:
+    """``J dx`` for a numeric output ``y``, from ``J^H dy`` for each real output direction:
+    ``Re dy_k = Re <J^H e_k, dx>`` and ``Im dy_k = Re <J^H (i e_k), dx>``."""
+    import numpy as np
+
+    values = np.asarray(y)
+    complex_output = values.dtype.kind == "c"
+    dy = np.zeros(values.shape, values.dtype if values.dtype.kind in "fc" else float)
+    for index in np.ndindex(values.shape):
+        for unit in ((1.0, 1j) if complex_output else (1.0,)):
+            seed = np.zeros(values.shape, dy.dtype)
+            seed[index] = unit
+            cotangents = pullback(seed if values.ndim else seed[()])
+            dy[index] += unit * sum(_real_inner(c, t) for c, t in zip(cotangents, tangents))
+    return dy if values.ndim else dy[()]
 
 
 DEFAULT_CONFIG = RuleConfig()

@@ -6,6 +6,9 @@ of a callable object's attributes) is summed over the calls with `accumulate` in
 rule owns: the first call's tangent is copied into an owned buffer, every later one is added in
 place, so ``np.vectorize(lambda i: x[i] ** 2)(np.arange(n))`` costs O(n), not O(n**2)
 (ChainRules' ``sum(f, xs)`` defect). Argument cotangents are gathered the same way.
+
+The frules push each call forward with ``frule_via_ad``, which derives a pushforward from
+reverse mode when the callable has no frule of its own.
 """
 
 from __future__ import annotations
@@ -16,10 +19,10 @@ import numpy as np
 
 from ..core.accumulate import accumulate
 from ..core.broadcast import unbroadcast
-from ..core.config import RuleConfig, _name, rrule_via_ad
+from ..core.config import RuleConfig, _name, frule_via_ad, rrule_via_ad
 from ..core.dtypes import tangent_dtype
 from ..core.projection import ProjectTo
-from ..core.registry import rrule
+from ..core.registry import frule, rrule
 from ..core.sparse import SparseCotangent
 from ..core.tangents import AbstractZero, NoTangent, Tangent, ZeroTangent
 from ..core.thunks import unthunk
@@ -196,4 +199,109 @@ def _piecewise_rule(config: RuleConfig, x: Any, condlist: Any, funclist: Any, *a
         return (NoTangent(), NoTangent() if buffer is None else project_x(buffer), NoTangent(),
                 funclist_tangent, *[project(s) for project, s in zip(project_args, arg_sums)])
 
+    piecewise_pullback.masks = masks  # the pieces, for the frule
     return y, piecewise_pullback
+
+
+# --- forward mode: the same calls, each pushed forward by frule_via_ad ------------------------
+
+def _tangents_of(tangents: tuple, count: int) -> list:
+    """The input tangents after the function's own, unthunked, padded with zeros."""
+    given = [unthunk(t) for t in tangents[1:]]
+    return given + [ZeroTangent()] * (count - len(given))
+
+
+def _part(tangent: Any, index: Any) -> Any:
+    """``tangent[index]`` for an array tangent; a zero stays a zero."""
+    if isinstance(tangent, AbstractZero):
+        return tangent
+    return np.asarray(tangent)[index]
+
+
+def _dense_output_tangent(y: np.ndarray, parts: list, positions: list) -> Any:
+    if all(isinstance(part, AbstractZero) for part in parts):
+        return ZeroTangent()
+    dy = np.zeros(y.shape, y.dtype)
+    for position, part in zip(positions, parts):
+        if not isinstance(part, AbstractZero):
+            dy[position] = unthunk(part)
+    return ProjectTo(y)(dy)
+
+
+@frule.register(vectorized_call, config=True)
+def _vectorize_frule(config: RuleConfig, tangents: tuple, pyfunc: Callable, *args: Any,
+                     otypes: Any = None, excluded: Any = None, signature: Any = None,
+                     **kwargs: Any):
+    if excluded or signature is not None or kwargs:
+        raise NotImplementedError(
+            f"np.vectorize({_name(pyfunc)}) with excluded=, signature= or keyword arguments is "
+            f"not differentiable yet; pass every vectorized argument positionally.")
+    function_tangent, *argument_tangents = _tangents_of(tangents, 1 + len(args))
+    arrays = np.broadcast_arrays(*[np.asarray(a) for a in args])
+    shape = arrays[0].shape if arrays else ()
+    argument_tangents = [t if isinstance(t, AbstractZero) else np.broadcast_to(t, shape)
+                         for t in argument_tangents]
+    results, parts, positions = [], [], []
+    for index in np.ndindex(shape):
+        y_i, dy_i = frule_via_ad(config, (function_tangent,) + tuple(
+            _part(t, index) for t in argument_tangents), pyfunc, *[a[index] for a in arrays])
+        results.append(y_i)
+        parts.append(dy_i)
+        positions.append(index)
+    y = np.array(results, dtype=np.dtype(otypes[0]) if otypes else None).reshape(shape)
+    if y.dtype.kind not in "fc":
+        return y, NoTangent()
+    return y, _dense_output_tangent(y, parts, positions)
+
+
+@frule.register(np.apply_along_axis, config=True)
+def _apply_along_axis_frule(config: RuleConfig, tangents: tuple, func1d: Callable, axis: int,
+                            arr: Any, *args: Any, **kwargs: Any):
+    function_tangent, _, arr_tangent, *arg_tangents = _tangents_of(tangents, 3 + len(args))
+    arr = np.asarray(arr)
+    axis = axis % arr.ndim
+    moved = np.moveaxis(arr, axis, -1)
+    moved_tangent = arr_tangent if isinstance(arr_tangent, AbstractZero) else \
+        np.moveaxis(np.asarray(arr_tangent), axis, -1)
+    outer = moved.shape[:-1]
+    results, parts = [], []
+    for index in np.ndindex(outer):
+        y_i, dy_i = frule_via_ad(config, (function_tangent, _part(moved_tangent, index),
+                                          *arg_tangents), func1d, moved[index], *args, **kwargs)
+        results.append(np.asarray(y_i))
+        parts.append(dy_i)
+    out_ndim = results[0].ndim
+    stacked = np.stack(results).reshape(outer + results[0].shape)
+    if stacked.dtype.kind not in "fc" or all(isinstance(p, AbstractZero) for p in parts):
+        tangent = NoTangent() if stacked.dtype.kind not in "fc" else ZeroTangent()
+    else:
+        tangent = np.stack([np.zeros(r.shape, stacked.dtype) if isinstance(p, AbstractZero)
+                            else np.asarray(unthunk(p), stacked.dtype)
+                            for r, p in zip(results, parts)]).reshape(stacked.shape)
+
+    def to_output(value):
+        return np.moveaxis(value, tuple(range(len(outer), len(outer) + out_ndim)),
+                           tuple(range(axis, axis + out_ndim))) if out_ndim else value
+    y = to_output(stacked)
+    return y, tangent if isinstance(tangent, AbstractZero) else ProjectTo(y)(to_output(tangent))
+
+
+@frule.register(np.piecewise, config=True)
+def _piecewise_frule(config: RuleConfig, tangents: tuple, x: Any, condlist: Any,
+                     funclist: Any, *args: Any, **kwargs: Any):
+    x_tangent, _, funclist_tangent, *arg_tangents = _tangents_of(tangents, 3 + len(args))
+    y, pullback = _piecewise_rule(config, x, condlist, funclist, *args, **kwargs)
+    masks = pullback.masks
+    parts, positions = [], []
+    for position, (mask, function) in enumerate(zip(masks, funclist)):
+        if callable(function):
+            function_tangent = funclist_tangent if isinstance(funclist_tangent, AbstractZero) \
+                else funclist_tangent[position]
+            _, d_k = frule_via_ad(config, (function_tangent, _part(x_tangent, mask),
+                                           *arg_tangents), function, np.asarray(x)[mask],
+                                  *args, **kwargs)
+            parts.append(d_k)
+            positions.append(mask)
+    if y.dtype.kind not in "fc":
+        return y, NoTangent()
+    return y, _dense_output_tangent(y, parts, positions)

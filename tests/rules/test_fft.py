@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from chainrules import NoTangent, ZeroTangent, frule, rrule, unthunk
-from chainrules.testing import case, check_case
+from chainrules.testing import case, check_case, rand_primal
 
 _rng = np.random.default_rng(20240612)
 F64, F32, C128, C64 = np.float64, np.float32, np.complex128, np.complex64
@@ -16,10 +16,7 @@ NORMS = (None, "backward", "ortho", "forward")
 
 
 def normal(*shape, dtype=F64):
-    x = _rng.standard_normal(shape)
-    if np.dtype(dtype).kind == "c":
-        x = x + 1j * _rng.standard_normal(shape)
-    return x.astype(dtype)
+    return rand_primal("array", _rng, dtype, shape)
 
 
 fft = np.fft

@@ -10,7 +10,7 @@ import pytest
 
 from chainrules import NoTangent, Tangent, ZeroTangent, frule, rrule, unthunk
 from chainrules.core import AbstractZero, Thunk
-from chainrules.testing import case, check_case, test_frule, test_rrule
+from chainrules.testing import case, check_case, rand_primal, test_frule, test_rrule
 
 _rng = np.random.default_rng(20240611)
 F64, F32, C128, C64 = np.float64, np.float32, np.complex128, np.complex64
@@ -18,10 +18,7 @@ F64, F32, C128, C64 = np.float64, np.float32, np.complex128, np.complex64
 
 def normal(*shape, dtype=F64):
     """Random values of ``dtype`` (complex ones have a random imaginary part too)."""
-    x = _rng.standard_normal(shape)
-    if np.dtype(dtype).kind == "c":
-        x = x + 1j * _rng.standard_normal(shape)
-    return x.astype(dtype)
+    return rand_primal("array", _rng, dtype, shape)
 
 
 def H(x):

@@ -10,7 +10,7 @@ import pytest
 from chainrules import (InplaceableThunk, NoTangent, ZeroTangent, accumulate, frule, rrule,
                         unthunk)
 from chainrules.core import ProjectionError
-from chainrules.testing import case, check_case, fd_jvp, fd_vjp
+from chainrules.testing import case, check_case, fd_jvp, fd_vjp, rand_primal
 
 _rng = np.random.default_rng(20240601)
 F64, F32, C128 = np.float64, np.float32, np.complex128
@@ -18,10 +18,7 @@ F64, F32, C128 = np.float64, np.float32, np.complex128
 
 def normal(*shape, dtype=F64):
     """Random values of ``dtype`` (complex ones have a random imaginary part too)."""
-    x = _rng.standard_normal(shape)
-    if np.dtype(dtype).kind == "c":
-        x = x + 1j * _rng.standard_normal(shape)
-    return x.astype(dtype)
+    return rand_primal("array", _rng, dtype, shape)
 
 
 def distinct(*shape, dtype=F64):

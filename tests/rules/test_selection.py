@@ -11,17 +11,14 @@ import pytest
 from chainrules import NoTangent, SparseCotangent, Tangent, ZeroTangent, accumulate, frule, \
     rrule, unthunk
 from chainrules.core import owned_copy
-from chainrules.testing import case, check_case
+from chainrules.testing import case, check_case, rand_primal
 
 _rng = np.random.default_rng(20240613)
 F64, F32, C128 = np.float64, np.float32, np.complex128
 
 
 def normal(*shape, dtype=F64):
-    x = _rng.standard_normal(shape)
-    if np.dtype(dtype).kind == "c":
-        x = x + 1j * _rng.standard_normal(shape)
-    return x.astype(dtype)
+    return rand_primal("array", _rng, dtype, shape)
 
 
 def distinct(*shape, dtype=F64):

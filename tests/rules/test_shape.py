@@ -9,7 +9,7 @@ import pytest
 
 from chainrules import NoTangent, Tangent, ZeroTangent, frule, rrule, unthunk
 from chainrules.rules.shape import astype
-from chainrules.testing import case, check_case
+from chainrules.testing import case, check_case, rand_primal
 
 _rng = np.random.default_rng(20240602)
 F64, F32, C128 = np.float64, np.float32, np.complex128
@@ -17,10 +17,7 @@ F64, F32, C128 = np.float64, np.float32, np.complex128
 
 def normal(*shape, dtype=F64):
     """Random values of ``dtype`` (complex ones have a random imaginary part too)."""
-    x = _rng.standard_normal(shape)
-    if np.dtype(dtype).kind == "c":
-        x = x + 1j * _rng.standard_normal(shape)
-    return x.astype(dtype)
+    return rand_primal("array", _rng, dtype, shape)
 
 
 X = normal(2, 3, 4)

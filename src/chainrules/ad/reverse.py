@@ -16,11 +16,11 @@ import numpy as np
 from ..core.accumulate import accumulate, owned_sum
 from ..core.config import _name
 from ..core.sparse import SparseCotangent
-from ..core.tangents import AbstractZero
+from ..core.tangents import AbstractZero, NoTangent
 from ..core.thunks import InplaceableThunk
 from ..core.structure import tangent_at
 
-__all__ = ["backward", "RuleError"]
+__all__ = ["backward", "RuleError", "StructureArgument"]
 
 
 class RuleError(ValueError):
@@ -42,37 +42,33 @@ def backward(records: list, seeds: list, retain: bool = False) -> tuple[list, by
         cotangent = slots[node]
         if cotangent is None:
             continue
-        pullback, parents, function, _, _ = records[node]
+        record = records[node]
+        pullback = record[0]
         if pullback is None:  # an input leaf: its slot is the result
             continue
         slots[node] = None
         if not retain:
             records[node] = None
+        parents = record[1]
         cotangents = pullback(cotangent)
         if len(cotangents) != len(parents) + 1:
             raise RuleError(
-                f"the pullback of {_name(function)} returned {len(cotangents)} cotangents; "
-                f"expected {len(parents) + 1}: one for the function itself, then one per "
-                f"positional argument ({len(parents)}).")
+                f"the pullback of {_source_name(record[2])} returned {len(cotangents)} "
+                f"cotangents; expected {len(parents) + 1}: one for the function itself, then "
+                f"one per positional argument ({len(parents)}).")
         position = 0
         for parent in parents:
             position += 1
-            if type(parent) is int:
-                if parent < 0:
-                    continue
-                cotangent = cotangents[position]
-                # Hot path: a first scalar contribution that matches its primal exactly.
-                if slots[parent] is None and type(cotangent) in _SCALAR_DTYPES and \
-                        records[parent][4] is _SCALAR_DTYPES[type(cotangent)] and \
-                        records[parent][3] == ():
+            if parent < 0:  # a constant argument
+                continue
+            cotangent = cotangents[position]
+            if slots[parent] is None:
+                # The hot path: a first scalar contribution that matches its primal exactly.
+                target = records[parent]
+                if _SCALAR_DTYPES.get(type(cotangent)) is target[4] and target[3] == ():
                     slots[parent] = cotangent
-                else:
-                    _contribute(slots, owned, records, parent, cotangent, function, position)
-            else:
-                structural = cotangents[position]
-                for path, leaf in parent:
-                    _contribute(slots, owned, records, leaf, tangent_at(structural, path),
-                                function, position)
+                    continue
+            _contribute(slots, owned, records, parent, cotangent, record[2], position)
     return slots, owned
 
 
@@ -81,7 +77,10 @@ def _contribute(slots: list, owned: bytearray, records: list, node: int, cotange
     if cotangent is None or isinstance(cotangent, AbstractZero):
         return
     record = records[node]
-    _check(cotangent, record[3], record[4], function, position)
+    kind = type(cotangent)
+    if not ((kind is SparseCotangent or kind is np.ndarray) and cotangent.dtype is record[4]
+            and cotangent.shape == record[3]):  # else checked in full
+        _check(cotangent, record[3], record[4], function, position)
     old = slots[node]
     if old is None:
         slots[node] = cotangent
@@ -108,15 +107,43 @@ def _check(cotangent: Any, shape: tuple | None, dtype: np.dtype | None, function
         got_shape, got_dtype = cotangent.shape, cotangent.dtype or dtype
     else:
         return  # a thunk or structural tangent: checked when it is used
-    if got_shape != shape or got_dtype != dtype:
-        source = (f"the pullback of {_name(function)} returned, for argument {position - 1},"
-                  if function is not None else "the seed given to the pullback was")
+    if got_dtype is not dtype and got_dtype != dtype or got_shape != shape:
+        if function is None:
+            source = "the seed given to the pullback was"
+        elif type(function) is StructureArgument:
+            source = (f"the pullback of {_name(function.function)} returned, for the traced "
+                      f"value at {list(function.paths[position - 1])} in argument "
+                      f"{function.position},")
+        else:
+            source = f"the pullback of {_name(function)} returned, for argument {position - 1},"
         raise RuleError(
             f"{source} a cotangent of shape {got_shape} and dtype {got_dtype}; the argument "
             f"has shape {shape} and dtype {dtype}. Rules must reduce broadcast dimensions and "
             f"project their cotangents (chainrules.ProjectTo(x)(dx)).")
 
 
+def _source_name(function: Any) -> str:
+    if type(function) is StructureArgument:
+        return f"{_name(function.function)} (argument {function.position}, a structure)"
+    return _name(function)
+
+
+class StructureArgument:
+    """The pullback of a structure argument (a list given to ``np.stack``, a closure given to
+    ``np.vectorize``) that holds traced values: it hands each traced value, at ``paths[k]``,
+    its part of the structural cotangent. The tape records it as a node of its own, so that
+    every parent of every record is a node number."""
+
+    __slots__ = ("function", "position", "paths")
+
+    def __init__(self, function: Any, position: int, paths: tuple):
+        self.function, self.position, self.paths = function, position, paths
+
+    def __call__(self, cotangent: Any) -> tuple:
+        return (_NO_TANGENT,) + tuple(tangent_at(cotangent, path) for path in self.paths)
+
+
+_NO_TANGENT = NoTangent()
 _FLOAT64 = np.dtype(np.float64)
 _SCALAR_DTYPES = {kind: np.dtype(kind) for kind in (np.float64, np.float32, np.float16,
                                                      np.complex128, np.complex64)}

@@ -5,9 +5,10 @@ graph search, no recursion. A record is a tuple ``(pullback, parents, function, 
 
 - ``pullback`` maps the output's cotangent to ``(cotangent for function, *per positional
   argument)``, as `rrule` returns it (``None`` for an input leaf);
-- ``parents`` has one entry per positional argument: a node number, ``-1`` for a constant, or a
-  tuple of ``(path, node)`` pairs for a structure holding traced values (a list passed to
-  ``np.stack``, a closure passed to ``np.vectorize``);
+- ``parents`` has one entry per positional argument: a node number, or ``-1`` for a constant.
+  A structure holding traced values (a list passed to ``np.stack``, a closure passed to
+  ``np.vectorize``) gets a node of its own, recorded just before, whose pullback
+  (`StructureArgument`) hands each traced value its part of the structural cotangent;
 - ``shape`` and ``dtype`` describe the output, so that cotangents flowing into it are checked.
 """
 
@@ -25,11 +26,14 @@ from ..core.dtypes import shared_shape
 from ..core.registry import NON_DIFFERENTIABLE, frule, rrule
 from ..core.tangents import NoTangent, Tangent
 from . import intercept
+from .reverse import StructureArgument
 from ..core.structure import is_structure, leaves, replace_leaves
 
-__all__ = ["Tape", "Traced", "record", "NoRuleError", "TracingError"]
+__all__ = ["Tape", "Traced", "record", "record_unary", "record_binary", "NoRuleError",
+           "TracingError"]
 
 _levels = itertools.count(1)
+_new_object = object.__new__
 _RULES = rrule._rules
 
 
@@ -141,7 +145,7 @@ def record(function: Any, args: tuple, kwargs: dict) -> Any:
     """Call ``function(*args, **kwargs)`` on traced values: run its rule and record it."""
     if kwargs and any(_holds_traced(value) for value in kwargs.values()):
         args, kwargs = _keywords_to_positions(function, args, kwargs)
-    # The hot path: traced values of one trace and plain values, no structures to search.
+    # Traced values of one trace and plain values, no structures to search.
     tape = None
     primals = []
     parents = []
@@ -154,14 +158,46 @@ def record(function: Any, args: tuple, kwargs: dict) -> Any:
                 return _record_searching(function, args, kwargs)  # nested traces
             primals.append(arg.primal)
             parents.append(arg.node)
-        elif kind in _PLAIN or (kind is tuple and all(type(part) in _PLAIN for part in arg)):
+        elif kind in _PLAIN or (kind is tuple and _is_plain_tuple(arg)):
             primals.append(arg)
             parents.append(-1)
         else:
             return _record_searching(function, args, kwargs)
     if tape is None:
         return function(*args, **kwargs)
-    return _apply(tape, function, primals, parents, kwargs)
+    return _apply(tape, function, tuple(primals), tuple(parents), kwargs)
+
+
+def record_unary(function: Any, x: "Traced") -> Any:
+    """``record(function, (x,), {})`` for a traced ``x``: the path of ``-x``, ``x.T``..."""
+    return _apply(x.tape, function, (x.primal,), (x.node,), _NO_KEYWORDS)
+
+
+def record_binary(function: Any, a: Any, b: Any) -> Any:
+    """``record(function, (a, b), {})`` where ``a`` or ``b`` is traced: the hot path of
+    Python's binary operators and of indexing, without building argument lists."""
+    if type(a) is Traced:
+        tape = a.tape
+        kind = type(b)
+        if kind is Traced:
+            if b.tape is tape:
+                return _apply(tape, function, (a.primal, b.primal), (a.node, b.node),
+                              _NO_KEYWORDS)
+        elif kind in _PLAIN or (kind is tuple and _is_plain_tuple(b)):
+            return _apply(tape, function, (a.primal, b), (a.node, -1), _NO_KEYWORDS)
+    elif type(a) in _PLAIN and type(b) is Traced:
+        return _apply(b.tape, function, (a, b.primal), (-1, b.node), _NO_KEYWORDS)
+    return record(function, (a, b), {})
+
+
+def _is_plain_tuple(value: tuple) -> bool:
+    for part in value:
+        if type(part) not in _PLAIN:
+            return False
+    return True
+
+
+_NO_KEYWORDS: dict = {}  # shared, never mutated: rules receive keyword arguments as copies
 
 
 def _record_searching(function: Any, args: tuple, kwargs: dict) -> Any:
@@ -172,7 +208,7 @@ def _record_searching(function: Any, args: tuple, kwargs: dict) -> Any:
         return function(*args, **kwargs)
     primals = []
     parents = []
-    for arg in args:
+    for position, arg in enumerate(args):
         if type(arg) is Traced and arg.tape is tape:
             primals.append(arg.primal)
             parents.append(arg.node)
@@ -181,35 +217,57 @@ def _record_searching(function: Any, args: tuple, kwargs: dict) -> Any:
             if found:
                 primals.append(replace_leaves(arg, _primal_of, lambda v: type(v) is Traced
                                               and v.tape is tape))
-                parents.append(tuple((path, traced.node) for path, traced in found))
+                parents.append(_record_structure(tape, function, position, found))
             else:
                 primals.append(arg)
                 parents.append(-1)
         else:
             primals.append(arg)
             parents.append(-1)
-    return _apply(tape, function, primals, parents, kwargs)
+    return _apply(tape, function, tuple(primals), tuple(parents), kwargs)
 
 
-def _apply(tape: Tape, function: Any, primals: list, parents: list, kwargs: dict) -> Any:
+def _record_structure(tape: Tape, function: Any, position: int, found: list) -> int:
+    """Record a node for a structure argument holding the traced values ``found`` (``(path,
+    traced)`` pairs), and return its number: the argument's parent."""
+    records = tape.records
+    node = len(records)
+    pullback = StructureArgument(function, position, tuple(path for path, _ in found))
+    records.append((pullback, tuple(traced.node for _, traced in found), pullback, None, None))
+    return node
+
+
+def _apply(tape: Tape, function: Any, primals: tuple, parents: tuple, kwargs: dict) -> Any:
     """Run ``function``'s rule on the primal values and record it on ``tape``."""
     if not tape.active:
         raise TracingError(
             f"{_name(function)} was called on a traced value from a grad/vjp call that has "
             f"already returned. Traced values must not escape the function being "
             f"differentiated (store primal values, or return them as has_aux output).")
-    if function in NON_DIFFERENTIABLE:
-        return function(*primals, **kwargs)
     entry = _RULES.get(function)
-    result = None
-    if entry is not None:
-        rule, needs_config = entry
-        result = rule(tape.config, *primals, **kwargs) if needs_config else \
-            rule(*primals, **kwargs)
+    if entry is None or function in NON_DIFFERENTIABLE:
+        if function in NON_DIFFERENTIABLE:
+            return function(*primals, **kwargs)
+        raise NoRuleError(_no_rule_message(function, primals))
+    rule, needs_config = entry
+    result = rule(tape.config, *primals, **kwargs) if needs_config else \
+        rule(*primals, **kwargs)
     if result is None:
         raise NoRuleError(_no_rule_message(function, primals))
     y, pullback = result
-    return _wrap_output(tape, y, pullback, tuple(parents), function)
+    records = tape.records
+    meta = _SCALAR_META.get(type(y))
+    if meta is not None:  # the hot path: a float scalar
+        records.append((pullback, parents, function, (), meta))
+    elif type(y) is np.ndarray and y.dtype.kind in "fc":
+        records.append((pullback, parents, function, shared_shape(y.shape), y.dtype))
+    else:
+        return _wrap_output(tape, y, pullback, parents, function)
+    traced = _new_object(Traced)  # as Traced(y, tape, node), without a Python-level call
+    traced.primal = y
+    traced.tape = tape
+    traced.node = len(records) - 1
+    return traced
 
 
 def _primal_of(traced: "Traced") -> Any:
@@ -256,11 +314,6 @@ def _no_rule_message(function: Any, primals: list) -> str:
 
 def _wrap_output(tape: Tape, y: Any, pullback: Any, parents: tuple, function: Any) -> Any:
     records = tape.records
-    meta = _SCALAR_META.get(type(y))
-    if meta is not None:  # the hot path: a float scalar
-        node = len(records)
-        records.append((pullback, parents, function, (), meta))
-        return Traced(y, tape, node)
     if _is_differentiable(y):
         node = len(records)
         records.append((pullback, parents, function, _shape(y), _dtype(y)))

@@ -18,10 +18,6 @@ from ..core.config import _name
 __all__ = ["Traced"]
 
 
-def _record(function, *args, **kwargs):
-    return record(function, args, kwargs)
-
-
 class Traced:
     """A traced array or scalar: ``primal`` is its value, ``node`` its place on ``tape``."""
 
@@ -40,6 +36,10 @@ class Traced:
                 f"np.{ufunc.__name__}(..., out=...) writes into an array in place, which "
                 f"cannot be differentiated; use the returned value instead.")
         if method == "__call__":
+            if not kwargs and len(inputs) == 1:
+                return record_unary(ufunc, self)
+            if not kwargs and len(inputs) == 2:
+                return record_binary(ufunc, inputs[0], inputs[1])
             return record(ufunc, inputs, kwargs)
         reduction = _UFUNC_METHODS.get((ufunc, method))
         if reduction is not None:
@@ -104,41 +104,41 @@ class Traced:
 
     def __iter__(self):
         for position in range(len(self.primal)):
-            yield record(operator.getitem, (self, position), {})
+            yield record_binary(operator.getitem, self, position)
 
     def __repr__(self):
         return f"Traced({self.primal!r}, node={self.node})"
 
     # --- operators --------------------------------------------------------------------
-    def __add__(self, other): return record(np.add, (self, other), {})
-    def __radd__(self, other): return record(np.add, (other, self), {})
-    def __sub__(self, other): return record(np.subtract, (self, other), {})
-    def __rsub__(self, other): return record(np.subtract, (other, self), {})
-    def __mul__(self, other): return record(np.multiply, (self, other), {})
-    def __rmul__(self, other): return record(np.multiply, (other, self), {})
-    def __truediv__(self, other): return record(np.divide, (self, other), {})
-    def __rtruediv__(self, other): return record(np.divide, (other, self), {})
-    def __pow__(self, other): return record(np.power, (self, other), {})
-    def __rpow__(self, other): return record(np.power, (other, self), {})
-    def __matmul__(self, other): return record(np.matmul, (self, other), {})
-    def __rmatmul__(self, other): return record(np.matmul, (other, self), {})
-    def __floordiv__(self, other): return record(np.floor_divide, (self, other), {})
-    def __rfloordiv__(self, other): return record(np.floor_divide, (other, self), {})
-    def __mod__(self, other): return record(np.remainder, (self, other), {})
-    def __rmod__(self, other): return record(np.remainder, (other, self), {})
-    def __neg__(self): return record(np.negative, (self,), {})
+    def __add__(self, other): return record_binary(np.add, self, other)
+    def __radd__(self, other): return record_binary(np.add, other, self)
+    def __sub__(self, other): return record_binary(np.subtract, self, other)
+    def __rsub__(self, other): return record_binary(np.subtract, other, self)
+    def __mul__(self, other): return record_binary(np.multiply, self, other)
+    def __rmul__(self, other): return record_binary(np.multiply, other, self)
+    def __truediv__(self, other): return record_binary(np.divide, self, other)
+    def __rtruediv__(self, other): return record_binary(np.divide, other, self)
+    def __pow__(self, other): return record_binary(np.power, self, other)
+    def __rpow__(self, other): return record_binary(np.power, other, self)
+    def __matmul__(self, other): return record_binary(np.matmul, self, other)
+    def __rmatmul__(self, other): return record_binary(np.matmul, other, self)
+    def __floordiv__(self, other): return record_binary(np.floor_divide, self, other)
+    def __rfloordiv__(self, other): return record_binary(np.floor_divide, other, self)
+    def __mod__(self, other): return record_binary(np.remainder, self, other)
+    def __rmod__(self, other): return record_binary(np.remainder, other, self)
+    def __neg__(self): return record_unary(np.negative, self)
     def __pos__(self): return self
-    def __abs__(self): return record(np.abs, (self,), {})
-    def __lt__(self, other): return record(np.less, (self, other), {})
-    def __le__(self, other): return record(np.less_equal, (self, other), {})
-    def __gt__(self, other): return record(np.greater, (self, other), {})
-    def __ge__(self, other): return record(np.greater_equal, (self, other), {})
-    def __eq__(self, other): return record(np.equal, (self, other), {})
-    def __ne__(self, other): return record(np.not_equal, (self, other), {})
+    def __abs__(self): return record_unary(np.abs, self)
+    def __lt__(self, other): return record_binary(np.less, self, other)
+    def __le__(self, other): return record_binary(np.less_equal, self, other)
+    def __gt__(self, other): return record_binary(np.greater, self, other)
+    def __ge__(self, other): return record_binary(np.greater_equal, self, other)
+    def __eq__(self, other): return record_binary(np.equal, self, other)
+    def __ne__(self, other): return record_binary(np.not_equal, self, other)
     __hash__ = object.__hash__
 
     def __getitem__(self, index):
-        return record(operator.getitem, (self, index), {})
+        return record_binary(operator.getitem, self, index)
 
     def __setitem__(self, index, value):
         raise TracingError(
@@ -156,9 +156,9 @@ class Traced:
     def var(self, *args, **kwargs): return record(np.var, (self,) + args, kwargs)
     def cumsum(self, *args, **kwargs): return record(np.cumsum, (self,) + args, kwargs)
     def cumprod(self, *args, **kwargs): return record(np.cumprod, (self,) + args, kwargs)
-    def dot(self, other): return record(np.dot, (self, other), {})
+    def dot(self, other): return record_binary(np.dot, self, other)
     def ravel(self, *args, **kwargs): return record(np.ravel, (self,) + args, kwargs)
-    def flatten(self): return record(np.ravel, (self,), {})
+    def flatten(self): return record_unary(np.ravel, self)
     def squeeze(self, *args, **kwargs): return record(np.squeeze, (self,) + args, kwargs)
     def swapaxes(self, a, b): return record(np.swapaxes, (self, a, b), {})
     def clip(self, *args, **kwargs): return record(np.clip, (self,) + args, kwargs)
@@ -187,23 +187,23 @@ class Traced:
 
     @property
     def T(self):
-        return record(np.transpose, (self,), {})
+        return record_unary(np.transpose, self)
 
     @property
     def real(self):
-        return record(np.real, (self,), {})
+        return record_unary(np.real, self)
 
     @property
     def imag(self):
-        return record(np.imag, (self,), {})
+        return record_unary(np.imag, self)
 
     def conj(self):
-        return record(np.conj, (self,), {})
+        return record_unary(np.conj, self)
 
     conjugate = conj
 
     def copy(self):
-        return record(np.copy, (self,), {})
+        return record_unary(np.copy, self)
 
     def astype(self, dtype, *args, **kwargs):
         return record(_astype(), (self, dtype), {})
@@ -231,6 +231,6 @@ _UFUNC_METHODS = {
 }
 
 from ..core.structure import register_leaf_type  # noqa: E402
-from .tape import TracingError, record  # noqa: E402
+from .tape import TracingError, record, record_binary, record_unary  # noqa: E402
 
 register_leaf_type(Traced)

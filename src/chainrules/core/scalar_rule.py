@@ -39,6 +39,7 @@ _SCALARS = _REAL_SCALARS | {complex, np.complex128, np.complex64, np.clongdouble
 
 
 _NUMPY_SCALARS = frozenset(kind for kind in _SCALARS if issubclass(kind, np.generic))
+_NO_TANGENT = NoTangent()
 
 
 def _numpy_scalars(args: tuple) -> bool:
@@ -53,6 +54,11 @@ def _numpy_scalars(args: tuple) -> bool:
     return numpy_scalar
 
 
+# The pairs of argument types for which `_numpy_scalars` holds: one set lookup in the hot path.
+_NUMPY_SCALAR_PAIRS = frozenset((a, b) for a in _SCALARS for b in _SCALARS
+                                if a in _NUMPY_SCALARS or b in _NUMPY_SCALARS)
+
+
 def _check_keywords(f: Any, kwargs: dict) -> None:
     for keyword in _REFUSED_KEYWORDS:
         if keyword in kwargs:
@@ -62,8 +68,15 @@ def _check_keywords(f: Any, kwargs: dict) -> None:
                 f"result).")
 
 
-def _argument_cotangent(project: ProjectTo, arg: Any, partial: Callable, y: Any, args: tuple,
-                        dy: Any) -> Any:
+def _argument_cotangent(arg: Any, partial: Partial, y: Any, args: tuple, dy: Any) -> Any:
+    """``project(unbroadcast(conj(partial) * dy))`` for one argument."""
+    kind = type(arg)
+    project = _SCALAR_PROJECTORS.get(kind)
+    number = project is not None
+    if not number:
+        project = ProjectTo(arg)
+    if partial is None or project is NO_TANGENT_PROJECTOR:
+        return _NO_TANGENT
     if type(partial) is int:  # a constant partial: 1 for add, -1 for subtract
         cotangent = dy if partial == 1 else partial * dy
     else:
@@ -71,8 +84,10 @@ def _argument_cotangent(project: ProjectTo, arg: Any, partial: Callable, y: Any,
         if type(derivative) not in _REAL_SCALARS and np.iscomplexobj(derivative):
             derivative = np.conj(derivative)
         cotangent = derivative * dy
+    if type(cotangent) is kind and number:
+        return cotangent  # a number of its primal's own type is in the tangent space
     if type(cotangent) is np.ndarray:
-        cotangent = unbroadcast(cotangent, np.shape(arg))
+        cotangent = unbroadcast(cotangent, () if number else np.shape(arg))
     return project(cotangent)
 
 
@@ -105,26 +120,33 @@ class _ScalarPullback:
         self.y = y
 
     def __call__(self, dy: Any) -> tuple:
+        partials, args, y = self.partials, self.args, self.y
         if type(dy) not in _SCALARS and type(dy) is not np.ndarray:
             dy = unthunk(dy)
-        zero = isinstance(dy, AbstractZero)
-        args, y = self.args, self.y
-        several = len(args) > 1
-        cotangents: list[Any] = [NoTangent()]
-        for arg, partial in zip(args, self.partials):
-            project = _SCALAR_PROJECTORS.get(type(arg)) or ProjectTo(arg)
-            if partial is None or project is NO_TANGENT_PROJECTOR:
-                cotangents.append(NoTangent())
-            elif zero:
-                cotangents.append(ZeroTangent())
-            elif several and type(arg) is np.ndarray and arg.ndim:
-                # Thunked: the engine may not need every argument's cotangent.
-                cotangents.append(Thunk(
-                    lambda project=project, arg=arg, partial=partial: _argument_cotangent(
-                        project, arg, partial, y, args, dy)))
-            else:
-                cotangents.append(_argument_cotangent(project, arg, partial, y, args, dy))
-        return tuple(cotangents)
+            if isinstance(dy, AbstractZero):
+                return (_NO_TANGENT,) + tuple(
+                    _NO_TANGENT if partial is None or ProjectTo(arg) is NO_TANGENT_PROJECTOR
+                    else ZeroTangent() for arg, partial in zip(args, partials))
+        if len(args) == 1:
+            return _NO_TANGENT, _argument_cotangent(args[0], partials[0], y, args, dy)
+        if len(args) == 2 and type(args[0]) is not np.ndarray \
+                and type(args[1]) is not np.ndarray:  # numbers: nothing worth deferring
+            return (_NO_TANGENT, _argument_cotangent(args[0], partials[0], y, args, dy),
+                    _argument_cotangent(args[1], partials[1], y, args, dy))
+        return (_NO_TANGENT,) + tuple(_deferred_cotangent(arg, partial, y, args, dy)
+                                      for arg, partial in zip(args, partials))
+
+    def __repr__(self) -> str:
+        return f"<pullback of an elementwise rule at {self.args!r}>"
+
+
+def _deferred_cotangent(arg: Any, partial: Partial, y: Any, args: tuple, dy: Any) -> Any:
+    """The cotangent of one of several arguments; an array's is thunked, since the engine
+    does not need the cotangents of constant arguments."""
+    if type(arg) is np.ndarray and arg.ndim and partial is not None \
+            and ProjectTo(arg) is not NO_TANGENT_PROJECTOR:
+        return Thunk(lambda: _argument_cotangent(arg, partial, y, args, dy))
+    return _argument_cotangent(arg, partial, y, args, dy)
 
 
 def scalar_rule(f: Any, *partials: Partial, on_scalars: Callable | None = None) -> None:
@@ -155,7 +177,9 @@ def scalar_rule(f: Any, *partials: Partial, on_scalars: Callable | None = None) 
         if kwargs:
             _check_keywords(f, kwargs)
             y = f(*args, **kwargs)
-        elif on_scalars is not None and _numpy_scalars(args):
+        elif on_scalars is not None and (
+                (type(args[0]), type(args[1])) in _NUMPY_SCALAR_PAIRS if count == 2
+                else _numpy_scalars(args)):
             y = on_scalars(*args)
         else:
             y = f(*args)

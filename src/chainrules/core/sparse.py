@@ -88,7 +88,7 @@ class SparseCotangent(AbstractThunk):
         self.values = values if type(values) is dtype.type else cast_to(values, dtype)
         self.shape = shape
         self._value = _UNSET
-        self._kind = None
+        self._kind = _BASIC if type(index) is int else None  # x[i]: known without looking
         self._groups = None
 
     def _classify(self) -> int:
@@ -117,7 +117,7 @@ class SparseCotangent(AbstractThunk):
         ``buffer`` must have this cotangent's shape and a dtype that can hold the sum (the
         caller, normally `accumulate`, checks that). Costs O(size of the index).
         """
-        if self._classify() == _GROUPED:
+        if self._kind != _BASIC and self._classify() == _GROUPED:
             positions, sums = self._groups
             buffer[positions] += sums
         else:

@@ -39,7 +39,7 @@ def _sinc_derivative(y, x):
 def _power_base(y, a, b):
     """d(a**b)/da = b a**(b-1), and 0 where b == 0 (where a**(b-1) may be 1/0)."""
     if type(b) is int and b >= 1:  # the common x**2: no special cases, no warnings
-        return b * a ** (b - 1)
+        return a + a if b == 2 else b * a ** (b - 1)  # a + a == 2 * a exactly, and faster
     with np.errstate(divide="ignore", invalid="ignore"):
         partial = b * a ** (b - 1)
     if np.any(np.asarray(b) == 0):

@@ -46,20 +46,26 @@ _SCALARS = frozenset({float, complex, np.float64, np.float32, np.float16, np.com
 
 @rrule.register(operator.getitem)
 def _getitem_rule(x: Any, index: Any):
-    if isinstance(x, np.ndarray):
-        return _array_getitem_rule(x, index)
+    if type(x) is np.ndarray or isinstance(x, np.ndarray):
+        if type(index) is not int:
+            index = normalize_index(index)
+        y = x[index]
+        dtype = x.dtype
+        if dtype.kind not in "fc":
+            return y, _no_index_tangents
+        y_shape = () if type(y) is not np.ndarray else shared_shape(y.shape)
+        return y, _GetitemPullback(index, shared_shape(x.shape), y_shape, dtype)
     if isinstance(x, (list, tuple, dict)):
         return _container_getitem_rule(x, index)
     return None
 
 
-def _array_getitem_rule(x: np.ndarray, index: Any):
-    index = normalize_index(index)
-    y = x[index]
-    dtype = x.dtype if x.dtype.kind in "fc" else None
-    if dtype is None:
-        return y, lambda dy: (NoTangent(), NoTangent(), NoTangent())
-    return y, _GetitemPullback(index, shared_shape(x.shape), shared_shape(np.shape(y)), dtype)
+def _no_index_tangents(dy: Any) -> tuple:
+    return _NO_TANGENTS
+
+
+_NO_TANGENT = NoTangent()
+_NO_TANGENTS = (_NO_TANGENT, _NO_TANGENT, _NO_TANGENT)
 
 
 class _GetitemPullback:
@@ -71,15 +77,15 @@ class _GetitemPullback:
         self.index, self.shape, self.y_shape, self.dtype = index, shape, y_shape, dtype
 
     def __call__(self, dy: Any) -> tuple:
-        if type(dy) not in _SCALARS:  # scalars (the common x[i] in a loop) need no checks
+        if type(dy) not in _SCALARS or self.y_shape:  # a number for x[i] needs no checks
             dy = unthunk(dy)
             if isinstance(dy, AbstractZero):
                 return _NO_INDEX_TANGENTS
-        if getattr(dy, "shape", ()) != self.y_shape:
-            raise ProjectionError(
-                f"getitem pullback: the output x[index] has shape {self.y_shape}, but the "
-                f"cotangent given for it has shape {np.shape(dy)}.")
-        return NoTangent(), SparseCotangent(self.index, dy, self.shape, self.dtype), NoTangent()
+            if getattr(dy, "shape", ()) != self.y_shape:
+                raise ProjectionError(
+                    f"getitem pullback: the output x[index] has shape {self.y_shape}, but the "
+                    f"cotangent given for it has shape {np.shape(dy)}.")
+        return _NO_TANGENT, SparseCotangent(self.index, dy, self.shape, self.dtype), _NO_TANGENT
 
 
 def _container_keys(x: Any, index: Any) -> tuple[list, bool]:

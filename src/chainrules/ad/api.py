@@ -276,14 +276,14 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool 
     @functools.wraps(f)
     def value_and_gradient(*args: Any, **kwargs: Any):
         numbers, single = _normalize_argnums(argnums, len(args))
-        result = _vjp(f, args, kwargs, argnums=numbers, has_aux=has_aux)
-        y, pullback = result[0], result[1]
-        _check_scalar(f, y)
-        seed = _one_like(y)
-        gradients = pullback(seed, retain=False)[1:]
+        with no_garbage_collection():  # the tape is freed by reference counting
+            y, pullback, *aux = _vjp(f, args, kwargs, argnums=numbers, has_aux=has_aux)
+            _check_scalar(f, y)
+            gradients = pullback(_one_like(y), retain=False)[1:]
+            del pullback  # frees the tape while the collector is paused
         gradient = gradients[0] if single else tuple(gradients)
         if has_aux:
-            return (y, result[2]), gradient
+            return (y, aux[0]), gradient
         return y, gradient
 
     return value_and_gradient

@@ -140,6 +140,28 @@ class _ScalarPullback:
         return f"<pullback of an elementwise rule at {self.args!r}>"
 
 
+class _LinearPullback:
+    """The pullback of a linear rule of two numbers (constant partials: add, subtract).
+
+    It reads no values, only the argument types, so one serves every call with the same
+    types; a ``dy`` of the arguments' own type needs no projection at all.
+    """
+
+    __slots__ = ("partials", "kind", "general")
+
+    def __init__(self, partials: tuple, args: tuple):
+        self.partials = partials
+        self.kind = type(args[0]) if type(args[0]) is type(args[1]) else None
+        self.general = _ScalarPullback(partials, args, None)
+
+    def __call__(self, dy: Any) -> tuple:
+        if type(dy) is self.kind:
+            first, second = self.partials
+            return (_NO_TANGENT, dy if first == 1 else first * dy,
+                    dy if second == 1 else second * dy)
+        return self.general(dy)
+
+
 def _deferred_cotangent(arg: Any, partial: Partial, y: Any, args: tuple, dy: Any) -> Any:
     """The cotangent of one of several arguments; an array's is thunked, since the engine
     does not need the cotangents of constant arguments."""
@@ -171,15 +193,29 @@ def scalar_rule(f: Any, *partials: Partial, on_scalars: Callable | None = None) 
     keeps_output = any(partial is not None and _uses_first_argument(partial)
                        for partial in partials)
 
+    # A linear rule (constant partials: add, subtract) reads no values in its pullback, so on
+    # two NumPy numbers one pullback serves every call with the same argument types.
+    linear = count == 2 and all(type(partial) is int for partial in partials)
+    shared_pullbacks: dict = {}
+
     def reverse(*args: Any, **kwargs: Any):
         if len(args) != count:
             raise TypeError(f"{name} takes {count} differentiable argument(s), got {len(args)}")
         if kwargs:
             _check_keywords(f, kwargs)
             y = f(*args, **kwargs)
-        elif on_scalars is not None and (
-                (type(args[0]), type(args[1])) in _NUMPY_SCALAR_PAIRS if count == 2
-                else _numpy_scalars(args)):
+        elif count == 2 and on_scalars is not None:
+            kinds = (type(args[0]), type(args[1]))
+            if kinds not in _NUMPY_SCALAR_PAIRS:
+                y = f(*args)
+            elif linear:
+                pullback = shared_pullbacks.get(kinds)
+                if pullback is None:
+                    pullback = shared_pullbacks[kinds] = _LinearPullback(partials, args)
+                return on_scalars(*args), pullback
+            else:
+                y = on_scalars(*args)
+        elif on_scalars is not None and _numpy_scalars(args):
             y = on_scalars(*args)
         else:
             y = f(*args)

@@ -62,12 +62,9 @@ def backward(records: list, seeds: list, retain: bool = False) -> tuple[list, by
             if parent < 0:  # a constant argument
                 continue
             cotangent = cotangents[position]
-            if slots[parent] is None:
-                # The hot path: a first scalar contribution that matches its primal exactly.
-                target = records[parent]
-                if _SCALAR_DTYPES.get(type(cotangent)) is target[4] and target[3] == ():
-                    slots[parent] = cotangent
-                    continue
+            if slots[parent] is None and type(cotangent) is records[parent][5]:
+                slots[parent] = cotangent  # the hot path: a first number of the primal's type
+                continue
             _contribute(slots, owned, records, parent, cotangent, record[2], position)
     return slots, owned
 
@@ -145,6 +142,4 @@ class StructureArgument:
 
 _NO_TANGENT = NoTangent()
 _FLOAT64 = np.dtype(np.float64)
-_SCALAR_DTYPES = {kind: np.dtype(kind) for kind in (np.float64, np.float32, np.float16,
-                                                     np.complex128, np.complex64)}
 _COMPLEX128 = np.dtype(np.complex128)

@@ -1,7 +1,8 @@
 """The tape: every differentiable operation of a trace, recorded in execution order.
 
 Execution order is a topological order, so the backward pass is a reverse walk over a list: no
-graph search, no recursion. A record is a tuple ``(pullback, parents, function, shape, dtype)``:
+graph search, no recursion. A record is a tuple ``(pullback, parents, function, shape, dtype,
+number)``:
 
 - ``pullback`` maps the output's cotangent to ``(cotangent for function, *per positional
   argument)``, as `rrule` returns it (``None`` for an input leaf);
@@ -9,7 +10,9 @@ graph search, no recursion. A record is a tuple ``(pullback, parents, function, 
   A structure holding traced values (a list passed to ``np.stack``, a closure passed to
   ``np.vectorize``) gets a node of its own, recorded just before, whose pullback
   (`StructureArgument`) hands each traced value its part of the structural cotangent;
-- ``shape`` and ``dtype`` describe the output, so that cotangents flowing into it are checked.
+- ``shape`` and ``dtype`` describe the output, so that cotangents flowing into it are checked;
+  ``number`` is the output's type if it is a float or complex number (``None`` otherwise): a
+  cotangent of exactly that type passes the check with one comparison.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import numpy as np
 
 from ..core.config import RuleConfig, _name
 from ..core.dtypes import shared_shape
-from ..core.registry import NON_DIFFERENTIABLE, frule, rrule
+from ..core.registry import rrule
 from ..core.tangents import NoTangent, Tangent
 from . import intercept
 from .reverse import StructureArgument
@@ -59,7 +62,8 @@ class Tape:
     def leaf(self, primal: Any) -> "Traced":
         """A new input of this trace."""
         node = len(self.records)
-        self.records.append((None, (), None, _shape(primal), _dtype(primal)))
+        self.records.append((None, (), None, _shape(primal), _dtype(primal),
+                             type(primal) if type(primal) in _SCALAR_META else None))
         return Traced(primal, self, node)
 
     def __enter__(self) -> "Tape":
@@ -233,7 +237,8 @@ def _record_structure(tape: Tape, function: Any, position: int, found: list) -> 
     records = tape.records
     node = len(records)
     pullback = StructureArgument(function, position, tuple(path for path, _ in found))
-    records.append((pullback, tuple(traced.node for _, traced in found), pullback, None, None))
+    records.append((pullback, tuple(traced.node for _, traced in found), pullback, None, None,
+                    None))
     return node
 
 
@@ -245,22 +250,24 @@ def _apply(tape: Tape, function: Any, primals: tuple, parents: tuple, kwargs: di
             f"already returned. Traced values must not escape the function being "
             f"differentiated (store primal values, or return them as has_aux output).")
     entry = _RULES.get(function)
-    if entry is None or function in NON_DIFFERENTIABLE:
-        if function in NON_DIFFERENTIABLE:
-            return function(*primals, **kwargs)
+    if entry is None:
         raise NoRuleError(_no_rule_message(function, primals))
     rule, needs_config = entry
-    result = rule(tape.config, *primals, **kwargs) if needs_config else \
-        rule(*primals, **kwargs)
+    if needs_config:
+        result = rule(tape.config, *primals, **kwargs)
+    elif needs_config is None:  # declared non-differentiable: computed, not recorded
+        return function(*primals, **kwargs)
+    else:
+        result = rule(*primals, **kwargs)
     if result is None:
         raise NoRuleError(_no_rule_message(function, primals))
     y, pullback = result
     records = tape.records
     meta = _SCALAR_META.get(type(y))
     if meta is not None:  # the hot path: a float scalar
-        records.append((pullback, parents, function, (), meta))
+        records.append((pullback, parents, function, (), meta, type(y)))
     elif type(y) is np.ndarray and y.dtype.kind in "fc":
-        records.append((pullback, parents, function, shared_shape(y.shape), y.dtype))
+        records.append((pullback, parents, function, shared_shape(y.shape), y.dtype, None))
     else:
         return _wrap_output(tape, y, pullback, parents, function)
     traced = _new_object(Traced)  # as Traced(y, tape, node), without a Python-level call
@@ -316,11 +323,12 @@ def _wrap_output(tape: Tape, y: Any, pullback: Any, parents: tuple, function: An
     records = tape.records
     if _is_differentiable(y):
         node = len(records)
-        records.append((pullback, parents, function, _shape(y), _dtype(y)))
+        records.append((pullback, parents, function, _shape(y), _dtype(y),
+                        type(y) if type(y) in _SCALAR_META else None))
         return Traced(y, tape, node)
     if isinstance(y, (tuple, list)):
         whole = len(records)
-        records.append((pullback, parents, function, None, None))
+        records.append((pullback, parents, function, None, None, None))
         names = getattr(type(y), "_fields", None)
         elements = []
         for position, element in enumerate(y):
@@ -328,7 +336,8 @@ def _wrap_output(tape: Tape, y: Any, pullback: Any, parents: tuple, function: An
                 key = names[position] if names else position
                 node = len(records)
                 records.append((_ElementPullback(type(y), key), (whole,), function,
-                                _shape(element), _dtype(element)))
+                                _shape(element), _dtype(element),
+                                type(element) if type(element) in _SCALAR_META else None))
                 elements.append(Traced(element, tape, node))
             elif is_structure(element) and any(True for _ in leaves(element, _is_float_leaf)):
                 raise NotImplementedError(

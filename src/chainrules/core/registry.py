@@ -47,12 +47,15 @@ class RuleTable:
                     f"{self.kind} for {_name(f)} is already registered; pass replace=True to "
                     f"override it.")
             self._rules[f] = (rule, config)
+            NON_DIFFERENTIABLE.discard(f)  # a rule replaces a declaration
             return rule
 
         return decorator
 
-    def lookup(self, f: Any) -> tuple[Callable, bool] | None:
-        """``(rule, needs_config)`` for ``f``, or ``None``: one dict access."""
+    def lookup(self, f: Any) -> tuple[Callable, bool | None] | None:
+        """``(rule, needs_config)`` for ``f``, or ``None``: one dict access. ``needs_config``
+        is ``None`` (false, like ``False``) for functions declared `non_differentiable`, so
+        that an engine can skip them in the same access."""
         try:
             return self._rules.get(f)
         except TypeError:  # unhashable callables have no rule
@@ -139,5 +142,5 @@ def non_differentiable(*functions: Any) -> None:
             return _f(*args, **kwargs), ZeroTangent()
 
         NON_DIFFERENTIABLE.add(f)
-        rrule._rules[f] = (reverse, False)
-        frule._rules[f] = (forward, False)
+        rrule._rules[f] = (reverse, None)
+        frule._rules[f] = (forward, None)

@@ -40,6 +40,8 @@ _SCALARS = _REAL_SCALARS | {complex, np.complex128, np.complex64, np.clongdouble
 
 _NUMPY_SCALARS = frozenset(kind for kind in _SCALARS if issubclass(kind, np.generic))
 _NO_TANGENT = NoTangent()
+# Number types that have tangents (not int or bool).
+_INEXACT_NUMBERS = frozenset(kind for kind in _SCALARS if kind is not int)
 
 
 def _numpy_scalars(args: tuple) -> bool:
@@ -162,6 +164,39 @@ class _LinearPullback:
         return self.general(dy)
 
 
+class _NumbersPullback:
+    """The pullback of an elementwise rule of two numbers (NumPy scalars: no arrays, nothing
+    broadcast): `_argument_cotangent` for each, with what numbers make simple done inline,
+    since scalar loops spend their time here."""
+
+    __slots__ = ("partials", "a", "b", "y")
+
+    def __init__(self, partials: tuple, args: tuple, y: Any):
+        self.partials = partials
+        self.a, self.b = args
+        self.y = y
+
+    def __call__(self, dy: Any) -> tuple:
+        a, b, y = self.a, self.b, self.y
+        if type(dy) not in _SCALARS:
+            return _ScalarPullback(self.partials, (a, b), y)(dy)
+        first, second = self.partials
+        return (_NO_TANGENT, _number_cotangent(first, a, y, a, b, dy),
+                _number_cotangent(second, b, y, a, b, dy))
+
+
+def _number_cotangent(partial: Partial, arg: Any, y: Any, a: Any, b: Any, dy: Any) -> Any:
+    """``conj(partial(y, a, b)) * dy`` for the number ``arg``, projected onto its type."""
+    kind = type(arg)
+    if partial is None or kind not in _INEXACT_NUMBERS:
+        return _NO_TANGENT
+    derivative = partial if type(partial) is int else partial(y, a, b)
+    if type(derivative) not in _REAL_SCALARS and np.iscomplexobj(derivative):
+        derivative = np.conj(derivative)
+    cotangent = derivative * dy
+    return cotangent if type(cotangent) is kind else _SCALAR_PROJECTORS[kind](cotangent)
+
+
 def _deferred_cotangent(arg: Any, partial: Partial, y: Any, args: tuple, dy: Any) -> Any:
     """The cotangent of one of several arguments; an array's is thunked, since the engine
     does not need the cotangents of constant arguments."""
@@ -215,6 +250,7 @@ def scalar_rule(f: Any, *partials: Partial, on_scalars: Callable | None = None) 
                 return on_scalars(*args), pullback
             else:
                 y = on_scalars(*args)
+                return y, _NumbersPullback(partials, args, y if keeps_output else None)
         elif on_scalars is not None and _numpy_scalars(args):
             y = on_scalars(*args)
         else:

@@ -22,7 +22,6 @@ from .thunks import _UNSET, AbstractThunk
 __all__ = ["SparseCotangent"]
 
 _BASIC, _NO_REPEATS, _GROUPED = 0, 1, 2
-_FLOAT64 = np.dtype(np.float64)
 
 _axis_positions = np.arange(0, dtype=np.intp)
 
@@ -81,15 +80,15 @@ class SparseCotangent(AbstractThunk):
     __slots__ = ("index", "values", "shape", "dtype", "_kind", "_groups")
 
     def __init__(self, index: Any, values: Any, shape: tuple, dtype: Any):
-        if type(dtype) is not type(_FLOAT64):
+        if not isinstance(dtype, np.dtype):
             dtype = np.dtype(dtype)
         self.dtype = dtype
         self.index = index
         self.values = values if type(values) is dtype.type else cast_to(values, dtype)
         self.shape = shape
         self._value = _UNSET
-        self._kind = _BASIC if type(index) is int else None  # x[i]: known without looking
-        self._groups = None
+        # x[i] is known to be basic without looking; _groups is set only for _GROUPED.
+        self._kind = _BASIC if type(index) is int else None
 
     def _classify(self) -> int:
         kind = self._kind

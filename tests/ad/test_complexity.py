@@ -62,7 +62,8 @@ def test_seed_loops_are_exact_and_linear(loss):
             np.testing.assert_array_equal(gradient, 2 * x)  # exact: 2 * x[i] each
         return call
 
-    _assert_linear(make_call, 4000, 32000, bound=10)
+    # Best of 5: a shared machine's load once pushed a best-of-3 ratio above 10 (quiet: ~7).
+    _assert_linear(make_call, 4000, 32000, bound=10, repeats=5)
 
 
 def _column_loop(X):

@@ -17,7 +17,7 @@ from ..core.accumulate import accumulate, owned_sum
 from ..core.config import _name
 from ..core.sparse import SparseCotangent
 from ..core.tangents import AbstractZero, NoTangent
-from ..core.thunks import InplaceableThunk
+from ..core.thunks import InplaceableThunk, Thunk
 from ..core.structure import tangent_at
 
 __all__ = ["backward", "RuleError", "StructureArgument"]
@@ -75,9 +75,10 @@ def _contribute(slots: list, owned: bytearray, records: list, node: int, cotange
         return
     record = records[node]
     kind = type(cotangent)
-    if not ((kind is SparseCotangent or kind is np.ndarray) and cotangent.dtype is record[4]
-            and cotangent.shape == record[3]):  # else checked in full
-        _check(cotangent, record[3], record[4], function, position)
+    if kind is not Thunk and not ((kind is SparseCotangent or kind is np.ndarray)
+                                  and cotangent.dtype is record[4]
+                                  and cotangent.shape == record[3]):
+        _check(cotangent, record[3], record[4], function, position)  # thunks: when used
     old = slots[node]
     if old is None:
         slots[node] = cotangent

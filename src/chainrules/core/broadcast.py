@@ -20,7 +20,7 @@ def unbroadcast(cotangent: Any, shape: tuple) -> Any:
     >>> float(unbroadcast(np.ones(4), ()))
     4.0
     """
-    cotangent_shape = np.shape(cotangent)
+    cotangent_shape = cotangent.shape if type(cotangent) is np.ndarray else np.shape(cotangent)
     if cotangent_shape == shape:
         return cotangent
     extra = len(cotangent_shape) - len(shape)

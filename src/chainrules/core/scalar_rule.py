@@ -75,22 +75,29 @@ def _argument_cotangent(arg: Any, partial: Partial, y: Any, args: tuple, dy: Any
     kind = type(arg)
     project = _SCALAR_PROJECTORS.get(kind)
     number = project is not None
-    if not number:
-        project = ProjectTo(arg)
+    if not number and not (kind is np.ndarray and arg.dtype.kind in "fc"):
+        project = ProjectTo(arg)  # float arrays need none when the cotangent fits (below)
     if partial is None or project is NO_TANGENT_PROJECTOR:
         return _NO_TANGENT
     if type(partial) is int:  # a constant partial: 1 for add, -1 for subtract
         cotangent = dy if partial == 1 else partial * dy
     else:
         derivative = partial(y, *args)
-        if type(derivative) not in _REAL_SCALARS and np.iscomplexobj(derivative):
+        if type(derivative) is np.ndarray:
+            if derivative.dtype.kind == "c":
+                derivative = np.conj(derivative)
+        elif type(derivative) not in _REAL_SCALARS and np.iscomplexobj(derivative):
             derivative = np.conj(derivative)
         cotangent = derivative * dy
     if type(cotangent) is kind and number:
         return cotangent  # a number of its primal's own type is in the tangent space
     if type(cotangent) is np.ndarray:
-        cotangent = unbroadcast(cotangent, () if number else np.shape(arg))
-    return project(cotangent)
+        cotangent = unbroadcast(cotangent, () if number else
+                                arg.shape if kind is np.ndarray else np.shape(arg))
+        if project is None and type(cotangent) is np.ndarray \
+                and cotangent.dtype is arg.dtype and cotangent.shape == arg.shape:
+            return cotangent
+    return (project or ProjectTo(arg))(cotangent)
 
 
 def _uses_first_argument(partial: Callable) -> bool:
@@ -200,8 +207,8 @@ def _number_cotangent(partial: Partial, arg: Any, y: Any, a: Any, b: Any, dy: An
 def _deferred_cotangent(arg: Any, partial: Partial, y: Any, args: tuple, dy: Any) -> Any:
     """The cotangent of one of several arguments; an array's is thunked, since the engine
     does not need the cotangents of constant arguments."""
-    if type(arg) is np.ndarray and arg.ndim and partial is not None \
-            and ProjectTo(arg) is not NO_TANGENT_PROJECTOR:
+    if type(arg) is np.ndarray and arg.ndim and partial is not None and (
+            arg.dtype.kind in "fc" or ProjectTo(arg) is not NO_TANGENT_PROJECTOR):
         return Thunk(lambda: _argument_cotangent(arg, partial, y, args, dy))
     return _argument_cotangent(arg, partial, y, args, dy)
 

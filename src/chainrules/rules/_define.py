@@ -495,7 +495,7 @@ class _Pullback(Call):
         if is_zero:
             return _zeros(self.projectors)
         shared = dy if rule.prepare is None else Thunk(lambda: rule.prepare(self, dy))
-        several = sum(p is not None for p in self.projectors) > 1
+        several = len(self.projectors) - self.projectors.count(None) > 1
         cotangents: list[Any] = [NoTangent()]
         for position, project in enumerate(self.projectors):
             if project is None:
@@ -508,7 +508,11 @@ class _Pullback(Call):
         return tuple(cotangents)
 
     def _project_output(self, dy: Any) -> Any:
-        project = self.output or ProjectTo(self.y)
+        y = self.y
+        if type(dy) is np.ndarray and type(y) is np.ndarray and dy.dtype is y.dtype \
+                and dy.shape == y.shape:
+            return dy  # already in the output's tangent space
+        project = self.output or ProjectTo(y)
         try:
             return project(dy)
         except ProjectionError as error:

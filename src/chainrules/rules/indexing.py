@@ -35,7 +35,10 @@ def normalize_index(index: Any) -> Any:
     if isinstance(index, list):
         return np.asarray(index)
     if isinstance(index, tuple):
-        return tuple(np.asarray(part) if isinstance(part, list) else part for part in index)
+        for part in index:
+            if isinstance(part, list):
+                return tuple(np.asarray(part) if isinstance(part, list) else part
+                             for part in index)
     return index
 
 

@@ -135,7 +135,35 @@ def _non_differentiable_cases():
     return cases
 
 
-CASES = _unary_cases() + _binary_cases() + _non_differentiable_cases()
+def _number_cases():
+    """NumPy numbers, as scalar loops make them (``x[i] ** 2``, ``s + x[i]``): the rules'
+    number paths, one pullback shared per argument types for add and subtract, and number
+    pullbacks that project by type for the others."""
+    pairs = [(np.float64(0.7), np.float64(1.3)), (np.float32(0.7), np.float32(1.3)),
+             (np.float32(0.7), np.float64(1.3)), (np.float64(0.7), 1.3),
+             (np.complex128(0.3 + 0.4j), np.complex128(1.1 - 0.5j)),
+             (np.complex64(0.3 + 0.4j), np.float32(1.3)), (np.float64(0.7), 2),
+             (np.float32(1.3), np.int64(3))]
+    cases = []
+    for f in (np.add, np.subtract, np.multiply, np.divide, np.power):
+        for a, b in pairs:
+            cases.append(case(f, a, b, id=f"{f.__name__}-{type(a).__name__}-{type(b).__name__}"))
+    return cases
+
+
+CASES = _unary_cases() + _binary_cases() + _non_differentiable_cases() + _number_cases()
+
+
+def test_linear_rules_share_one_pullback_per_argument_types():
+    from chainrules import rrule
+
+    _, first = rrule(np.add, np.float32(1.0), np.float32(2.0))
+    _, second = rrule(np.add, np.float32(5.0), np.float32(-3.0))
+    assert first is second  # nothing of the values is kept
+    _, cotangent_a, cotangent_b = second(np.float64(0.5))  # a float64 dy: projected
+    assert type(cotangent_a) is np.float32 and cotangent_a == 0.5 and cotangent_b == 0.5
+    _, minus = rrule(np.subtract, np.complex64(1j), np.complex64(2.0))
+    assert minus(np.complex64(1 + 2j))[1:] == (np.complex64(1 + 2j), np.complex64(-1 - 2j))
 
 
 @pytest.mark.parametrize("rule_case", CASES, ids=lambda c: c.id)

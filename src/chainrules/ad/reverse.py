@@ -49,23 +49,22 @@ def backward(records: list, seeds: list, retain: bool = False) -> tuple[list, by
         slots[node] = None
         if not retain:
             records[node] = None
-        parents = record[1]
         cotangents = pullback(cotangent)
-        if len(cotangents) != len(parents) + 1:
+        if len(cotangents) != len(record) - 2:
             raise RuleError(
-                f"the pullback of {_source_name(record[2])} returned {len(cotangents)} "
-                f"cotangents; expected {len(parents) + 1}: one for the function itself, then "
-                f"one per positional argument ({len(parents)}).")
+                f"the pullback of {_source_name(record[1])} returned {len(cotangents)} "
+                f"cotangents; expected {len(record) - 2}: one for the function itself, then "
+                f"one per positional argument ({len(record) - 3}).")
         position = 0
-        for parent in parents:
+        for parent in record[3:]:
             position += 1
             if parent < 0:  # a constant argument
                 continue
             cotangent = cotangents[position]
-            if slots[parent] is None and type(cotangent) is records[parent][5]:
+            if slots[parent] is None and type(cotangent) is records[parent][2][2]:
                 slots[parent] = cotangent  # the hot path: a first number of the primal's type
                 continue
-            _contribute(slots, owned, records, parent, cotangent, record[2], position)
+            _contribute(slots, owned, records, parent, cotangent, record[1], position)
     return slots, owned
 
 
@@ -73,12 +72,11 @@ def _contribute(slots: list, owned: bytearray, records: list, node: int, cotange
                 function: Any, position: int) -> None:
     if cotangent is None or isinstance(cotangent, AbstractZero):
         return
-    record = records[node]
+    shape, dtype, _ = records[node][2]
     kind = type(cotangent)
     if kind is not Thunk and not ((kind is SparseCotangent or kind is np.ndarray)
-                                  and cotangent.dtype is record[4]
-                                  and cotangent.shape == record[3]):
-        _check(cotangent, record[3], record[4], function, position)  # thunks: when used
+                                  and cotangent.dtype is dtype and cotangent.shape == shape):
+        _check(cotangent, shape, dtype, function, position)  # thunks: when used
     old = slots[node]
     if old is None:
         slots[node] = cotangent

@@ -1,18 +1,19 @@
 """The tape: every differentiable operation of a trace, recorded in execution order.
 
 Execution order is a topological order, so the backward pass is a reverse walk over a list: no
-graph search, no recursion. A record is a tuple ``(pullback, parents, function, shape, dtype,
-number)``:
+graph search, no recursion. A record is a flat tuple ``(pullback, function, meta, *parents)``
+(flat, so that a scalar loop keeps one small tuple per operation until its backward pass):
 
 - ``pullback`` maps the output's cotangent to ``(cotangent for function, *per positional
   argument)``, as `rrule` returns it (``None`` for an input leaf);
+- ``meta`` is ``(shape, dtype, number)``, one shared tuple per distinct value: the output's
+  shape and dtype, so that cotangents flowing into it are checked, and ``number``, the
+  output's type if it is a float or complex number (``None`` otherwise): a cotangent of exactly
+  that type passes the check with one comparison;
 - ``parents`` has one entry per positional argument: a node number, or ``-1`` for a constant.
   A structure holding traced values (a list passed to ``np.stack``, a closure passed to
   ``np.vectorize``) gets a node of its own, recorded just before, whose pullback
-  (`StructureArgument`) hands each traced value its part of the structural cotangent;
-- ``shape`` and ``dtype`` describe the output, so that cotangents flowing into it are checked;
-  ``number`` is the output's type if it is a float or complex number (``None`` otherwise): a
-  cotangent of exactly that type passes the check with one comparison.
+  (`StructureArgument`) hands each traced value its part of the structural cotangent.
 """
 
 from __future__ import annotations
@@ -62,8 +63,7 @@ class Tape:
     def leaf(self, primal: Any) -> "Traced":
         """A new input of this trace."""
         node = len(self.records)
-        self.records.append((None, (), None, _shape(primal), _dtype(primal),
-                             type(primal) if type(primal) in _SCALAR_META else None))
+        self.records.append((None, None, _meta(_shape(primal), _dtype(primal), type(primal))))
         return Traced(primal, self, node)
 
     def __enter__(self) -> "Tape":
@@ -106,7 +106,23 @@ def _dtype(x: Any) -> np.dtype:
 
 _FLOAT_SCALARS = frozenset({float, complex, np.float64, np.float32, np.float16, np.complex128,
                             np.complex64, np.longdouble, np.clongdouble})
-_SCALAR_META = {kind: np.dtype(kind) for kind in _FLOAT_SCALARS}
+_SCALAR_META = {kind: ((), np.dtype(kind), kind) for kind in _FLOAT_SCALARS}
+_NO_META = (None, None, None)  # outputs that are not checked (structures, tuples)
+_metas: dict = {}
+
+
+def _meta(shape: tuple, dtype: np.dtype, kind: type) -> tuple:
+    """The shared ``(shape, dtype, number)`` of an output: ``number`` is ``kind`` for a float or
+    complex number, else ``None``."""
+    if shape == () and kind in _SCALAR_META:
+        return _SCALAR_META[kind]
+    key = (shape, dtype)
+    meta = _metas.get(key)
+    if meta is None:
+        if len(_metas) > 100_000:  # a bound, for programs that see endless distinct shapes
+            _metas.clear()
+        meta = _metas[key] = (shared_shape(shape), dtype, None)
+    return meta
 _PLAIN = frozenset({int, float, complex, bool, str, type(None), slice, type(Ellipsis),
                     np.ndarray, np.float64, np.float32, np.int64, np.bool_, np.complex128,
                     np.int32, np.intp, np.dtype})
@@ -174,24 +190,49 @@ def record(function: Any, args: tuple, kwargs: dict) -> Any:
 
 def record_unary(function: Any, x: "Traced") -> Any:
     """``record(function, (x,), {})`` for a traced ``x``: the path of ``-x``, ``x.T``..."""
-    return _apply(x.tape, function, (x.primal,), (x.node,), _NO_KEYWORDS)
+    tape, primals, parents = x.tape, (x.primal,), (x.node,)
+    entry = _RULES.get(function)
+    if entry is None or entry[1] is not False or not tape.active:
+        return _apply(tape, function, primals, parents, _NO_KEYWORDS)  # as in record_binary
+    return _record_output(tape, function, primals, parents, entry[0](x.primal))
 
 
 def record_binary(function: Any, a: Any, b: Any) -> Any:
     """``record(function, (a, b), {})`` where ``a`` or ``b`` is traced: the hot path of
-    Python's binary operators and of indexing, without building argument lists."""
+    Python's binary operators and of indexing. It calls the rule itself, and records a
+    number output itself (as `_record_output` does), since scalar loops are made of this."""
     if type(a) is Traced:
         tape = a.tape
         kind = type(b)
         if kind is Traced:
-            if b.tape is tape:
-                return _apply(tape, function, (a.primal, b.primal), (a.node, b.node),
-                              _NO_KEYWORDS)
+            if b.tape is not tape:
+                return record(function, (a, b), {})  # nested traces
+            first, second, first_node, second_node = a.primal, b.primal, a.node, b.node
         elif kind in _PLAIN or (kind is tuple and _is_plain_tuple(b)):
-            return _apply(tape, function, (a.primal, b), (a.node, -1), _NO_KEYWORDS)
+            first, second, first_node, second_node = a.primal, b, a.node, -1
+        else:
+            return record(function, (a, b), {})
     elif type(a) in _PLAIN and type(b) is Traced:
-        return _apply(b.tape, function, (a, b.primal), (-1, b.node), _NO_KEYWORDS)
-    return record(function, (a, b), {})
+        tape = b.tape
+        first, second, first_node, second_node = a, b.primal, -1, b.node
+    else:
+        return record(function, (a, b), {})
+    entry = _RULES.get(function)
+    if entry is None or entry[1] is not False or not tape.active:
+        # No rule, a rule taking the config, a non-differentiable function, an ended trace.
+        return _apply(tape, function, (first, second), (first_node, second_node),
+                      _NO_KEYWORDS)
+    result = entry[0](first, second)
+    if result is not None:
+        y, pullback = result
+        meta = _SCALAR_META.get(type(y))
+        if meta is not None:
+            records = tape.records
+            records.append((pullback, function, meta, first_node, second_node))
+            traced = _new_object(Traced)
+            traced.primal, traced.tape, traced.node = y, tape, len(records) - 1
+            return traced
+    return _record_output(tape, function, (first, second), (first_node, second_node), result)
 
 
 def _is_plain_tuple(value: tuple) -> bool:
@@ -237,8 +278,7 @@ def _record_structure(tape: Tape, function: Any, position: int, found: list) -> 
     records = tape.records
     node = len(records)
     pullback = StructureArgument(function, position, tuple(path for path, _ in found))
-    records.append((pullback, tuple(traced.node for _, traced in found), pullback, None, None,
-                    None))
+    records.append((pullback, pullback, _NO_META) + tuple(traced.node for _, traced in found))
     return node
 
 
@@ -259,21 +299,25 @@ def _apply(tape: Tape, function: Any, primals: tuple, parents: tuple, kwargs: di
         return function(*primals, **kwargs)
     else:
         result = rule(*primals, **kwargs)
+    return _record_output(tape, function, primals, parents, result)
+
+
+def _record_output(tape: Tape, function: Any, primals: tuple, parents: tuple,
+                   result: Any) -> Any:
+    """Record the result ``(y, pullback)`` of ``function``'s rule and return traced ``y``."""
     if result is None:
         raise NoRuleError(_no_rule_message(function, primals))
     y, pullback = result
     records = tape.records
     meta = _SCALAR_META.get(type(y))
     if meta is not None:  # the hot path: a float scalar
-        records.append((pullback, parents, function, (), meta, type(y)))
+        records.append((pullback, function, meta) + parents)
     elif type(y) is np.ndarray and y.dtype.kind in "fc":
-        records.append((pullback, parents, function, shared_shape(y.shape), y.dtype, None))
+        records.append((pullback, function, _meta(y.shape, y.dtype, np.ndarray)) + parents)
     else:
         return _wrap_output(tape, y, pullback, parents, function)
     traced = _new_object(Traced)  # as Traced(y, tape, node), without a Python-level call
-    traced.primal = y
-    traced.tape = tape
-    traced.node = len(records) - 1
+    traced.primal, traced.tape, traced.node = y, tape, len(records) - 1
     return traced
 
 
@@ -323,21 +367,19 @@ def _wrap_output(tape: Tape, y: Any, pullback: Any, parents: tuple, function: An
     records = tape.records
     if _is_differentiable(y):
         node = len(records)
-        records.append((pullback, parents, function, _shape(y), _dtype(y),
-                        type(y) if type(y) in _SCALAR_META else None))
+        records.append((pullback, function, _meta(_shape(y), _dtype(y), type(y))) + parents)
         return Traced(y, tape, node)
     if isinstance(y, (tuple, list)):
         whole = len(records)
-        records.append((pullback, parents, function, None, None, None))
+        records.append((pullback, function, _NO_META) + parents)
         names = getattr(type(y), "_fields", None)
         elements = []
         for position, element in enumerate(y):
             if _is_differentiable(element):
                 key = names[position] if names else position
                 node = len(records)
-                records.append((_ElementPullback(type(y), key), (whole,), function,
-                                _shape(element), _dtype(element),
-                                type(element) if type(element) in _SCALAR_META else None))
+                records.append((_ElementPullback(type(y), key), function,
+                                _meta(_shape(element), _dtype(element), type(element)), whole))
                 elements.append(Traced(element, tape, node))
             elif is_structure(element) and any(True for _ in leaves(element, _is_float_leaf)):
                 raise NotImplementedError(

@@ -142,6 +142,9 @@ class _ScalarPullback:
                 and type(args[1]) is not np.ndarray:  # numbers: nothing worth deferring
             return (_NO_TANGENT, _argument_cotangent(args[0], partials[0], y, args, dy),
                     _argument_cotangent(args[1], partials[1], y, args, dy))
+        if len(args) == 2:
+            return (_NO_TANGENT, _deferred_cotangent(args[0], partials[0], y, args, dy),
+                    _deferred_cotangent(args[1], partials[1], y, args, dy))
         return (_NO_TANGENT,) + tuple(_deferred_cotangent(arg, partial, y, args, dy)
                                       for arg, partial in zip(args, partials))
 

@@ -52,14 +52,22 @@ def _matmul_dy(dy, a_ndim: int, b_ndim: int):
 
 
 def _matmul_da(call, dy):
-    a, b = map(np.asarray, call.args[:2])
+    a, b = call.args[:2]
+    if type(a) is np.ndarray and type(b) is np.ndarray and a.ndim == 2 \
+            and b.dtype.kind == "f" and b.ndim <= 2:  # real matrix-vector or matrix-matrix
+        return np.multiply.outer(dy, b) if b.ndim == 1 else dy @ b.T
+    a, b = np.asarray(a), np.asarray(b)
     matrix_b = b[:, None] if b.ndim == 1 else b
     da = _matmul_dy(dy, a.ndim, b.ndim) @ H(matrix_b)
     return unbroadcast(da[..., 0, :] if a.ndim == 1 else da, a.shape)
 
 
 def _matmul_db(call, dy):
-    a, b = map(np.asarray, call.args[:2])
+    a, b = call.args[:2]
+    if type(a) is np.ndarray and type(b) is np.ndarray and a.ndim == 2 \
+            and a.dtype.kind == "f" and b.ndim <= 2:  # real matrix times vector or matrix
+        return a.T @ dy
+    a, b = np.asarray(a), np.asarray(b)
     matrix_a = a[None, :] if a.ndim == 1 else a
     db = H(matrix_a) @ _matmul_dy(dy, a.ndim, b.ndim)
     return unbroadcast(db[..., 0] if b.ndim == 1 else db, b.shape)

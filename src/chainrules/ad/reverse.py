@@ -55,16 +55,31 @@ def backward(records: list, seeds: list, retain: bool = False) -> tuple[list, by
                 f"the pullback of {_source_name(record[1])} returned {len(cotangents)} "
                 f"cotangents; expected {len(record) - 2}: one for the function itself, then "
                 f"one per positional argument ({len(record) - 3}).")
+        if len(record) == 5:  # two arguments, the common case: no loop
+            parent = record[3]
+            if parent >= 0:
+                cotangent = cotangents[1]
+                if slots[parent] is None and type(cotangent) is records[parent][2][2]:
+                    slots[parent] = cotangent
+                else:
+                    _contribute(slots, owned, records, parent, cotangent, record[1], 1)
+            parent = record[4]
+            if parent >= 0:
+                cotangent = cotangents[2]
+                if slots[parent] is None and type(cotangent) is records[parent][2][2]:
+                    slots[parent] = cotangent
+                else:
+                    _contribute(slots, owned, records, parent, cotangent, record[1], 2)
+            continue
         position = 0
         for parent in record[3:]:
             position += 1
-            if parent < 0:  # a constant argument
-                continue
-            cotangent = cotangents[position]
-            if slots[parent] is None and type(cotangent) is records[parent][2][2]:
-                slots[parent] = cotangent  # the hot path: a first number of the primal's type
-                continue
-            _contribute(slots, owned, records, parent, cotangent, record[1], position)
+            if parent >= 0:  # not a constant argument
+                cotangent = cotangents[position]
+                if slots[parent] is None and type(cotangent) is records[parent][2][2]:
+                    slots[parent] = cotangent  # the hot path: a first number of its type
+                else:
+                    _contribute(slots, owned, records, parent, cotangent, record[1], position)
     return slots, owned
 
 

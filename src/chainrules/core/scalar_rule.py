@@ -191,15 +191,20 @@ class _NumbersPullback:
         if type(dy) not in _SCALARS:
             return _ScalarPullback(self.partials, (a, b), y)(dy)
         first, second = self.partials
-        return (_NO_TANGENT, _number_cotangent(first, a, y, a, b, dy),
-                _number_cotangent(second, b, y, a, b, dy))
+        # An integer argument (the 2 of x ** 2) has no tangent: no call for it.
+        return (_NO_TANGENT,
+                _number_cotangent(first, a, y, a, b, dy) if type(a) in _INEXACT_NUMBERS
+                else _NO_TANGENT,
+                _number_cotangent(second, b, y, a, b, dy) if type(b) in _INEXACT_NUMBERS
+                else _NO_TANGENT)
 
 
 def _number_cotangent(partial: Partial, arg: Any, y: Any, a: Any, b: Any, dy: Any) -> Any:
-    """``conj(partial(y, a, b)) * dy`` for the number ``arg``, projected onto its type."""
-    kind = type(arg)
-    if partial is None or kind not in _INEXACT_NUMBERS:
+    """``conj(partial(y, a, b)) * dy`` for the float or complex number ``arg``, projected onto
+    its type."""
+    if partial is None:
         return _NO_TANGENT
+    kind = type(arg)
     derivative = partial if type(partial) is int else partial(y, a, b)
     if type(derivative) not in _REAL_SCALARS and np.iscomplexobj(derivative):
         derivative = np.conj(derivative)

@@ -96,6 +96,22 @@ def test_pullback_with_wrong_dtype_names_both_dtypes():
         cr.grad(lambda x: np.sum(bad_dtype(x)))(np.ones(3, np.float32))
 
 
+def test_wrong_cotangent_for_a_traced_value_inside_a_list_names_its_place():
+    @cr.primitive
+    def total(values):
+        return values[0] + values[1]
+
+    @cr.rrule.register(total)
+    def rule(values):  # wrong: the second element's cotangent has the wrong shape
+        return total(values), lambda dy: (NoTangent(), [dy, np.ones(5)])
+
+    with pytest.raises(cr.RuleError) as error:
+        cr.grad(lambda x: np.sum(total([x, 2.0 * x])))(np.ones(3))
+    message = str(error.value)
+    assert "total" in message and "[1] in argument 0" in message
+    assert "(5,)" in message and "(3,)" in message
+
+
 def test_keyword_traced_argument_is_moved_to_its_position():
     x = np.array([1.0, 2.0, 4.0])
     w = np.array([1.0, 1.0, 2.0])

@@ -123,6 +123,8 @@ def _meta(shape: tuple, dtype: np.dtype, kind: type) -> tuple:
             _metas.clear()
         meta = _metas[key] = (shared_shape(shape), dtype, None)
     return meta
+
+
 _PLAIN = frozenset({int, float, complex, bool, str, type(None), slice, type(Ellipsis),
                     np.ndarray, np.float64, np.float32, np.int64, np.bool_, np.complex128,
                     np.int32, np.intp, np.dtype})

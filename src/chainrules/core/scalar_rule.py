@@ -92,11 +92,10 @@ def _argument_cotangent(arg: Any, partial: Partial, y: Any, args: tuple, dy: Any
     if type(cotangent) is kind and number:
         return cotangent  # a number of its primal's own type is in the tangent space
     if type(cotangent) is np.ndarray:
+        if project is None and cotangent.dtype is arg.dtype and cotangent.shape == arg.shape:
+            return cotangent  # an array argument's cotangent that already fits
         cotangent = unbroadcast(cotangent, () if number else
                                 arg.shape if kind is np.ndarray else np.shape(arg))
-        if project is None and type(cotangent) is np.ndarray \
-                and cotangent.dtype is arg.dtype and cotangent.shape == arg.shape:
-            return cotangent
     return (project or ProjectTo(arg))(cotangent)
 
 
@@ -214,8 +213,10 @@ def _number_cotangent(partial: Partial, arg: Any, y: Any, a: Any, b: Any, dy: An
 
 def _deferred_cotangent(arg: Any, partial: Partial, y: Any, args: tuple, dy: Any) -> Any:
     """The cotangent of one of several arguments; an array's is thunked, since the engine
-    does not need the cotangents of constant arguments."""
+    does not need the cotangents of constant arguments, unless it costs nothing to make (a
+    constant partial and nothing to sum: ``dy`` itself for ``add``)."""
     if type(arg) is np.ndarray and arg.ndim and partial is not None and (
+            type(partial) is not int or type(dy) is not np.ndarray or arg.shape != dy.shape) and (
             arg.dtype.kind in "fc" or ProjectTo(arg) is not NO_TANGENT_PROJECTOR):
         return Thunk(lambda: _argument_cotangent(arg, partial, y, args, dy))
     return _argument_cotangent(arg, partial, y, args, dy)

@@ -62,8 +62,9 @@ def test_seed_loops_are_exact_and_linear(loss):
             np.testing.assert_array_equal(gradient, 2 * x)  # exact: 2 * x[i] each
         return call
 
-    # Best of 5: a shared machine's load once pushed a best-of-3 ratio above 10 (quiet: ~7).
-    _assert_linear(make_call, 4000, 32000, bound=10, repeats=5)
+    # Best of 7: bursts of load on a shared machine once pushed a best-of-3 ratio above 10.
+    # Quiet runs give 7-9 (the scalar loop's tape leaves the L2 cache at n=32000).
+    _assert_linear(make_call, 4000, 32000, bound=10, repeats=7)
 
 
 def _column_loop(X):

@@ -302,3 +302,20 @@ def test_scipy_functions_written_in_python_reach_their_rules():
 
     np.testing.assert_allclose(cr.grad(loss)(A), numerical_gradient(loss, A), rtol=1e-6)
     assert special.logsumexp.__module__.startswith("scipy")  # restored after the trace
+
+
+def test_engine_skips_declared_functions_and_uses_a_rule_registered_later():
+    @cr.primitive
+    def rounded(x):
+        return np.round(x)
+
+    cr.non_differentiable(rounded)
+    x = np.array([0.4, 1.6])
+    assert cr.grad(lambda x: np.sum(rounded(x) * x))(x).tolist() == [0.0, 2.0]  # d/dx of r*x
+
+    @cr.rrule.register(rounded, replace=True)
+    def straight_through(x):
+        return rounded(x), lambda dy: (cr.NoTangent(), dy)
+
+    np.testing.assert_array_equal(cr.grad(lambda x: np.sum(rounded(x) * x))(x),
+                                  np.round(x) + x)  # now r' = 1: r + x

@@ -153,6 +153,29 @@ def test_non_differentiable(forget):
     assert y == 1 and dy is ZeroTangent()
 
 
+def test_a_reverse_rule_registered_later_replaces_the_declaration(forget):
+    def rounded_scale(x):
+        return np.round(x) * 2.0
+
+    forget(rounded_scale)
+    non_differentiable(rounded_scale)
+    assert rrule.lookup(rounded_scale)[1] is None  # the declaration, marked for engines
+
+    @frule.register(rounded_scale, replace=True)
+    def forward(tangents, x):
+        return rounded_scale(x), 2.0 * tangents[1]
+
+    assert rounded_scale in NON_DIFFERENTIABLE  # an frule leaves the reverse declaration
+
+    @rrule.register(rounded_scale, replace=True)
+    def reverse(x):  # a straight-through gradient
+        return rounded_scale(x), lambda dy: (NoTangent(), 2.0 * dy)
+
+    assert rounded_scale not in NON_DIFFERENTIABLE
+    assert rrule.lookup(rounded_scale)[1] is False
+    assert rrule(rounded_scale, 0.7)[1](1.0) == (NoTangent(), 2.0)
+
+
 # ---------------------------------------------------------------------------------------------
 # scalar_rule against central finite differences
 # ---------------------------------------------------------------------------------------------

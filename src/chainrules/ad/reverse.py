@@ -57,7 +57,8 @@ def backward(records: list, seeds: list, retain: bool = False) -> tuple[list, by
                 f"one per positional argument ({len(record) - 3}).")
         if len(record) == 5:
             # Two arguments (binary operators, indexing): the loop below, unrolled. It is
-            # the same code; unrolled, a scalar loop's gradient takes 4% less time.
+            # the same code; unrolled, a scalar loop's gradient runs 4% fewer instructions
+            # (callgrind).
             parent = record[3]
             if parent >= 0:
                 cotangent = cotangents[1]

@@ -47,7 +47,8 @@ class RuleTable:
                     f"{self.kind} for {_name(f)} is already registered; pass replace=True to "
                     f"override it.")
             self._rules[f] = (rule, config)
-            NON_DIFFERENTIABLE.discard(f)  # a rule replaces a declaration
+            if self.kind == "rrule":
+                NON_DIFFERENTIABLE.discard(f)  # a reverse rule replaces the declaration
             return rule
 
         return decorator
@@ -127,6 +128,7 @@ def non_differentiable(*functions: Any) -> None:
 
     Their rrule gives `NoTangent` for every argument and their frule gives a `ZeroTangent`
     output tangent, so an engine never raises "no rule" for them and never invents a gradient.
+    An rrule registered for one of them later (``replace=True``) replaces the declaration.
 
     >>> import numpy as np
     >>> non_differentiable(np.argmax)

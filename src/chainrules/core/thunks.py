@@ -123,16 +123,6 @@ class Thunk(AbstractThunk):
         self._function = function
         self._value = _UNSET
 
-    def unthunk(self) -> Any:
-        value = self._value  # AbstractThunk.unthunk, without two calls: thunks are hot
-        if value is _UNSET:
-            value = self._function()
-            while isinstance(value, AbstractThunk):
-                value = value.unthunk()
-            self._value = value
-            self._function = None
-        return value
-
     def _compute(self):
         return self._function()
 

@@ -508,11 +508,7 @@ class _Pullback(Call):
         return tuple(cotangents)
 
     def _project_output(self, dy: Any) -> Any:
-        y = self.y
-        if type(dy) is np.ndarray and type(y) is np.ndarray and dy.dtype is y.dtype \
-                and dy.shape == y.shape:
-            return dy  # already in the output's tangent space
-        project = self.output or ProjectTo(y)
+        project = self.output or ProjectTo(self.y)
         try:
             return project(dy)
         except ProjectionError as error:

@@ -113,10 +113,22 @@ def test_real_input_through_complex_intermediate_gives_real_gradient():
     np.testing.assert_allclose(g, numerical_gradient(f, x), rtol=1e-6)
 
 
-def test_integer_inputs_give_no_tangent():
-    assert cr.grad(lambda n, x: x * n, argnums=0)(3, 2.0) is NoTangent()
-    g = cr.grad(lambda x: np.sum(x * 2.0))(np.arange(3))
-    assert g is NoTangent()
+def test_integer_inputs_are_refused_at_the_top_level_unless_allowed():
+    # A gradient-descent loop on an integer array would silently do nothing: refuse it.
+    for f, args in [(lambda n, x: x * n, (3, 2.0)),
+                    (lambda x: np.sum(x * 2.0), (np.arange(3),)),
+                    (lambda x: np.sum(x * 2.0), (np.array([True, False]),)),
+                    (lambda x: x * 2.0, (np.int32(4),)),
+                    (lambda x: x * 2.0, (True,))]:
+        with pytest.raises(TypeError, match=r"argument 0 is an? (integer|boolean).*floats"
+                                            r".*allow_int=True"):
+            cr.grad(f)(*args)
+        with pytest.raises(TypeError, match="allow_int"):
+            cr.value_and_grad(f)(*args)
+        assert cr.grad(f, allow_int=True)(*args) is NoTangent()
+    with pytest.raises(TypeError, match="argument 1 is an integer"):
+        cr.grad(lambda x, n: x * n, argnums=(0, 1))(2.0, 3)
+    # Integer fields inside structures keep NoTangent().
     g = cr.grad(lambda d: d["w"] * d["n"])({"w": 2.0, "n": 3})
     assert g == {"w": 3.0, "n": NoTangent()}
 

@@ -6,6 +6,10 @@ import numpy as np
 
 from chainrules import NoTangent, RuleConfig, rrule
 from chainrules.core.config import frule_via_ad
+from chainrules.core.registry import recorded_whole
+
+
+@recorded_whole
 
 
 def _square_plus_conj(z):

@@ -13,7 +13,7 @@ import pytest
 from chainrules.core import (AbstractThunk, NoTangent, RuleConfig, Thunk, ZeroTangent, frule,
                              frule_via_ad, non_differentiable, rrule, rrule_via_ad, scalar_rule,
                              unthunk)
-from chainrules.core.registry import NON_DIFFERENTIABLE
+from chainrules.core.registry import NON_DIFFERENTIABLE, UnusedRuleWarning, recorded_whole
 
 
 @pytest.fixture
@@ -32,6 +32,7 @@ def forget():
 # ---------------------------------------------------------------------------------------------
 
 def test_register_and_look_up(forget):
+    @recorded_whole
     def cube(x):
         return x ** 3
 
@@ -67,6 +68,7 @@ def test_unhashable_callables_have_no_rule():
 
 
 def test_registering_twice_without_replace_raises(forget):
+    @recorded_whole
     def double(x):
         return 2 * x
 
@@ -85,6 +87,7 @@ class RecordingConfig(RuleConfig):
 
 
 def test_config_aware_rules_receive_the_config(forget):
+    @recorded_whole
     def scaled(x, factor=1.0):
         return factor * x
 
@@ -117,6 +120,7 @@ def test_config_aware_rules_receive_the_config(forget):
 
 
 def test_rules_without_config_do_not_see_it(forget):
+    @recorded_whole
     def plain(x):
         return x
 
@@ -154,6 +158,7 @@ def test_non_differentiable(forget):
 
 
 def test_a_reverse_rule_registered_later_replaces_the_declaration(forget):
+    @recorded_whole
     def rounded_scale(x):
         return np.round(x) * 2.0
 
@@ -180,16 +185,27 @@ def test_a_reverse_rule_registered_later_replaces_the_declaration(forget):
 # scalar_rule against central finite differences
 # ---------------------------------------------------------------------------------------------
 
+@recorded_whole
+
 def my_sin(x, **kwargs):
     return np.sin(x, **kwargs)
+
+
+@recorded_whole
 
 
 def my_exp(x, **kwargs):
     return np.exp(x, **kwargs)
 
 
+@recorded_whole
+
+
 def my_multiply(a, b, **kwargs):
     return np.multiply(a, b, **kwargs)
+
+
+@recorded_whole
 
 
 def my_divide(a, b, **kwargs):
@@ -335,6 +351,7 @@ def test_float32_stays_float32(f, args):
 
 
 def test_zero_cotangent_and_non_differentiable_arguments(forget):
+    @recorded_whole
     def shift(x, n):
         return x + n
 
@@ -361,6 +378,8 @@ def test_array_cotangents_of_several_arguments_are_lazy():
     def counted(y, a, b):
         calls.append(1)
         return b
+
+    @recorded_whole
 
     def product(a, b):
         return a * b
@@ -396,3 +415,32 @@ def test_wrong_number_of_arguments_is_a_clear_error():
         rrule(my_multiply, 1.0)
     with pytest.raises(TypeError, match=r"my_sin.*expected 2 tangents"):
         frule((NoTangent(),), my_sin, 1.0)
+
+
+def test_a_rule_for_a_plain_python_function_warns_with_the_fix(forget):
+    def softplus(x):
+        return np.log1p(np.exp(x))
+
+    forget(softplus)
+    with pytest.warns(UnusedRuleWarning, match=r"softplus.*never calls this rule.*primitive"):
+        rrule.register(softplus)(lambda x: (softplus(x), lambda dy: (NoTangent(), dy)))
+    with pytest.warns(UnusedRuleWarning, match="frule registered for"):
+        frule.register(softplus)(lambda tangents, x: (softplus(x), tangents[1]))
+
+
+def test_rules_for_primitives_and_numpy_functions_do_not_warn(forget):
+    import warnings
+
+    import chainrules as cr
+
+    @cr.primitive
+    def softplus(x):
+        return np.log1p(np.exp(x))
+
+    forget(softplus)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rrule.register(softplus)(lambda x: (softplus(x), lambda dy: (NoTangent(), dy)))
+        rrule.register(np.fabs, replace=True)(rrule.lookup(np.fabs)[0])
+        # the engine uses the rule: the gradient is the rule's (1), not softplus' derivative
+        assert cr.grad(softplus)(0.0) == 1.0

@@ -19,11 +19,12 @@ import numpy as np
 from ..core.accumulate import owned_copy
 from ..core.config import RuleConfig, _name
 from ..core.projection import ProjectTo
-from ..core.registry import rrule
+from ..core.registry import recorded_whole, rrule
 from ..core.tangents import AbstractZero, NoTangent, Tangent, ZeroTangent
 from ..core.thunks import unthunk
 from .reverse import backward
-from ..core.structure import fields, is_structure, leaves, replace_leaves, tangent_at
+from ..core.structure import (fields, get_at, is_structure, leaves, replace_at, replace_leaves,
+                              tangent_at)
 from .tape import Tape, TracingError, _is_differentiable, no_garbage_collection, record
 from .tracer import Traced
 
@@ -86,20 +87,70 @@ def primitive(function: Callable) -> Callable:
             return record(routed, args, kwargs)
         return function(*args, **kwargs)
 
-    return routed
+    return recorded_whole(routed)
 
 
-def _lift(x: Any, tape: Tape) -> tuple[Any, list]:
+def _lift(x: Any, tape: Tape, function: Callable, position: Any) -> tuple[Any, list]:
     """``x`` with every differentiable leaf replaced by an input tracer of ``tape``."""
     inputs: list = []
 
     def make_leaf(value):
+        if type(value) is not np.ndarray and isinstance(value, np.ndarray):
+            value = value.view(np.ndarray)  # a plain subclass (see _check_input): its data
         traced = tape.leaf(value)
         inputs.append(traced)
         return traced
 
-    lifted = replace_leaves(x, make_leaf, _is_differentiable)
+    def select(value):
+        if isinstance(value, np.ndarray) and type(value) is not np.ndarray or \
+                type(value) is np.ndarray and value.dtype.kind in "OV":
+            _check_input(value, function, position)
+        return _is_input_leaf(value)
+
+    lifted = replace_leaves(x, make_leaf, select)
     return lifted, inputs
+
+
+def _is_input_leaf(x: Any) -> bool:
+    """A differentiable leaf of an input: float or complex numbers and arrays (ndarray
+    subclasses without arithmetic of their own included: `_check_input` lets them through)."""
+    return _is_differentiable(x) or (isinstance(x, np.ndarray) and x.dtype.kind in "fc")
+
+
+# Methods through which an ndarray subclass changes what operations mean (np.matrix's `*`,
+# masked arrays' masks): the engine computes on the plain data, so it would not follow them.
+_OWN_BEHAVIOUR = ("__array_ufunc__", "__array_function__", "__array_wrap__", "__getitem__",
+                  "__setitem__", "__getattribute__", "__add__", "__sub__", "__mul__",
+                  "__truediv__", "__pow__", "__matmul__", "__neg__")
+
+
+def _check_input(x: np.ndarray, function: Callable, position: Any) -> None:
+    """Refuse array inputs whose gradient would be silently wrong or silently missing."""
+    where = f"{_name(function)}: argument {position} is"
+    if isinstance(x, np.matrix):
+        raise TypeError(f"{where} an np.matrix, whose `*` and `**` are matrix operations; the "
+                        f"engine differentiates ndarray code. Pass np.asarray(m) and write "
+                        f"`@` for matrix products.")
+    if isinstance(x, np.ma.MaskedArray):
+        raise TypeError(f"{where} a masked array (np.ma); the engine would ignore its mask. "
+                        f"Pass its data (np.ma.getdata(x), or x.filled(value)) and apply the "
+                        f"mask with np.where(mask, ..., ...) inside the function.")
+    if x.dtype.names is not None:
+        raise TypeError(f"{where} an array of structured dtype {x.dtype} (a record array); "
+                        f"its fields cannot be differentiated as one array. Pass the fields "
+                        f"as a dict: {{name: x[name] for name in x.dtype.names}}.")
+    if x.dtype.kind == "O":
+        if any(_is_input_leaf(element) for element in x.flat):
+            raise TypeError(f"{where} an object-dtype array holding numbers; convert it with "
+                            f"x.astype(float) (or complex), or pass a list of its elements.")
+        return
+    kind = type(x)
+    own = [name for name in _OWN_BEHAVIOUR
+           if any(name in base.__dict__ for base in kind.__mro__[:kind.__mro__.index(np.ndarray)])]
+    if own:
+        raise TypeError(f"{where} a {kind.__name__}, an ndarray subclass that defines "
+                        f"{', '.join(own)}; the engine differentiates plain ndarray code and "
+                        f"would not follow them. Pass np.asarray(x).")
 
 
 def _leaf_cotangent(slots: list, owned: bytearray, traced: Traced, materialize: bool) -> Any:
@@ -113,6 +164,7 @@ def _leaf_cotangent(slots: list, owned: bytearray, traced: Traced, materialize: 
 
 
 def _zeros_like(x: Any) -> Any:
+    x = primal(x)  # a value of an outer trace: its zero is a constant
     if isinstance(x, np.ndarray):
         return np.zeros(x.shape, x.dtype)
     if isinstance(x, np.generic):
@@ -120,15 +172,22 @@ def _zeros_like(x: Any) -> Any:
     return type(x)(0)
 
 
+def _leaf_gradient(x: Any, value: Any, materialize: bool) -> Any:
+    """The gradient of the input leaf ``x``: ``value``, in ``x``'s array type, zeros
+    materialized when asked."""
+    if not _is_input_leaf(x):
+        return NoTangent()
+    if isinstance(value, AbstractZero):
+        return _zeros_like(x) if materialize else value
+    if type(x) is not np.ndarray and isinstance(x, np.ndarray) and type(value) is np.ndarray:
+        return value.view(type(x))  # a plain ndarray subclass gets its own type back
+    return value
+
+
 def _gradient_structure(x: Any, gradients: dict, materialize: bool) -> Any:
     """The gradient of input ``x``, mirroring its structure (``gradients``: path -> value)."""
     if not is_structure(x):
-        if not _is_differentiable(x):
-            return NoTangent()
-        value = gradients.get((), ZeroTangent())
-        if materialize and isinstance(value, AbstractZero):
-            return _zeros_like(x)
-        return value
+        return _leaf_gradient(x, gradients.get((), ZeroTangent()), materialize)
     if not materialize:
         return _sparse_tangent(x, gradients)
     return _mirror(x, gradients, ())
@@ -158,10 +217,7 @@ def _to_tangent(x: Any, nested: dict) -> Tangent:
 
 def _mirror(x: Any, gradients: dict, path: tuple, depth: int = 0) -> Any:
     if not is_structure(x):
-        if not _is_differentiable(x):
-            return NoTangent()
-        value = gradients.get(path, ZeroTangent())
-        return _zeros_like(x) if isinstance(value, AbstractZero) else value
+        return _leaf_gradient(x, gradients.get(path, ZeroTangent()), True)
     if depth > 64:
         return NoTangent()
     mirrored = {key: _mirror(value, gradients, path + (key,), depth + 1)
@@ -185,24 +241,32 @@ def _vjp(f: Callable, args: Sequence, kwargs: dict, *, argnums: Sequence[int] | 
     inputs: dict = {}
     with tape, no_garbage_collection():
         if differentiate_function:
-            f_lifted, inputs["f"] = _lift(f, tape)
+            f_lifted, inputs["f"] = _lift(f, tape, f, "f (the function itself)")
         else:
             f_lifted = f
         for position in argnums:
-            lifted[position], inputs[position] = _lift(args[position], tape)
-        out = f_lifted(*lifted, **kwargs)
+            lifted[position], inputs[position] = _lift(args[position], tape, f, position)
+        try:
+            out = f_lifted(*lifted, **kwargs)
+        except Exception as error:
+            if tape.deferred:  # the first cause, not what followed from it
+                raise tape.deferred[0] from error
+            raise
+        tape.raise_deferred()
     aux = None
     if has_aux:
         if not (isinstance(out, tuple) and len(out) == 2):
             raise TypeError(f"{_name(f)} was differentiated with has_aux=True, so it must return "
                             f"a pair (output, aux); it returned a {type(out).__name__}.")
         out, aux = out
-        aux = replace_leaves(aux, primal, _is_own(tape))
+        aux = replace_leaves(aux, _unwrap, _is_own(tape))
     outputs = list(leaves(out, _is_own(tape)))
-    y = replace_leaves(out, primal, _is_own(tape))
+    # Only this trace's level is removed: values of outer traces stay traced (the value of an
+    # inner vjp or value_and_grad is an ordinary value of the outer trace).
+    y = replace_leaves(out, _unwrap, _is_own(tape))
     records = tape.records
     paths = {key: [path for path, _ in leaves(
-        f if key == "f" else args[key], _is_differentiable)] for key in inputs}
+        f if key == "f" else args[key], _is_input_leaf)] for key in inputs}
 
     def pullback(dy: Any, retain: bool = True) -> tuple:
         """Cotangents for ``dy``; callable any number of times, unless ``retain=False``
@@ -234,6 +298,10 @@ def _vjp(f: Callable, args: Sequence, kwargs: dict, *, argnums: Sequence[int] | 
     return y, pullback
 
 
+def _unwrap(traced: Traced) -> Any:
+    return traced.primal
+
+
 def _is_own(tape: Tape):
     return lambda v: type(v) is Traced and v.tape is tape
 
@@ -255,17 +323,51 @@ def vjp(f: Callable, *args: Any, has_aux: bool = False):
     return (result[0], user_pullback) + result[2:]
 
 
-def _normalize_argnums(argnums: int | Sequence[int], count: int) -> tuple[tuple, bool]:
-    single = isinstance(argnums, int)
+def _normalize_argnums(f: Callable, argnums: Any, args: tuple,
+                       allow_int: bool = True) -> tuple[tuple, bool]:
+    """Positions ``argnums`` of ``args`` as a tuple of non-negative ints, and whether a single
+    int was given; with ``allow_int=False``, integer and boolean arguments are refused."""
+    def is_position(n):
+        return isinstance(n, (int, np.integer)) and not isinstance(n, (bool, np.bool_))
+
+    single = is_position(argnums)
+    if not single and not (isinstance(argnums, (tuple, list)) and all(map(is_position,
+                                                                          argnums))):
+        raise TypeError(f"{_name(f)}: argnums must be an int or a tuple of ints (positions of "
+                        f"positional arguments), got {argnums!r} "
+                        f"({type(argnums).__name__}).")
     numbers = (argnums,) if single else tuple(argnums)
+    count = len(args)
     for number in numbers:
         if not -count <= number < count:
-            raise ValueError(f"argnums={argnums!r} but the function was called with {count} "
-                             f"positional argument(s)")
-    return tuple(n % count for n in numbers), single
+            raise ValueError(
+                f"{_name(f)}: argnums={argnums!r} but it was called with {count} positional "
+                f"argument(s); argnums counts positional arguments from 0 (keyword arguments "
+                f"are not differentiated: pass the argument positionally).")
+    numbers = tuple(int(n) % count for n in numbers)
+    if not allow_int:
+        for number in numbers:
+            _refuse_integer(f, number, args[number])
+    return numbers, single
 
 
-def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
+def _refuse_integer(f: Callable, position: int, x: Any) -> None:
+    """An integer or boolean argument differentiated at the top level is almost always a
+    mistake (``grad(f)(np.array([1, 2, 3]))`` would silently give NoTangent)."""
+    value = primal(x)
+    dtype = value.dtype if isinstance(value, (np.ndarray, np.generic)) else \
+        np.dtype(type(value)) if isinstance(value, (int, bool)) else None
+    if dtype is not None and dtype.kind in "iub":
+        kind = "a boolean" if dtype.kind == "b" else "an integer"
+        described = type(value).__name__ if isinstance(value, (int, bool)) else dtype
+        raise TypeError(
+            f"{_name(f)}: argument {position} is {kind} ({described}), and gradients are taken "
+            f"with respect to floats. Pass floats (np.asarray(x, dtype=float), or 3.0 for 3), "
+            f"or pass allow_int=True to get NoTangent() for it.")
+
+
+def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+                   allow_int: bool = False):
     """A function returning ``(f(*args), gradient)`` (``((f(*args), aux), gradient)`` with
     ``has_aux``). See `grad`.
 
@@ -275,7 +377,7 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool 
     """
     @functools.wraps(f)
     def value_and_gradient(*args: Any, **kwargs: Any):
-        numbers, single = _normalize_argnums(argnums, len(args))
+        numbers, single = _normalize_argnums(f, argnums, args, allow_int)
         with no_garbage_collection():  # the tape is freed by reference counting
             y, pullback, *aux = _vjp(f, args, kwargs, argnums=numbers, has_aux=has_aux)
             _check_scalar(f, y)
@@ -321,7 +423,8 @@ def _one_like(y: Any) -> Any:
     return 1.0
 
 
-def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
+def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+         allow_int: bool = False):
     """The gradient of a real scalar function, with respect to argument(s) ``argnums``.
 
     >>> import numpy as np
@@ -332,7 +435,7 @@ def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
     >>> grad(lambda z: np.abs(z) ** 2)(3 + 4j)    # complex convention: dRe + i dIm
     (6+8j)
     """
-    value_and_gradient = value_and_grad(f, argnums, has_aux)
+    value_and_gradient = value_and_grad(f, argnums, has_aux, allow_int)
 
     @functools.wraps(f)
     def gradient(*args: Any, **kwargs: Any):
@@ -344,32 +447,66 @@ def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
     return gradient
 
 
-def jacobian(f: Callable, argnums: int | Sequence[int] = 0):
+def jacobian(f: Callable, argnums: int | Sequence[int] = 0, allow_int: bool = False):
     """The Jacobian of ``f`` by reverse mode: shape ``y.shape + x.shape`` for array ``x``.
 
-    Complex convention: row ``k`` is the gradient of ``Re(y[k])``.
+    Outputs and inputs may be structures (dicts, lists, tuples, dataclasses...), as in JAX:
+    the result has the output's structure, and at each of its leaves the input's structure
+    (a tuple of them for a tuple ``argnums``) holding the blocks ``y_leaf.shape +
+    x_leaf.shape``. Complex convention: row ``k`` is the gradient of ``Re(y[k])``.
 
     >>> import numpy as np
     >>> jacobian(lambda x: x ** 2)(np.array([1.0, 2.0]))
     array([[2., 0.],
            [0., 4.]])
+    >>> jacobian(lambda p: {"s": p["a"] * p["b"]})({"a": 2.0, "b": 3.0})
+    {'s': {'a': 3.0, 'b': 2.0}}
     """
     @functools.wraps(f)
     def jacobian_of(*args: Any, **kwargs: Any):
-        numbers, single = _normalize_argnums(argnums, len(args))
+        numbers, single = _normalize_argnums(f, argnums, args, allow_int)
         y, pullback = _vjp(f, args, kwargs, argnums=numbers)
-        y_array = np.asarray(primal(y))
-        rows: list = []
-        for k in range(y_array.size):
-            seed = np.zeros(y_array.size, y_array.dtype)
-            seed[k] = 1
-            rows.append(pullback(seed.reshape(y_array.shape), retain=True)[1:])
-        results = []
-        for i, number in enumerate(numbers):
-            x = np.asarray(args[number])
-            stacked = np.stack([np.asarray(row[i]) for row in rows]) if rows else \
-                np.zeros((0,) + x.shape)
-            results.append(stacked.reshape(y_array.shape + x.shape))
-        return results[0] if single else tuple(results)
+        inputs = [(number, [path for path, _ in leaves(args[number], _is_input_leaf)])
+                  for number in numbers]
+        result = y
+        for out_path, out_leaf in list(leaves(y, _is_output_leaf)):
+            value = np.asarray(primal(out_leaf))
+            rows = []
+            for k in range(value.size):
+                seed = np.zeros(value.size, value.dtype)
+                seed[k] = 1
+                rows.append(pullback(_seed_at(out_path, seed.reshape(value.shape)),
+                                     retain=True)[1:])
+            per_argument = []
+            for i, (number, paths) in enumerate(inputs):
+                blocks = {}
+                for path in paths:
+                    x = np.asarray(get_at(args[number], path))
+                    parts = [np.asarray(unthunk(tangent_at(row[i], path))) for row in rows]
+                    stacked = np.stack(parts) if parts else np.zeros((0,) + x.shape, x.dtype)
+                    blocks[path] = _as_leaf(stacked.reshape(value.shape + x.shape),
+                                            get_at(args[number], path))
+                per_argument.append(_gradient_structure(args[number], blocks, True))
+            block = per_argument[0] if single else tuple(per_argument)
+            result = replace_at(result, out_path, block)
+        return result
 
     return jacobian_of
+
+
+def _as_leaf(block: np.ndarray, x: Any) -> Any:
+    """A 0-d Jacobian block as a number of ``x``'s type (a Python float for a float)."""
+    if block.ndim or isinstance(x, np.ndarray):
+        return block
+    return type(x)(block[()]) if isinstance(x, (float, complex)) else block[()]
+
+
+def _is_output_leaf(x: Any) -> bool:
+    return _is_differentiable(primal(x))
+
+
+def _seed_at(path: tuple, seed: Any) -> Any:
+    """A structural cotangent that is ``seed`` at ``path`` and zero elsewhere."""
+    for key in reversed(path):
+        seed = {key: seed}
+    return seed

@@ -52,13 +52,24 @@ class TracingError(RuntimeError):
 class Tape:
     """The records of one trace (one ``grad``/``vjp`` call); ``level`` orders nested traces."""
 
-    __slots__ = ("records", "level", "active", "config")
+    __slots__ = ("records", "level", "active", "config", "deferred")
 
     def __init__(self, config: RuleConfig):
         self.records: list = []
         self.level = next(_levels)
         self.active = False
         self.config = config
+        self.deferred: list = []
+
+    def defer_error(self, error: Exception) -> None:
+        """Raise ``error`` when the traced function returns (for errors that would be
+        replaced by another one if raised where they happen)."""
+        self.deferred.append(error)
+
+    def raise_deferred(self) -> None:
+        """Raise the first deferred error, if any."""
+        if self.deferred:
+            raise self.deferred[0]
 
     def leaf(self, primal: Any) -> "Traced":
         """A new input of this trace."""

@@ -8,7 +8,10 @@ methods do the same. Everything else reads the primal: shape, dtype, comparisons
 
 from __future__ import annotations
 
+import dis
+import linecache
 import operator
+import sys
 from typing import Any
 
 import numpy as np
@@ -32,9 +35,7 @@ class Traced:
     # --- NumPy protocols ----------------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         if "out" in kwargs:
-            raise TracingError(
-                f"np.{ufunc.__name__}(..., out=...) writes into an array in place, which "
-                f"cannot be differentiated; use the returned value instead.")
+            raise TracingError(_out_message(ufunc, inputs, kwargs["out"]))
         if method == "__call__":
             if not kwargs and len(inputs) == 1:
                 return record_unary(ufunc, self)
@@ -53,23 +54,31 @@ class Traced:
         return record(function, args, kwargs)
 
     def __array__(self, dtype=None, copy=None):
+        if not self.tape.active:  # escaped its trace (a loss kept for plotting): a value now
+            return np.asarray(primal_value(self), dtype)
         raise TracingError(
             "a traced value was converted to a plain NumPy array, which would silently cut it "
-            "out of the gradient. This happens with `out[i] = t` (writing into a plain array), "
-            "np.asarray/np.array inside code that was imported as `from numpy import array`, "
-            "or C extensions. Build a list and use np.stack(values) (or np.array(values)) "
-            "instead, or np.where for masked updates.")
+            "out of the gradient. This happens with `out[a:b] = t` (writing into a plain "
+            "array), np.asarray/np.array inside code that was imported as `from numpy import "
+            "array`, or C extensions. Build a list and use np.stack(values) (or "
+            "np.array(values)) instead, or np.where for masked updates.")
 
     def __float__(self):
-        raise TracingError(
-            "float() of a traced value cuts it out of the gradient. It happens with float(t), "
-            "math.* functions, and when writing a traced value into a plain array "
-            "(`out[i] = t`). Keep values as NumPy values (use np.* instead of math.*), and "
-            "build arrays from a list with np.stack(values) or np.array(values) instead of "
-            "writing into one. To read the number without differentiating, use "
-            "chainrules.primal(t).")
+        return _to_number(self, float)
 
-    __complex__ = __float__
+    def __complex__(self):
+        return _to_number(self, complex)
+
+    def __format__(self, spec: str) -> str:
+        # Printing a loss inside the function is common: format the value it holds.
+        return format(primal_value(self), spec)
+
+    def __str__(self) -> str:
+        return str(primal_value(self))
+
+    def __round__(self, ndigits=None):
+        # round() is piecewise constant: its derivative is zero, so the constant is exact.
+        return round(primal_value(self), ndigits)
 
     def __int__(self):
         return int(self.primal)
@@ -213,6 +222,73 @@ class Traced:
 
     def __deepcopy__(self, memo):
         return self
+
+
+def primal_value(x: Any) -> Any:
+    """The plain value under every level of tracing of ``x``."""
+    while type(x) is Traced:
+        x = x.primal
+    return x
+
+
+# The instructions during which Python converts a value to a number for a reason that is not
+# arithmetic: `out[i] = t` (NumPy converts t to store it) and `"%.2f" % t` (string formatting).
+_STORE_SUBSCR = dis.opmap["STORE_SUBSCR"]
+_FORMATTING = {(dis.opmap[name], 0) for name in ("BINARY_MODULO", "INPLACE_MODULO")
+               if name in dis.opmap}  # Python 3.10
+if "BINARY_OP" in dis.opmap:  # Python 3.11+: one opcode, the operator in its argument
+    _FORMATTING |= {(dis.opmap["BINARY_OP"], position)
+                    for position, (name, _) in enumerate(getattr(dis, "_nb_ops", ()))
+                    if name in ("NB_REMAINDER", "NB_INPLACE_REMAINDER")}
+
+
+def _to_number(traced: Traced, kind: type) -> Any:
+    """``float(t)``/``complex(t)``: the value once the trace has ended or inside string
+    formatting; while tracing, anything else would cut ``t`` out of the gradient."""
+    if not traced.tape.active:
+        return kind(primal_value(traced))
+    frame = sys._getframe(2)  # the code that asked: _to_number <- __float__ <- caller
+    code, offset = frame.f_code.co_code, frame.f_lasti
+    instruction = code[offset]
+    if (instruction, code[offset + 1] if instruction >= dis.HAVE_ARGUMENT else 0) in \
+            _FORMATTING:
+        return kind(primal_value(traced))
+    message = (
+        f"{kind.__name__}() of a traced value cuts it out of the gradient. It happens with "
+        f"{kind.__name__}(t), math.* functions and C extensions. Keep values as NumPy values "
+        f"(np.* instead of math.*). To read the number without differentiating, use "
+        f"chainrules.primal(t).")
+    if instruction == _STORE_SUBSCR:
+        # NumPy is storing t into a plain array (`out[i] = t`) and would replace an exception
+        # raised here by its own "setting an array element with a sequence": store the value,
+        # and the trace raises this error when the function returns.
+        traced.tape.defer_error(TracingError(
+            f"`{_source_line(frame)}` ({frame.f_code.co_filename}, line {frame.f_lineno}) "
+            f"writes a traced value into a plain NumPy array, which cuts it out of the "
+            f"gradient. Build the values in a list and np.stack(values) (or np.array(values)) "
+            f"them instead, or use np.where for masked updates."))
+        return kind(primal_value(traced))
+    raise TracingError(message)
+
+
+def _source_line(frame: Any) -> str:
+    line = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
+    return line or "an item assignment"
+
+
+def _out_message(ufunc: Any, inputs: tuple, out: tuple) -> str:
+    symbol = _AUGMENTED.get(ufunc.__name__)
+    if symbol and len(out) == 1 and inputs and out[0] is inputs[0]:  # Python's `a += t`
+        return (f"`a {symbol} t` writes a traced value into the plain array `a` in place, "
+                f"which cuts it out of the gradient. Write `a = a {symbol[:-1]} t` instead "
+                f"(a new value, not an update).")
+    return (f"np.{ufunc.__name__}(..., out=...) writes into an array in place, which cannot "
+            f"be differentiated; use the returned value instead.")
+
+
+_AUGMENTED = {"add": "+=", "subtract": "-=", "multiply": "*=", "divide": "/=",
+              "true_divide": "/=", "power": "**=", "floor_divide": "//=", "remainder": "%=",
+              "matmul": "@="}
 
 
 def _astype():

@@ -11,12 +11,25 @@ Looking a rule up is one dict access (``rrule.lookup(f)``), for engines on the h
 
 from __future__ import annotations
 
+import types
+import warnings
 from typing import Any, Callable
 
 from .config import DEFAULT_CONFIG, RuleConfig, _name
 from .tangents import NoTangent, ZeroTangent
 
-__all__ = ["RuleTable", "rrule", "frule", "non_differentiable", "NON_DIFFERENTIABLE"]
+__all__ = ["RuleTable", "rrule", "frule", "non_differentiable", "NON_DIFFERENTIABLE",
+           "PRIMITIVE_MARK", "UnusedRuleWarning", "recorded_whole"]
+
+# The attribute by which an engine marks a Python function whose calls it records whole
+# (chainrules' `primitive` decorator sets it), so that its rule is used.
+PRIMITIVE_MARK = "__chainrules_primitive__"
+# Libraries whose Python functions engines reach by their own dispatch or routing.
+_DISPATCHED_LIBRARIES = frozenset({"numpy", "scipy"})
+
+
+class UnusedRuleWarning(UserWarning):
+    """A rule was registered for a function that engines never record as one operation."""
 
 # Functions declared with `non_differentiable`: an engine may skip recording them.
 NON_DIFFERENTIABLE: set = set()
@@ -46,6 +59,7 @@ class RuleTable:
                 raise ValueError(
                     f"{self.kind} for {_name(f)} is already registered; pass replace=True to "
                     f"override it.")
+            _warn_if_unused(f, self.kind)
             self._rules[f] = (rule, config)
             if self.kind == "rrule":
                 NON_DIFFERENTIABLE.discard(f)  # a reverse rule replaces the declaration
@@ -71,6 +85,35 @@ class RuleTable:
 
     def __repr__(self) -> str:
         return f"<{self.kind} table: {len(self._rules)} rules>"
+
+
+def recorded_whole(f: Callable) -> Callable:
+    """Mark the Python function ``f`` as one that engines record as one operation (calls
+    reach its rule); chainrules' ``primitive`` decorator and engine-internal functions use it.
+
+    >>> def double(x):
+    ...     return 2 * x
+    >>> recorded_whole(double) is double
+    True
+    """
+    setattr(f, PRIMITIVE_MARK, True)
+    return f
+
+
+def _warn_if_unused(f: Any, kind: str) -> None:
+    """A plain Python function is traced through by an engine, operation by operation, so a
+    rule registered for it is never called; say so, and how to fix it."""
+    if not isinstance(f, types.FunctionType) or getattr(f, PRIMITIVE_MARK, False):
+        return
+    if (f.__module__ or "").partition(".")[0] in _DISPATCHED_LIBRARIES:
+        return
+    warnings.warn(
+        f"{kind} registered for {_name(f)}, a plain Python function: an engine traces "
+        f"through it operation by operation and never calls this rule. Decorate the function "
+        f"with @chainrules.primitive, and register the rule for the decorated function:\n"
+        f"    @chainrules.primitive\n    def {f.__name__}(...): ...\n"
+        f"    @chainrules.{kind}.register({f.__name__})\n    def _(...): ...",
+        UnusedRuleWarning, stacklevel=3)
 
 
 class _RRuleTable(RuleTable):

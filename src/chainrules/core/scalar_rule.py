@@ -230,7 +230,9 @@ def scalar_rule(f: Any, *partials: Partial, on_scalars: Callable | None = None) 
     tenth of the time of calling the ufunc ``np.power``, which matters in scalar loops.
 
     >>> import numpy as np
-    >>> def cube(x):
+    >>> from chainrules.core.registry import recorded_whole
+    >>> @recorded_whole      # an engine's primitive (chainrules.primitive), so rules are used
+    ... def cube(x):
     ...     return x ** 3
     >>> scalar_rule(cube, lambda y, x: 3 * x ** 2)
     >>> y, pullback = rrule(cube, np.float32(2.0))

@@ -284,7 +284,9 @@ def per_argument(*forwards: Formula) -> Callable:
     ``forwards[i](call, dargs[i])``, or ``f`` with ``dargs[i]`` in place of argument ``i`` where
     ``forwards[i]`` is None (linear in that argument).
 
-    >>> def scale(x, k):
+    >>> from chainrules.core.registry import recorded_whole
+    >>> @recorded_whole
+    ... def scale(x, k):
     ...     return k * x
     >>> define(scale, lambda call, dy: call["k"] * dy, lambda call, dy: np.sum(call["x"] * dy),
     ...        pushforward=per_argument(None, lambda call, dk: dk * call["x"]))
@@ -554,7 +556,9 @@ def define(f: Any, *cotangents: Formula, every: Formula = None,
            keeps_values: bool = True) -> None:
     """Register the rrule and the frule of ``f`` (see the module's docstring).
 
-    >>> def scale(x, k):  # linear in x; k is not differentiable here
+    >>> from chainrules.core.registry import recorded_whole
+    >>> @recorded_whole  # an engine's primitive (chainrules.primitive), so rules are used
+    ... def scale(x, k):  # linear in x; k is not differentiable here
     ...     return k * x
     >>> define(scale, lambda call, dy: call["k"] * dy, None)
     >>> rrule(scale, np.ones(2), 3)[1](np.ones(2))

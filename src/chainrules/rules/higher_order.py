@@ -22,7 +22,7 @@ from ..core.broadcast import unbroadcast
 from ..core.config import RuleConfig, _name, frule_via_ad, rrule_via_ad
 from ..core.dtypes import tangent_dtype
 from ..core.projection import ProjectTo
-from ..core.registry import frule, rrule
+from ..core.registry import frule, recorded_whole, rrule
 from ..core.sparse import SparseCotangent
 from ..core.tangents import AbstractZero, NoTangent, Tangent, ZeroTangent
 from ..core.thunks import unthunk
@@ -30,6 +30,7 @@ from ..core.thunks import unthunk
 __all__ = ["vectorized_call"]
 
 
+@recorded_whole  # the engine records `np.vectorize(f)(...)` as this function
 def vectorized_call(pyfunc: Callable, *args: Any, otypes: Any = None, excluded: Any = None,
                     signature: Any = None, **kwargs: Any) -> Any:
     """``np.vectorize(pyfunc, otypes=..., ...)(*args)``: the function the engine records

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..core.broadcast import unbroadcast
+from ..core.registry import recorded_whole
 from ..core.tangents import AbstractZero
 from ._define import Call, define, linear, normalize_axis_tuple, unsupported
 
@@ -325,6 +326,7 @@ for _f in (np.array, np.asarray, np.copy):
     define(_f, _reshape_back, pushforward=_reshape_forward, keeps_values=False)
 
 
+@recorded_whole  # the engine records `t.astype(dtype)` as this function
 def astype(x: Any, dtype: Any, **kwargs: Any) -> Any:
     """``x.astype(dtype)``, as a function an engine can map the method call to.
 

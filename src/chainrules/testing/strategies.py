@@ -60,7 +60,7 @@ def _values(rng: np.random.Generator, shape: tuple, dtype: np.dtype) -> np.ndarr
 
 
 def rand_tangent(x: Any, rng: np.random.Generator | int | None = None, *,
-                 dtype: DtypeSpec = None) -> Any:
+                 dtype: DtypeSpec = None, _active: frozenset = frozenset()) -> Any:
     """A random tangent for the primal ``x``.
 
     Numbers and arrays get values of the same shape and of the primal's tangent dtype (or
@@ -89,17 +89,19 @@ def rand_tangent(x: Any, rng: np.random.Generator | int | None = None, *,
         if not isinstance(x, np.generic) and target in (np.float64, np.complex128):
             return complex(value) if target.kind == "c" else float(value)  # Python numbers
         return value
-    children = fields(x) if is_structure(x, object_arrays=True) else None
+    children = fields(x) if is_structure(x, object_arrays=True) and id(x) not in _active \
+        else None  # a structure that holds itself (a closure calling itself) is walked once
     if not children:
         return NoTangent()
+    _active = _active | {id(x)}
     if isinstance(x, np.ndarray):  # object array
         out = np.empty(x.shape, dtype=object)
         for position, element in np.ndenumerate(x):
-            out[position] = rand_tangent(element, rng, dtype=dtype)
+            out[position] = rand_tangent(element, rng, dtype=dtype, _active=_active)
         return out
     backing = {}
     for key, value in children.items():
-        t = rand_tangent(value, rng, dtype=dtype)
+        t = rand_tangent(value, rng, dtype=dtype, _active=_active)
         if not isinstance(t, NoTangent):
             backing[key] = t
     return Tangent(type(x), backing) if backing else NoTangent()

@@ -427,6 +427,9 @@ def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
          allow_int: bool = False):
     """The gradient of a real scalar function, with respect to argument(s) ``argnums``.
 
+    An integer or boolean argument in ``argnums`` is a ``TypeError`` (its gradient would be
+    ``NoTangent()`` and a descent loop would silently not move); ``allow_int=True`` allows it.
+
     >>> import numpy as np
     >>> def loss(x):
     ...     return sum(x[i] ** 2 for i in range(len(x)))

@@ -12,14 +12,16 @@ from .core import (InplaceableThunk, NoTangent, ProjectTo, RuleConfig, SparseCot
                    Tangent, Thunk, ZeroTangent, accumulate, frule, frule_via_ad,
                    non_differentiable, owned_copy, rrule, rrule_via_ad, scalar_rule, unthunk)
 from . import rules  # noqa: F401  (registers the NumPy rules)
-from .ad import (EngineConfig, NoRuleError, RuleError, TracingError, grad, jacobian, primal,
-                 primitive, value_and_grad, vjp)
+from .ad import (EngineConfig, NoRuleError, RuleError, TracingError, elementwise_grad, grad,
+                 hessian, hvp, jacfwd, jacobian, jacrev, jvp, primal, primitive, value_and_grad,
+                 vjp)
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "EngineConfig", "NoRuleError", "RuleError", "TracingError", "grad", "jacobian", "primal",
-    "primitive", "value_and_grad", "vjp",
+    "EngineConfig", "NoRuleError", "RuleError", "TracingError", "elementwise_grad", "grad",
+    "hessian", "hvp", "jacfwd", "jacobian", "jacrev", "jvp", "primal", "primitive",
+    "value_and_grad", "vjp",
     "InplaceableThunk", "NoTangent", "ProjectTo", "RuleConfig", "SparseCotangent", "Tangent",
     "Thunk", "ZeroTangent", "accumulate", "frule", "frule_via_ad", "non_differentiable",
     "owned_copy", "rrule", "rrule_via_ad", "scalar_rule", "unthunk",

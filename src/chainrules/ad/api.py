@@ -24,11 +24,14 @@ from ..core.tangents import AbstractZero, NoTangent, Tangent, ZeroTangent
 from ..core.thunks import unthunk
 from .reverse import backward
 from ..core.structure import (fields, get_at, is_structure, leaves, replace_at, replace_leaves,
-                              tangent_at)
+                              tangent_at, tangent_from_paths)
+from .forward import ForwardTrace, output_tangent
+from .forward import lift as forward_lift
 from .tape import Tape, TracingError, _is_differentiable, no_garbage_collection, record
 from .tracer import Traced
 
-__all__ = ["grad", "value_and_grad", "vjp", "jacobian", "EngineConfig", "primal", "primitive"]
+__all__ = ["grad", "value_and_grad", "vjp", "jacobian", "jacrev", "jacfwd", "jvp", "hessian",
+           "hvp", "elementwise_grad", "EngineConfig", "primal", "primitive"]
 
 
 class EngineConfig(RuleConfig):
@@ -189,30 +192,8 @@ def _gradient_structure(x: Any, gradients: dict, materialize: bool) -> Any:
     if not is_structure(x):
         return _leaf_gradient(x, gradients.get((), ZeroTangent()), materialize)
     if not materialize:
-        return _sparse_tangent(x, gradients)
+        return tangent_from_paths(x, gradients)
     return _mirror(x, gradients, ())
-
-
-def _sparse_tangent(x: Any, gradients: dict) -> Any:
-    """A `Tangent` holding only the non-zero leaf cotangents (O(number of leaves))."""
-    root: dict = {}
-    for path, value in gradients.items():
-        if isinstance(value, AbstractZero):
-            continue
-        node = root
-        for key in path[:-1]:
-            node = node.setdefault(key, {})
-        node[path[-1]] = value
-    if not root:
-        return ZeroTangent()
-    return _to_tangent(x, root)
-
-
-def _to_tangent(x: Any, nested: dict) -> Tangent:
-    current = fields(x)
-    backing = {key: _to_tangent(current[key], value) if isinstance(value, dict)
-               and is_structure(current[key]) else value for key, value in nested.items()}
-    return Tangent(type(x), backing)
 
 
 def _mirror(x: Any, gradients: dict, path: tuple, depth: int = 0) -> Any:
@@ -513,3 +494,132 @@ def _seed_at(path: tuple, seed: Any) -> Any:
     for key in reversed(path):
         seed = {key: seed}
     return seed
+
+
+def jvp(f: Callable, primals: Sequence, tangents: Sequence):
+    """``(f(*primals), J v)``: the Jacobian-vector product in forward mode, as in JAX.
+
+    ``tangents`` has one entry per primal, of the same structure (missing leaves of a
+    structure are zero); the output tangent has the output's structure. Forward mode runs
+    each operation's ``frule`` as it goes, so its cost is that of one evaluation with
+    tangents, whatever the number of outputs.
+
+    >>> import numpy as np
+    >>> jvp(lambda x: np.sin(x) * 2.0, (np.array([0.0, 1.0]),), (np.array([1.0, 0.0]),))
+    (array([0.        , 1.68294197]), array([2., 0.]))
+    """
+    primals, tangents = tuple(primals), tuple(tangents)
+    if len(primals) != len(tangents):
+        raise ValueError(f"jvp({_name(f)}): {len(primals)} primal(s) but {len(tangents)} "
+                         f"tangent(s); give one tangent per primal, of the same structure.")
+    trace = ForwardTrace(ENGINE_CONFIG)
+    with trace:
+        lifted = [forward_lift(x, t, trace, _is_input_leaf) for x, t in zip(primals, tangents)]
+        try:
+            out = f(*lifted)
+        except Exception as error:
+            if trace.deferred:
+                raise trace.deferred[0] from error
+            raise
+        trace.raise_deferred()
+    own = _is_own(trace)
+    y = replace_leaves(out, _unwrap, own)
+    y_dot = replace_leaves(out, lambda v: output_tangent(v, trace),
+                           lambda v: own(v) or _is_output_leaf(v))
+    return y, y_dot
+
+
+def jacfwd(f: Callable, argnums: int | Sequence[int] = 0, allow_int: bool = False):
+    """The Jacobian of ``f`` by forward mode, one `jvp` per input element: the cheaper way for
+    functions with fewer inputs than outputs. Same layout as `jacrev`.
+
+    >>> import numpy as np
+    >>> jacfwd(lambda x: x ** 2)(np.array([1.0, 2.0]))
+    array([[2., 0.],
+           [0., 4.]])
+    """
+    @functools.wraps(f)
+    def jacobian_of(*args: Any, **kwargs: Any):
+        numbers, single = _normalize_argnums(f, argnums, args, allow_int)
+        columns: dict = {}  # (argument, input path) -> output tangents, one per element
+        y = None
+        for number in numbers:
+            for path, leaf in leaves(args[number], _is_input_leaf):
+                value = np.asarray(primal(leaf))
+                if value.dtype.kind == "c":
+                    raise TypeError(
+                        f"jacfwd({_name(f)}): argument {number} is complex; forward mode gives "
+                        f"J v, not the gradient convention of reverse mode. Use jacrev.")
+                outputs = []
+                for k in range(value.size):
+                    unit = np.zeros(value.size, value.dtype)
+                    unit[k] = 1
+                    unit = unit.reshape(value.shape) if value.ndim else type(leaf)(unit[0])
+                    tangents = [_seed_at(path, unit) if n == number else ZeroTangent()
+                                for n in range(len(args))]
+                    y, y_dot = jvp(lambda *a: f(*a, **kwargs), args, tangents)
+                    outputs.append(y_dot)
+                columns[number, path] = (value, outputs)
+        if y is None:  # no differentiable input: evaluate once for the output's structure
+            y = f(*args, **kwargs)
+        result = y
+        for out_path, out_leaf in list(leaves(y, _is_output_leaf)):
+            out_shape = np.shape(out_leaf)
+            per_argument = []
+            for number in numbers:
+                blocks = {}
+                for (n, path), (value, outputs) in columns.items():
+                    if n != number:
+                        continue
+                    parts = [np.asarray(get_at(output, out_path)) for output in outputs]
+                    stacked = np.stack(parts, axis=-1) if parts else \
+                        np.zeros(out_shape + (0,))
+                    blocks[path] = _as_leaf(stacked.reshape(out_shape + value.shape),
+                                            get_at(args[number], path))
+                per_argument.append(_gradient_structure(args[number], blocks, True))
+            result = replace_at(result, out_path, per_argument[0] if single else
+                                tuple(per_argument))
+        return result
+
+    return jacobian_of
+
+
+jacrev = jacobian
+
+
+def hessian(f: Callable, argnums: int | Sequence[int] = 0):
+    """The Hessian of a real scalar ``f``: forward over reverse (``jacfwd(grad(f))``).
+
+    >>> import numpy as np
+    >>> hessian(lambda x: np.sum(x ** 3))(np.array([1.0, 2.0]))
+    array([[ 6.,  0.],
+           [ 0., 12.]])
+    """
+    return jacfwd(grad(f, argnums), argnums)
+
+
+def hvp(f: Callable, x: Any, v: Any) -> Any:
+    """The Hessian-vector product ``H v`` of a real scalar ``f`` at ``x``, by forward over
+    reverse: the cost of a few gradients, never forming the Hessian. ``x`` and ``v`` may be
+    structures alike.
+
+    >>> import numpy as np
+    >>> hvp(lambda x: np.sum(x ** 3), np.array([1.0, 2.0]), np.array([1.0, 1.0]))
+    array([ 6., 12.])
+    """
+    return jvp(grad(f), (x,), (v,))[1]
+
+
+def elementwise_grad(f: Callable, argnums: int | Sequence[int] = 0):
+    """The gradient of ``sum(f(x))``, as in autograd: for an elementwise ``f``, its
+    derivative at each element.
+
+    >>> import numpy as np
+    >>> elementwise_grad(np.sin)(np.array([0.0, np.pi]))
+    array([ 1., -1.])
+    """
+    def summed(*args: Any, **kwargs: Any):
+        out = f(*args, **kwargs)
+        return np.sum(np.real(out)) if np.iscomplexobj(primal(out)) else np.sum(out)
+
+    return functools.wraps(f)(grad(summed, argnums))

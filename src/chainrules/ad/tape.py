@@ -33,7 +33,7 @@ from . import intercept
 from .reverse import StructureArgument
 from ..core.structure import is_structure, leaves, replace_leaves
 
-__all__ = ["Tape", "Traced", "record", "record_unary", "record_binary", "NoRuleError",
+__all__ = ["Level", "Tape", "Traced", "record", "record_unary", "record_binary", "NoRuleError",
            "TracingError"]
 
 _levels = itertools.count(1)
@@ -49,17 +49,18 @@ class TracingError(RuntimeError):
     """A traced value was used in a way the engine cannot follow."""
 
 
-class Tape:
-    """The records of one trace (one ``grad``/``vjp`` call); ``level`` orders nested traces."""
+class Level:
+    """A level of tracing: a reverse `Tape` or a forward trace. ``level`` orders nested
+    levels (the innermost handles an operation; values of outer levels are its constants)."""
 
-    __slots__ = ("records", "level", "active", "config", "deferred")
+    __slots__ = ("level", "config", "deferred", "finished")
+    forward = False
 
     def __init__(self, config: RuleConfig):
-        self.records: list = []
         self.level = next(_levels)
-        self.active = False
         self.config = config
         self.deferred: list = []
+        self.finished = False  # the transform has returned: its values are plain values
 
     def defer_error(self, error: Exception) -> None:
         """Raise ``error`` when the traced function returns (for errors that would be
@@ -70,6 +71,17 @@ class Tape:
         """Raise the first deferred error, if any."""
         if self.deferred:
             raise self.deferred[0]
+
+
+class Tape(Level):
+    """The records of one trace (one ``grad``/``vjp`` call)."""
+
+    __slots__ = ("records", "active")
+
+    def __init__(self, config: RuleConfig):
+        super().__init__(config)
+        self.records: list = []
+        self.active = False
 
     def leaf(self, primal: Any) -> "Traced":
         """A new input of this trace."""
@@ -84,6 +96,7 @@ class Tape:
 
     def __exit__(self, *exc) -> None:
         self.active = False
+        self.finished = True
         intercept.exit()
 
 
@@ -264,6 +277,8 @@ def _record_searching(function: Any, args: tuple, kwargs: dict) -> Any:
     tape, search = _innermost_tape(args)
     if tape is None:
         return function(*args, **kwargs)
+    if tape.forward and not tape.finished:
+        return tape.apply_searching(function, args, kwargs)
     primals = []
     parents = []
     for position, arg in enumerate(args):
@@ -298,6 +313,8 @@ def _record_structure(tape: Tape, function: Any, position: int, found: list) -> 
 def _apply(tape: Tape, function: Any, primals: tuple, parents: tuple, kwargs: dict) -> Any:
     """Run ``function``'s rule on the primal values and record it on ``tape``."""
     if not tape.active:
+        if tape.forward and not tape.finished:  # a forward trace records nothing
+            return tape.apply(function, primals, parents, kwargs)
         raise TracingError(
             f"{_name(function)} was called on a traced value from a grad/vjp call that has "
             f"already returned. Traced values must not escape the function being "

@@ -54,7 +54,7 @@ class Traced:
         return record(function, args, kwargs)
 
     def __array__(self, dtype=None, copy=None):
-        if not self.tape.active:  # escaped its trace (a loss kept for plotting): a value now
+        if self.tape.finished:  # escaped its trace (a loss kept for plotting): a value now
             return np.asarray(primal_value(self), dtype)
         raise TracingError(
             "a traced value was converted to a plain NumPy array, which would silently cut it "
@@ -245,7 +245,7 @@ if "BINARY_OP" in dis.opmap:  # Python 3.11+: one opcode, the operator in its ar
 def _to_number(traced: Traced, kind: type) -> Any:
     """``float(t)``/``complex(t)``: the value once the trace has ended or inside string
     formatting; while tracing, anything else would cut ``t`` out of the gradient."""
-    if not traced.tape.active:
+    if traced.tape.finished:
         return kind(primal_value(traced))
     frame = sys._getframe(2)  # the code that asked: _to_number <- __float__ <- caller
     code, offset = frame.f_code.co_code, frame.f_lasti

@@ -27,7 +27,7 @@ from .tangents import AbstractZero, Tangent, ZeroTangent, field_value, structura
 from .thunks import unthunk
 
 __all__ = ["is_structure", "fields", "get_at", "leaves", "rebuild_with", "register_leaf_type",
-           "replace_at", "replace_leaves", "tangent_at"]
+           "replace_at", "replace_leaves", "replace_paths", "tangent_at", "tangent_from_paths"]
 
 _LEAF_TYPES = (np.ndarray, np.generic, int, float, complex, bool, str, bytes, type(None),
                range, slice, type(Ellipsis), np.dtype, np.ufunc, type, types.ModuleType,
@@ -208,6 +208,18 @@ def replace_at(x: Any, path: Sequence, value: Any) -> Any:
     return _replace_paths(x, {tuple(path): value})
 
 
+def replace_paths(x: Any, values: dict) -> Any:
+    """A copy of ``x`` with the value at each path of ``values`` replaced (``()`` replaces
+    ``x`` itself); only the structures on those paths are copied.
+
+    >>> replace_paths({"a": [1.0, 2.0], "b": 3.0}, {("a", 0): 5.0, ("b",): 6.0})
+    {'a': [5.0, 2.0], 'b': 6.0}
+    """
+    if () in values:
+        return values[()]
+    return _replace_paths(x, values) if values else x
+
+
 def _replace_paths(x: Any, values: dict) -> Any:
     """``x`` with the values at the given (non-empty) paths replaced."""
     by_key: dict = {}
@@ -255,3 +267,30 @@ def tangent_at(tangent: Any, path: Sequence) -> Any:
                 f"expected a structural tangent with a field {key!r}, got a "
                 f"{type(tangent).__name__}")
     return tangent
+
+
+def tangent_from_paths(x: Any, values: dict) -> Any:
+    """The structural tangent of ``x`` that is ``values[path]`` at each path (zeros are
+    left out; O(number of paths)); `ZeroTangent` when nothing is left.
+
+    >>> tangent_from_paths({"a": [1.0, 2.0]}, {("a", 1): 3.0})
+    Tangent[dict](a=Tangent[list](1: 3.0))
+    """
+    root: dict = {}
+    for path, value in values.items():
+        if isinstance(value, AbstractZero):
+            continue
+        node = root
+        for key in path[:-1]:
+            node = node.setdefault(key, {})
+        node[path[-1]] = value
+    if not root:
+        return ZeroTangent()
+    return _nested_tangent(x, root)
+
+
+def _nested_tangent(x: Any, nested: dict) -> Tangent:
+    current = fields(x)
+    return Tangent(type(x), {key: _nested_tangent(current[key], value)
+                             if isinstance(value, dict) and is_structure(current[key])
+                             else value for key, value in nested.items()})

@@ -1,0 +1,172 @@
+"""Forward mode: tangents travel with primal values through the tracer and the frules.
+
+A forward trace is a level of tracing like a reverse `Tape`, and its values are the same
+`Traced` objects, so forward and reverse levels nest in any order (``jvp`` of ``grad``,
+``grad`` of ``jvp``): an operation is handled by the innermost level among its arguments, and
+values of outer levels are constants to it. For a forward trace, a traced value's ``node`` slot
+holds its tangent instead of a tape position: nothing is recorded, each operation runs its
+``frule`` at once and its output carries ``J dx``. Cost is that of the frules, linear in the
+number of operations, and memory does not grow with it.
+
+A function with an rrule and no frule still works: its pushforward is derived from the
+pullback, one pullback per real output component (exact; meant for small outputs).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..core.config import _name, _pushforward_by_pullbacks
+from ..core.projection import ProjectTo
+from ..core.registry import frule, rrule
+from ..core.structure import (is_structure, leaves, replace_paths, tangent_at,
+                              tangent_from_paths)
+from ..core.tangents import AbstractZero, NoTangent, ZeroTangent
+from ..core.thunks import unthunk
+from . import intercept
+from .tape import Level, NoRuleError, _is_differentiable, _no_rule_message
+from .tracer import Traced, primal_value
+
+__all__ = ["ForwardTrace"]
+
+_NO_TANGENT = NoTangent()
+_FRULES = frule._rules
+
+
+class ForwardTrace(Level):
+    """One level of forward-mode tracing (one ``jvp`` call).
+
+    Its values are `Traced` whose ``node`` holds their tangent. ``active`` is always false,
+    so the reverse engine's fast paths hand every operation on them to `apply`.
+    """
+
+    __slots__ = ()
+    active = False
+    forward = True
+
+    def __enter__(self) -> "ForwardTrace":
+        intercept.enter()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.finished = True
+        intercept.exit()
+
+    def apply(self, function: Any, primals: tuple, tangents: tuple, kwargs: dict) -> Any:
+        """Run ``function``'s frule on ``primals`` with ``tangents`` (an int marks a constant
+        argument, as the reverse engine's parent numbers do) and return its traced output."""
+        tangents = tuple(ZeroTangent() if type(t) is int else t for t in tangents)
+        if all(isinstance(t, AbstractZero) for t in tangents):
+            return function(*primals, **kwargs)  # constants in, a constant out
+        entry = _FRULES.get(function)
+        result = None
+        if entry is not None:
+            rule, needs_config = entry
+            if needs_config is None:  # declared non-differentiable
+                return function(*primals, **kwargs)
+            arguments = ((_NO_TANGENT,) + tangents,) + primals
+            result = rule(self.config, *arguments, **kwargs) if needs_config else \
+                rule(*arguments, **kwargs)
+        if result is None:
+            result = _pushforward_from_pullback(self, function, primals, tangents, kwargs)
+        y, dy = result
+        return _wrap(self, y, dy)
+
+    def apply_searching(self, function: Any, args: tuple, kwargs: dict) -> Any:
+        """`apply` when arguments may be structures holding this trace's values: a
+        structure's tangent is the structure of their tangents."""
+        def own(value):
+            return type(value) is Traced and value.tape is self
+
+        primals = []
+        tangents = []
+        for arg in args:
+            if own(arg):
+                primals.append(arg.primal)
+                tangents.append(arg.node)
+            elif is_structure(arg) and any(True for _ in leaves(arg, own)):
+                found = list(leaves(arg, own))
+                primals.append(replace_paths(arg, {path: v.primal for path, v in found}))
+                tangents.append(tangent_from_paths(arg, {path: v.node for path, v in found}))
+            else:
+                primals.append(arg)
+                tangents.append(-1)
+        return self.apply(function, tuple(primals), tuple(tangents), kwargs)
+
+
+def _pushforward_from_pullback(trace: ForwardTrace, function: Any, primals: tuple,
+                               tangents: tuple, kwargs: dict) -> tuple:
+    reverse = rrule(trace.config, function, *primals, **kwargs)
+    if reverse is None:
+        raise NoRuleError(_no_rule_message(function, primals).replace(
+            "no rule for", "no forward rule (frule), and no reverse rule to derive one from, "
+            "for", 1))
+    y, pullback = reverse
+    if is_structure(y):
+        raise NotImplementedError(
+            f"{_name(function)} has no frule, and its output is a structure, from which "
+            f"forward mode cannot derive a pushforward. Register an frule for it.")
+    return y, _pushforward_by_pullbacks(y, pullback, (_NO_TANGENT,) + tangents)
+
+
+def _wrap(trace: ForwardTrace, y: Any, dy: Any) -> Any:
+    if _is_differentiable(y):
+        return Traced(y, trace, _tangent_of(y, dy))
+    if isinstance(y, (tuple, list)):
+        names = getattr(type(y), "_fields", None)
+        elements = []
+        for position, element in enumerate(y):
+            if _is_differentiable(element):
+                key = names[position] if names else position
+                part = _part(dy, key, position)
+                elements.append(Traced(element, trace, _tangent_of(element, part)))
+            else:
+                elements.append(element)
+        return type(y)(*elements) if names else type(y)(elements)
+    return y  # integer, boolean or other non-differentiable output
+
+
+def _part(dy: Any, key: Any, position: int) -> Any:
+    dy = unthunk(dy)
+    if isinstance(dy, AbstractZero):
+        return dy
+    if isinstance(dy, (tuple, list)):
+        return dy[position]
+    return tangent_at(dy, (key,))
+
+
+def _tangent_of(y: Any, dy: Any) -> Any:
+    """``dy`` in ``y``'s tangent space; zeros stay lazy."""
+    dy = unthunk(dy)
+    if isinstance(dy, AbstractZero):
+        return ZeroTangent()
+    return ProjectTo(y)(dy)
+
+
+def lift(x: Any, tangent: Any, trace: ForwardTrace, select) -> Any:
+    """``x`` with every leaf chosen by ``select`` replaced by a value of ``trace`` carrying
+    its part of ``tangent`` (a structure like ``x``; missing parts are zero)."""
+    return replace_paths(x, {
+        path: Traced(value, trace, _tangent_of(value, tangent_at(tangent, path)))
+        for path, value in leaves(x, select)})
+
+
+def output_tangent(value: Any, trace: ForwardTrace) -> Any:
+    """The tangent of an output leaf: its tangent if it is a value of ``trace``, else zero
+    (a constant output), materialized in the primal's shape and dtype."""
+    if type(value) is Traced and value.tape is trace:
+        tangent, value = value.node, value.primal
+        if not isinstance(tangent, AbstractZero):
+            return tangent
+    return _zeros_like(value)
+
+
+def _zeros_like(value: Any) -> Any:
+    plain = primal_value(value)
+    if isinstance(plain, np.ndarray):
+        return np.zeros(plain.shape, plain.dtype)
+    if isinstance(plain, np.generic):
+        return plain.dtype.type(0)
+    return type(plain)(0)

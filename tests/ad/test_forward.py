@@ -130,7 +130,6 @@ def mlp_loss(params, X, y):
     return np.mean((hidden @ w2 - y) ** 2)
 
 
-@pytest.mark.xfail(strict=True, reason="order-2 pullbacks of getitem/broadcasting: in progress")
 def test_hessian_of_a_two_layer_mlp_against_finite_differences_of_the_gradient():
     rng = np.random.default_rng(4)
     X, y = rng.normal(size=(6, 3)), rng.normal(size=6)

@@ -96,6 +96,8 @@ def _argument_cotangent(arg: Any, partial: Partial, y: Any, args: tuple, dy: Any
             return cotangent  # an array argument's cotangent that already fits
         cotangent = unbroadcast(cotangent, () if number else
                                 arg.shape if kind is np.ndarray else np.shape(arg))
+    elif type(cotangent) not in _SCALARS:  # an engine's traced value (higher order)
+        cotangent = unbroadcast(cotangent, () if number else np.shape(arg))
     return (project or ProjectTo(arg))(cotangent)
 
 

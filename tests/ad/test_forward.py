@@ -78,7 +78,7 @@ def test_jvp_of_structures_and_float32():
     x = np.array([1.0, 2.0], np.float32)
     y, y_dot = cr.jvp(f, (layer, x), (cr.Tangent(Layer, w=np.ones(2, np.float32)),
                                       cr.ZeroTangent()))
-    assert y["n"] == 3 and y_dot["out"].dtype == np.float32
+    assert y["n"] == 3 and y_dot["n"] is cr.NoTangent() and y_dot["out"].dtype == np.float32
     expected = (1 - np.tanh(layer.w * x + layer.b) ** 2) * x
     np.testing.assert_allclose(y_dot["out"], expected, rtol=1e-6)
 

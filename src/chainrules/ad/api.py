@@ -524,8 +524,8 @@ def jvp(f: Callable, primals: Sequence, tangents: Sequence):
         trace.raise_deferred()
     own = _is_own(trace)
     y = replace_leaves(out, _unwrap, own)
-    y_dot = replace_leaves(out, lambda v: output_tangent(v, trace),
-                           lambda v: own(v) or _is_output_leaf(v))
+    y_dot = replace_leaves(out, lambda v: output_tangent(v, trace) if own(v) or
+                           _is_output_leaf(v) else NoTangent(), lambda v: not is_structure(v))
     return y, y_dot
 
 

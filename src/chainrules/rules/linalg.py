@@ -43,11 +43,10 @@ def H(x):
 
 def _matmul_dy(dy, a_ndim: int, b_ndim: int):
     """``dy`` with the axes that matmul dropped for 1-d operands put back (as size 1)."""
-    dy = np.asarray(dy)
     if b_ndim == 1:
-        dy = dy[..., None]
+        dy = np.expand_dims(dy, -1)   # expand_dims, not dy[..., None]: dy may be a traced 0-d
     if a_ndim == 1:
-        dy = dy[..., None, :]
+        dy = np.expand_dims(dy, -2)
     return dy
 
 
@@ -289,16 +288,16 @@ def _adjugate(a, det):
     finite): through the SVD a = U S Vh, adj(a) = det(U) det(Vh) V diag(prod_{j != i} s_j) U^H.
     """
     try:
-        return det[..., None, None] * inv(a)
+        return np.expand_dims(det, (-2, -1)) * inv(a)
     except np.linalg.LinAlgError:
         U, S, Vh = np.linalg.svd(a)
         others = np.prod(np.where(np.eye(S.shape[-1], dtype=bool), 1, S[..., None, :]), axis=-1)
         phase = np.linalg.det(U) * np.linalg.det(Vh)
-        return phase[..., None, None] * (H(Vh) * others[..., None, :]) @ H(U)
+        return np.expand_dims(phase, (-2, -1)) * (H(Vh) * others[..., None, :]) @ H(U)
 
 
 def _adjugate_of(call):
-    return _adjugate(call.x, np.asarray(call.y))
+    return _adjugate(call.x, call.y)
 
 
 def _slogdet_da(call, dy):
@@ -307,7 +306,7 @@ def _slogdet_da(call, dy):
     weight = np.real(dense_tangent(y.logabsdet, d_logabsdet))
     if np.iscomplexobj(a) and not isinstance(d_sign, AbstractZero):
         weight = weight - 1j * np.imag(np.conj(d_sign) * y.sign)
-    return np.asarray(weight)[..., None, None] * H(inv(a))
+    return np.expand_dims(weight, (-2, -1)) * H(inv(a))
 
 
 def _slogdet_pushforward(call, da):
@@ -725,7 +724,7 @@ define(np.linalg.inv, lambda call, dy: -H(call.y) @ dy @ H(call.y),
        pushforward=lambda call, da: -call.y @ da @ call.y)
 define(np.linalg.solve, _solve_da, _solve_db, prepare=_solve_shared,
        pushforward=_solve_pushforward)
-define(np.linalg.det, lambda call, dy: np.asarray(dy)[..., None, None] * H(
+define(np.linalg.det, lambda call, dy: np.expand_dims(dy, (-2, -1)) * H(
     call.memo(_adjugate_of)), pushforward=lambda call, da: _trace(call.memo(_adjugate_of) @ da))
 define(np.linalg.slogdet, _slogdet_da, pushforward=_slogdet_pushforward)
 define(np.linalg.cholesky, _cholesky_da, pushforward=_cholesky_pushforward)

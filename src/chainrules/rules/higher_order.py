@@ -58,6 +58,13 @@ class _Buffers:
         self.buffers[position] = accumulate(buffer, sparse, owned=True)
 
 
+def _broadcast(args: tuple) -> list:
+    """The arguments broadcast against each other (np.broadcast_to, which has a rule: they may
+    be traced when this rule runs inside an outer trace)."""
+    shape = np.broadcast_shapes(*[np.shape(a) for a in args])
+    return [np.broadcast_to(np.asarray(a), shape) for a in args]
+
+
 def _no_cotangents(count: int) -> tuple:
     return (NoTangent(),) * count
 
@@ -69,7 +76,7 @@ def _vectorize_rule(config: RuleConfig, pyfunc: Callable, *args: Any, otypes: An
         raise NotImplementedError(
             f"np.vectorize({_name(pyfunc)}) with excluded=, signature= or keyword arguments is "
             f"not differentiable yet; pass every vectorized argument positionally.")
-    arrays = np.broadcast_arrays(*[np.asarray(a) for a in args])
+    arrays = _broadcast(args)
     shape = arrays[0].shape if arrays else ()
     results, pullbacks = [], []
     for index in np.ndindex(shape):
@@ -238,7 +245,7 @@ def _vectorize_frule(config: RuleConfig, tangents: tuple, pyfunc: Callable, *arg
             f"np.vectorize({_name(pyfunc)}) with excluded=, signature= or keyword arguments is "
             f"not differentiable yet; pass every vectorized argument positionally.")
     function_tangent, *argument_tangents = _tangents_of(tangents, 1 + len(args))
-    arrays = np.broadcast_arrays(*[np.asarray(a) for a in args])
+    arrays = _broadcast(args)
     shape = arrays[0].shape if arrays else ()
     argument_tangents = [t if isinstance(t, AbstractZero) else np.broadcast_to(t, shape)
                          for t in argument_tangents]

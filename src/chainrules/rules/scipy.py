@@ -31,7 +31,7 @@ from numpy.lib.array_utils import normalize_axis_tuple
 
 from ..core.broadcast import unbroadcast
 from ..core.projection import ProjectTo
-from ..core.registry import frule, rrule
+from ..core.registry import frule, recorded_whole, rrule
 from ..core.scalar_rule import scalar_rule
 from ..core.tangents import AbstractZero, NoTangent, Tangent, ZeroTangent
 from ..core.thunks import Thunk, unthunk
@@ -75,9 +75,11 @@ def _trigamma(x: Any) -> Any:
     return np.where(reflect, reflected, total)
 
 
+@recorded_whole
 def _polygamma(n: Any, x: Any) -> Any:
     """polygamma(n, x) = (-1)^(n+1) n! zeta(n + 1, x) for n >= 1, digamma(x) for n = 0 (as
-    SciPy computes it), written with ufuncs that have rules: differentiable to any order."""
+    SciPy computes it), written with ufuncs that have rules: differentiable to any order.
+    ``sps.polygamma`` converts its arguments with ``np.asarray``, so its rules call this."""
     n = np.asarray(n)
     terms = (-1.0) ** (n + 1) * sps.gamma(n + 1.0) * _hurwitz_zeta(np.maximum(n, 1) + 1, x)
     if np.all(n >= 1):
@@ -99,7 +101,9 @@ def _log(t):
 
 scalar_rule(sps.gammaln, lambda y, x: sps.digamma(x))     # log|Gamma(x)|' = digamma(x)
 scalar_rule(sps.digamma, lambda y, x: _trigamma(x))
-scalar_rule(sps.polygamma, None, lambda y, n, x: _polygamma(n + 1, x))
+scalar_rule(_polygamma, None, lambda y, n, x: _polygamma(n + 1, x))
+rrule.register(sps.polygamma)(rrule.lookup(_polygamma)[0])
+frule.register(sps.polygamma)(frule.lookup(_polygamma)[0])
 scalar_rule(_hurwitz_zeta, None, lambda y, s, q: -s * _hurwitz_zeta(s + 1, q))  # d/dq
 scalar_rule(sps.erf, lambda y, x: 2 / _SQRT_PI * np.exp(-x * x))
 scalar_rule(sps.erfc, lambda y, x: -2 / _SQRT_PI * np.exp(-x * x))

@@ -203,7 +203,13 @@ SPECIAL = {
     "softmax complex": (lambda a: np.sum(abs2(sp.softmax(a))), x4_C, []),
     "log_softmax": (lambda a: np.sum(sp.log_softmax(a, axis=1) ** 3), M, [np.float32]),
 }
-ALL = {**LINALG, **NORMS, **SCIPY_LINALG, **FFT, **SPECIAL}
+HIGHER_ORDER = {
+    "piecewise": (lambda a: np.sum(np.piecewise(a, [a < 0], [lambda t: t ** 3,
+                                                             lambda t: np.sin(t) * t])), x4, []),
+    "piecewise constant and default": (lambda a: np.sum(np.piecewise(
+        a, [a < -0.5, a > 0.5], [2.0, lambda t: np.exp(t) ** 2]) * a ** 2), x4, []),
+}
+ALL = {**LINALG, **NORMS, **SCIPY_LINALG, **FFT, **SPECIAL, **HIGHER_ORDER}
 
 
 @pytest.mark.parametrize("name", list(ALL))

@@ -196,7 +196,15 @@ def _cho_solve_cases():
     ]
 
 
-CASES = (_unary_cases() + _xlogy_cases() + _logsumexp_cases() + _softmax_cases()
+def _polygamma_cases():
+    # order n is an integer (no tangent); the Hurwitz zeta ufunc is differentiated in q only
+    from chainrules.rules.scipy import _hurwitz_zeta, _polygamma
+    x = np.array(POSITIVE)
+    return [case(sp.polygamma, 1, x), case(sp.polygamma, 2, x.astype(np.float32)),
+            case(_polygamma, 3, x), case(_hurwitz_zeta, 3, x)]
+
+
+CASES = (_unary_cases() + _xlogy_cases() + _polygamma_cases() + _logsumexp_cases() + _softmax_cases()
          + _solve_triangular_cases() + _expm_cases() + _cho_solve_cases())
 
 

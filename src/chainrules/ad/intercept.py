@@ -95,7 +95,8 @@ def _routed(original: Any) -> Any:
 # never reach __array_function__), or that take a callable: (module, name).
 ROUTED = [("numpy", "apply_along_axis"), ("numpy", "piecewise"),
           ("scipy.special", "logsumexp"), ("scipy.special", "softmax"),
-          ("scipy.special", "log_softmax"), ("scipy.linalg", "solve_triangular"),
+          ("scipy.special", "log_softmax"), ("scipy.special", "polygamma"),
+          ("scipy.linalg", "solve_triangular"),
           ("scipy.linalg", "expm"), ("scipy.linalg", "cho_solve")]
 _replaced: list = []
 

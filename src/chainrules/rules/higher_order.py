@@ -58,6 +58,35 @@ class _Buffers:
         self.buffers[position] = accumulate(buffer, sparse, owned=True)
 
 
+def _broadcast(args: tuple) -> list:
+    """The arguments broadcast against each other (np.broadcast_to, which has a rule: they may
+    be traced when this rule runs inside an outer trace)."""
+    shape = np.broadcast_shapes(*[np.shape(a) for a in args])
+    return [np.broadcast_to(np.asarray(a), shape) for a in args]
+
+
+def _scatter(shape: tuple, dtype: Any, parts: list) -> Any:
+    """The array of ``shape`` that holds each part's values where its mask (disjoint from the
+    others) is true, 0 elsewhere. On plain values: written into a new array; otherwise (traced
+    values, when this rule runs inside an outer trace) gathered from the concatenated parts,
+    with no writes, so that it can be differentiated."""
+    if all(isinstance(values, (np.ndarray, np.generic, int, float, complex))
+           for _, values in parts):
+        out = np.zeros(shape, dtype)
+        for mask, values in parts:
+            out[mask] = values
+        return out
+    positions = [np.flatnonzero(mask) for mask, _ in parts]
+    covered = np.zeros(shape, bool)
+    for mask, _ in parts:
+        covered = covered | mask
+    positions.append(np.flatnonzero(~covered))
+    flat = np.concatenate([np.reshape(np.broadcast_to(values, np.shape(p)), (-1,))
+                           for (_, values), p in zip(parts, positions)]
+                          + [np.zeros(len(positions[-1]), dtype)])
+    return np.reshape(flat[np.argsort(np.concatenate(positions))], shape)
+
+
 def _no_cotangents(count: int) -> tuple:
     return (NoTangent(),) * count
 
@@ -69,7 +98,7 @@ def _vectorize_rule(config: RuleConfig, pyfunc: Callable, *args: Any, otypes: An
         raise NotImplementedError(
             f"np.vectorize({_name(pyfunc)}) with excluded=, signature= or keyword arguments is "
             f"not differentiable yet; pass every vectorized argument positionally.")
-    arrays = np.broadcast_arrays(*[np.asarray(a) for a in args])
+    arrays = _broadcast(args)
     shape = arrays[0].shape if arrays else ()
     results, pullbacks = [], []
     for index in np.ndindex(shape):
@@ -166,15 +195,15 @@ def _piecewise_rule(config: RuleConfig, x: Any, condlist: Any, funclist: Any, *a
         masks.append(condition & ~taken)
         taken |= condition
     masks.reverse()
-    y = np.zeros(x.shape, np.result_type(x, float))
-    pieces = []
+    pieces, parts = [], []
     for position, (mask, function) in enumerate(zip(masks, funclist)):
         if callable(function):
             y_k, pullback_k = rrule_via_ad(config, function, x[mask], *args, **kwargs)
-            y[mask] = y_k
+            parts.append((mask, y_k))
             pieces.append((position, mask, pullback_k))
         else:
-            y[mask] = function
+            parts.append((mask, function))
+    y = _scatter(x.shape, np.result_type(x, float), parts)
     y = y.astype(np.result_type(x, y)) if x.dtype.kind in "fc" else y
     project_x = ProjectTo(x)
     project_args = [ProjectTo(a) for a in args]
@@ -184,21 +213,24 @@ def _piecewise_rule(config: RuleConfig, x: Any, condlist: Any, funclist: Any, *a
         if isinstance(dy, AbstractZero):
             return _no_cotangents(4 + len(args))
         dy = np.asarray(dy)
-        x_buffer = _Buffers([x])
+        x_dtype = tangent_dtype(x.dtype)
+        x_parts = []
         function_tangents: dict = {}
         arg_sums: list = [ZeroTangent()] * len(args)
         for position, mask, pullback_k in pieces:
             cotangents = pullback_k(dy[mask])
             if not isinstance(cotangents[0], AbstractZero):
                 function_tangents[position] = cotangents[0]
-            x_buffer.add(0, mask, cotangents[1])
+            if not isinstance(cotangents[1], AbstractZero):
+                x_parts.append((mask, unthunk(cotangents[1])))
             for j in range(len(args)):
                 arg_sums[j] = accumulate(arg_sums[j], cotangents[2 + j], owned=True)
-        buffer = x_buffer.buffers[0]
         funclist_tangent = Tangent(type(funclist), function_tangents) if function_tangents \
             else NoTangent()
-        return (NoTangent(), NoTangent() if buffer is None else project_x(buffer), NoTangent(),
-                funclist_tangent, *[project(s) for project, s in zip(project_args, arg_sums)])
+        x_cotangent = NoTangent() if x_dtype is None else project_x(
+            _scatter(x.shape, x_dtype, x_parts))
+        return (NoTangent(), x_cotangent, NoTangent(), funclist_tangent,
+                *[project(s) for project, s in zip(project_args, arg_sums)])
 
     piecewise_pullback.masks = masks  # the pieces, for the frule
     return y, piecewise_pullback
@@ -238,7 +270,7 @@ def _vectorize_frule(config: RuleConfig, tangents: tuple, pyfunc: Callable, *arg
             f"np.vectorize({_name(pyfunc)}) with excluded=, signature= or keyword arguments is "
             f"not differentiable yet; pass every vectorized argument positionally.")
     function_tangent, *argument_tangents = _tangents_of(tangents, 1 + len(args))
-    arrays = np.broadcast_arrays(*[np.asarray(a) for a in args])
+    arrays = _broadcast(args)
     shape = arrays[0].shape if arrays else ()
     argument_tangents = [t if isinstance(t, AbstractZero) else np.broadcast_to(t, shape)
                          for t in argument_tangents]

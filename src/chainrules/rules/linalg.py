@@ -43,11 +43,10 @@ def H(x):
 
 def _matmul_dy(dy, a_ndim: int, b_ndim: int):
     """``dy`` with the axes that matmul dropped for 1-d operands put back (as size 1)."""
-    dy = np.asarray(dy)
     if b_ndim == 1:
-        dy = dy[..., None]
+        dy = np.expand_dims(dy, -1)   # expand_dims, not dy[..., None]: dy may be a traced 0-d
     if a_ndim == 1:
-        dy = dy[..., None, :]
+        dy = np.expand_dims(dy, -2)
     return dy
 
 
@@ -240,12 +239,32 @@ def _einsum_cotangent(call, dy, position: int):
     g = np.einsum(",".join(sub for _, sub in terms) + "->" + labels, *(t for t, _ in terms),
                   optimize=len(terms) > 1)
     if len(labels) < len(own):
-        full = np.zeros([sizes[c] for c in own], g.dtype)
-        np.einsum(own + "->" + labels, full)[...] = g  # a writeable view of the diagonal
-        g = full
+        g = _on_diagonals(g, labels, own, sizes)
     broadcast = tuple(k for k, (n, m) in enumerate(zip(np.shape(operands[i]), g.shape))
                       if n == 1 and m != 1)
     return g.sum(axis=broadcast, keepdims=True) if broadcast else g
+
+
+def _on_diagonals(g, labels: str, own: str, sizes: dict):
+    """The array of subscripts ``own`` (a label repeated: a diagonal) that is ``g`` (subscripts
+    ``labels``, each once) on its diagonals and 0 elsewhere."""
+    if type(g) is np.ndarray:
+        full = np.zeros([sizes[c] for c in own], g.dtype)
+        np.einsum(own + "->" + labels, full)[...] = g  # a writeable view of the diagonal
+        return full
+    # g may be traced (a pullback differentiated again): no writes, an einsum with identities.
+    free = iter(c for c in _LABELS if c not in own)
+    renamed, deltas, seen = "", [], set()
+    for c in own:
+        if c in seen:
+            fresh = next(free)
+            renamed += fresh
+            deltas.append((np.eye(sizes[c], dtype=g.real.dtype), c + fresh))
+        else:
+            renamed += c
+            seen.add(c)
+    return np.einsum(",".join([labels] + [sub for _, sub in deltas]) + "->" + renamed, g,
+                     *(delta for delta, _ in deltas))
 
 
 # --- inverse, solve, determinants ------------------------------------------------------------
@@ -287,18 +306,47 @@ def _solve_pushforward(call, da, db):
 def _adjugate(a, det):
     """adj(a) = det(a) a^-1, also for singular matrices (where d det / da = adj(a)^T is
     finite): through the SVD a = U S Vh, adj(a) = det(U) det(Vh) V diag(prod_{j != i} s_j) U^H.
+    On traced values (the pullback differentiated again) a singular or nearly singular
+    matrix takes the cofactors instead, whose derivative is finite and accurate there.
     """
     try:
-        return det[..., None, None] * inv(a)
+        inverse = inv(a)
     except np.linalg.LinAlgError:
-        U, S, Vh = np.linalg.svd(a)
-        others = np.prod(np.where(np.eye(S.shape[-1], dtype=bool), 1, S[..., None, :]), axis=-1)
-        phase = np.linalg.det(U) * np.linalg.det(Vh)
-        return phase[..., None, None] * (H(Vh) * others[..., None, :]) @ H(U)
+        if type(a) is not np.ndarray:  # traced: the SVD's derivative is infinite at S = 0
+            return _cofactor_adjugate(a)
+    else:
+        if type(a) is np.ndarray or not np.any(_ill_conditioned(a, inverse)):
+            return np.expand_dims(det, (-2, -1)) * inverse
+        # Traced and nearly singular: the derivative of det * inv(a) is a difference of
+        # terms of size det * cond(a)^2 that cancel; the cofactors' derivative does not.
+        return _cofactor_adjugate(a)
+    U, S, Vh = np.linalg.svd(a)
+    others = np.prod(np.where(np.eye(S.shape[-1], dtype=bool), 1, S[..., None, :]), axis=-1)
+    phase = np.linalg.det(U) * np.linalg.det(Vh)
+    return np.expand_dims(phase, (-2, -1)) * (H(Vh) * others[..., None, :]) @ H(U)
+
+
+def _ill_conditioned(a, inverse):
+    """Whether ||a|| ||a^-1|| (Frobenius) exceeds 1 / sqrt(eps), for each matrix."""
+    size = np.sqrt(np.sum(np.abs(a) ** 2, axis=(-2, -1)) *
+                   np.sum(np.abs(inverse) ** 2, axis=(-2, -1)))
+    return size > 1 / np.sqrt(np.finfo(np.result_type(a.dtype, np.float32)).eps)
+
+
+def _cofactor_adjugate(a):
+    """adj(a)[j, i] = (-1)^(i+j) det(a without row i and column j): a polynomial in a's
+    entries, so it can be differentiated again where a is singular (O(n^5); used only there)."""
+    n = np.shape(a)[-1]
+    if n == 1:
+        return np.ones(np.shape(a), np.result_type(a.dtype, np.float64))
+    keep = np.array([[k for k in range(n) if k != i] for i in range(n)])  # (n, n - 1)
+    minors = a[..., keep[:, None, :, None], keep[None, :, None, :]]      # (..., n, n, n-1, n-1)
+    signs = (-1.0) ** np.add.outer(np.arange(n), np.arange(n))
+    return np.swapaxes(signs * np.linalg.det(minors), -1, -2)
 
 
 def _adjugate_of(call):
-    return _adjugate(call.x, np.asarray(call.y))
+    return _adjugate(call.x, call.y)
 
 
 def _slogdet_da(call, dy):
@@ -307,7 +355,7 @@ def _slogdet_da(call, dy):
     weight = np.real(dense_tangent(y.logabsdet, d_logabsdet))
     if np.iscomplexobj(a) and not isinstance(d_sign, AbstractZero):
         weight = weight - 1j * np.imag(np.conj(d_sign) * y.sign)
-    return np.asarray(weight)[..., None, None] * H(inv(a))
+    return np.expand_dims(weight, (-2, -1)) * H(inv(a))
 
 
 def _slogdet_pushforward(call, da):
@@ -725,7 +773,7 @@ define(np.linalg.inv, lambda call, dy: -H(call.y) @ dy @ H(call.y),
        pushforward=lambda call, da: -call.y @ da @ call.y)
 define(np.linalg.solve, _solve_da, _solve_db, prepare=_solve_shared,
        pushforward=_solve_pushforward)
-define(np.linalg.det, lambda call, dy: np.asarray(dy)[..., None, None] * H(
+define(np.linalg.det, lambda call, dy: np.expand_dims(dy, (-2, -1)) * H(
     call.memo(_adjugate_of)), pushforward=lambda call, da: _trace(call.memo(_adjugate_of) @ da))
 define(np.linalg.slogdet, _slogdet_da, pushforward=_slogdet_pushforward)
 define(np.linalg.cholesky, _cholesky_da, pushforward=_cholesky_pushforward)

@@ -31,17 +31,23 @@ from numpy.lib.array_utils import normalize_axis_tuple
 
 from ..core.broadcast import unbroadcast
 from ..core.projection import ProjectTo
-from ..core.registry import frule, rrule
+from ..core.registry import frule, recorded_whole, rrule
 from ..core.scalar_rule import scalar_rule
 from ..core.tangents import AbstractZero, NoTangent, Tangent, ZeroTangent
 from ..core.thunks import Thunk, unthunk
 
-# The functions themselves, taken at import: while a trace runs, chainrules.ad.intercept puts
-# routing wrappers in their modules' namespaces, and the rules must call the originals.
+# The functions themselves, taken at import: the rules are registered for (and bind their
+# arguments by the signatures of) these. Rules *call* them through their modules
+# (``sps.logsumexp(...)``): while a trace runs, chainrules.ad.intercept puts routing wrappers
+# there, which call the original on plain arrays and record the call on traced ones, as a
+# rule's arguments are when it runs inside an outer trace (second derivatives).
 logsumexp, softmax, log_softmax = sps.logsumexp, sps.softmax, sps.log_softmax
 solve_triangular, expm, cho_solve = sla.solve_triangular, sla.expm, sla.cho_solve
 
 _SQRT_PI = float(np.sqrt(np.pi))
+# The ufunc behind sps.zeta(s, q) (a Python function): it dispatches on traced values, so the
+# derivatives of digamma and polygamma, written with it, can be differentiated again.
+_hurwitz_zeta = sps._ufuncs._zeta
 
 
 # --- elementwise special functions: the table ---------------------------------------------------
@@ -50,23 +56,35 @@ def _trigamma(x: Any) -> Any:
     """polygamma(1, x), the derivative of digamma; for complex x (SciPy's polygamma is real
     only) by reflection, recurrence and the asymptotic series."""
     if not np.iscomplexobj(x):
-        return sps.polygamma(1, x)
-    z = np.asarray(x, np.complex128)
+        return _hurwitz_zeta(2, x)   # what sps.polygamma(1, x) computes
+    z = x if np.asarray(x).dtype == np.complex128 else np.asarray(x).astype(np.complex128)
     reflect = z.real < 0.5  # psi1(z) = pi^2 / sin^2(pi z) - psi1(1 - z)
     w = np.where(reflect, 1 - z, z)
-    total = np.zeros_like(w)
+    total = 0
     for _ in range(10):  # psi1(w) = 1/w^2 + psi1(w + 1): move to |w| >= 10.5
-        total += 1 / (w * w)
+        total = total + 1 / (w * w)
         w = w + 1
     # psi1(w) ~ 1/w + 1/(2w^2) + sum_k B_2k / w^(2k+1)
     inverse_square = 1 / (w * w)
     series = 0.0
     for bernoulli in (7 / 6, -691 / 2730, 5 / 66, -1 / 30, 1 / 42, -1 / 30, 1 / 6):
         series = (series + bernoulli) * inverse_square
-    total += 1 / w + inverse_square / 2 + series / w
+    total = total + 1 / w + inverse_square / 2 + series / w
     with np.errstate(over="ignore", invalid="ignore"):
         reflected = (np.pi / np.sin(np.pi * z)) ** 2 - total
     return np.where(reflect, reflected, total)
+
+
+@recorded_whole
+def _polygamma(n: Any, x: Any) -> Any:
+    """polygamma(n, x) = (-1)^(n+1) n! zeta(n + 1, x) for n >= 1, digamma(x) for n = 0 (as
+    SciPy computes it), written with ufuncs that have rules: differentiable to any order.
+    ``sps.polygamma`` converts its arguments with ``np.asarray``, so its rules call this."""
+    n = np.asarray(n)
+    terms = (-1.0) ** (n + 1) * sps.gamma(n + 1.0) * _hurwitz_zeta(np.maximum(n, 1) + 1, x)
+    if np.all(n >= 1):
+        return terms
+    return np.where(n == 0, sps.digamma(x), terms)
 
 
 def _xlogy_y(y, x, t):
@@ -83,6 +101,10 @@ def _log(t):
 
 scalar_rule(sps.gammaln, lambda y, x: sps.digamma(x))     # log|Gamma(x)|' = digamma(x)
 scalar_rule(sps.digamma, lambda y, x: _trigamma(x))
+scalar_rule(_polygamma, None, lambda y, n, x: _polygamma(n + 1, x))
+rrule.register(sps.polygamma)(rrule.lookup(_polygamma)[0])
+frule.register(sps.polygamma)(frule.lookup(_polygamma)[0])
+scalar_rule(_hurwitz_zeta, None, lambda y, s, q: -s * _hurwitz_zeta(s + 1, q))  # d/dq
 scalar_rule(sps.erf, lambda y, x: 2 / _SQRT_PI * np.exp(-x * x))
 scalar_rule(sps.erfc, lambda y, x: -2 / _SQRT_PI * np.exp(-x * x))
 scalar_rule(sps.expit, lambda y, x: y * (1 - y))
@@ -155,8 +177,9 @@ def _softmax_weights(a: Any, y: Any, axes: tuple, keepdims: bool) -> np.ndarray:
     kept = _keep(y, axes, keepdims)
     with np.errstate(invalid="ignore", over="ignore"):
         weights = np.exp(a - kept)
-    if np.any(np.isneginf(np.real(kept))):
-        weights = np.where(np.isneginf(np.real(kept)), 0, weights)
+    empty = np.isinf(np.real(kept)) & (np.real(kept) < 0)  # traceable, unlike np.isneginf
+    if np.any(empty):
+        weights = np.where(empty, 0, weights)
     return weights
 
 
@@ -189,7 +212,7 @@ class _LogsumexpPullback:
 @rrule.register(logsumexp)
 def _logsumexp_rule(*args: Any, **kwargs: Any):
     call = _logsumexp_call(args, kwargs)
-    y = logsumexp(*args, **kwargs)
+    y = sps.logsumexp(*args, **kwargs)
     a, b = np.asarray(call["a"]), call["b"]
     b = None if b is None else np.asarray(b)
     ndim = a.ndim if b is None else max(a.ndim, b.ndim)
@@ -201,7 +224,7 @@ def _logsumexp_rule(*args: Any, **kwargs: Any):
 @frule.register(logsumexp)
 def _logsumexp_frule(tangents: tuple, *args: Any, **kwargs: Any):
     call = _logsumexp_call(args, kwargs)
-    y = logsumexp(*args, **kwargs)
+    y = sps.logsumexp(*args, **kwargs)
     a, b = np.asarray(call["a"]), call["b"]
     da = _tangent_of(tangents, args, 0)
     db = _tangent_of(tangents, args, 2)
@@ -232,7 +255,7 @@ def _normalized(f: Callable, name: str, pullback_of: Callable, pushforward_of: C
     ``pushforward_of(y, dx, axes)``, both projected."""
     def output_and_axes(args: tuple, kwargs: dict) -> tuple:
         call = _bind(f, name, args, kwargs)
-        return f(*args, **kwargs), _reduced_axes(call["axis"], np.ndim(call["x"]))
+        return getattr(sps, f.__name__)(*args, **kwargs), _reduced_axes(call["axis"], np.ndim(call["x"]))
 
     def reverse(*args: Any, **kwargs: Any):
         y, axes = output_and_axes(args, kwargs)
@@ -362,8 +385,8 @@ class _SolveTriangularPullback:
                        check_finite=call["check_finite"])
         dy = _as_matrix(dy, self.vector)
         if call["trans"] == 1:  # M^H = conj(a): conj(a^-1 conj(dy))
-            return _conj(solve_triangular(a, _conj(dy), trans=0, **options))
-        return solve_triangular(a, dy, trans=2 - call["trans"], **options)
+            return _conj(sla.solve_triangular(a, _conj(dy), trans=0, **options))
+        return sla.solve_triangular(a, dy, trans=2 - call["trans"], **options)
 
     def __call__(self, dy: Any) -> tuple:
         dy = unthunk(dy)
@@ -388,7 +411,7 @@ class _SolveTriangularPullback:
 @rrule.register(solve_triangular)
 def _solve_triangular_rule(*args: Any, **kwargs: Any):
     call = _solve_triangular_call(args, kwargs)
-    x = solve_triangular(*args, **kwargs)
+    x = sla.solve_triangular(*args, **kwargs)
     a, b = call["a"], call["b"]
     project_x = ProjectTo(x)
     return x, _Projected(project_x, _SolveTriangularPullback(
@@ -399,7 +422,7 @@ def _solve_triangular_rule(*args: Any, **kwargs: Any):
 @frule.register(solve_triangular)
 def _solve_triangular_frule(tangents: tuple, *args: Any, **kwargs: Any):
     call = _solve_triangular_call(args, kwargs)
-    x = solve_triangular(*args, **kwargs)
+    x = sla.solve_triangular(*args, **kwargs)
     da = _tangent_of(tangents, args, 0)
     db = _tangent_of(tangents, args, 1)
     if isinstance(da, AbstractZero) and isinstance(db, AbstractZero):
@@ -410,7 +433,7 @@ def _solve_triangular_frule(tangents: tuple, *args: Any, **kwargs: Any):
         dm = _op(_triangle(np.asarray(da), call["lower"], strict=call["unit_diagonal"]),
                  call["trans"])
         rhs = rhs - dm @ _as_matrix(x, vector)
-    dx = solve_triangular(call["a"], np.broadcast_to(rhs, np.shape(_as_matrix(x, vector))),
+    dx = sla.solve_triangular(call["a"], np.broadcast_to(rhs, np.shape(_as_matrix(x, vector))),
                               trans=call["trans"], lower=call["lower"],
                               unit_diagonal=call["unit_diagonal"],
                               check_finite=call["check_finite"])
@@ -431,20 +454,32 @@ def _expm_matrix(args: tuple, kwargs: dict) -> np.ndarray:
 
 
 def _frechet(a: np.ndarray, e: np.ndarray) -> np.ndarray:
-    """The Frechet derivative of expm at ``a`` in direction ``e`` (stacks one by one)."""
-    e = np.broadcast_to(e, a.shape)
-    if a.ndim == 2:
-        return sla.expm_frechet(a, e, compute_expm=False)
-    result = np.empty(a.shape, np.result_type(a, e, np.float64))
-    for index in np.ndindex(a.shape[:-2]):
-        result[index] = sla.expm_frechet(a[index], e[index], compute_expm=False)
-    return result
+    """The Frechet derivative of expm at ``a`` in direction ``e``.
+
+    On plain arrays: SciPy's ``expm_frechet``, stacks one by one. On traced ones (a pullback
+    differentiated again), from the block identity
+    ``expm([[a, e], [0, a]]) = [[expm(a), L(a, e)], [0, expm(a)]]``, which is made of
+    operations that have rules (expm itself among them), so it can be differentiated again.
+    """
+    e = np.broadcast_to(e, np.shape(a))
+    if type(a) is np.ndarray and type(e) is np.ndarray:
+        if a.ndim == 2:
+            return sla.expm_frechet(a, e, compute_expm=False)
+        result = np.empty(a.shape, np.result_type(a, e, np.float64))
+        for index in np.ndindex(a.shape[:-2]):
+            result[index] = sla.expm_frechet(a[index], e[index], compute_expm=False)
+        return result
+    n = np.shape(a)[-1]
+    dtype = np.result_type(a.dtype, e.dtype, np.float64)
+    block = np.concatenate([np.concatenate([a, e], axis=-1),
+                            np.concatenate([np.zeros(np.shape(a), dtype), a], axis=-1)], axis=-2)
+    return sla.expm(block)[..., :n, n:]
 
 
 @rrule.register(expm)
 def _expm_rule(*args: Any, **kwargs: Any):
     a = _expm_matrix(args, kwargs)
-    y = expm(*args, **kwargs)
+    y = sla.expm(*args, **kwargs)
     project_a = ProjectTo(args[0] if args else kwargs["A"])
 
     def expm_pullback(dy: Any) -> tuple:
@@ -458,7 +493,7 @@ def _expm_rule(*args: Any, **kwargs: Any):
 @frule.register(expm)
 def _expm_frule(tangents: tuple, *args: Any, **kwargs: Any):
     a = _expm_matrix(args, kwargs)
-    y = expm(*args, **kwargs)
+    y = sla.expm(*args, **kwargs)
     da = _tangent_of(tangents, args, 0)
     if isinstance(da, AbstractZero):
         return y, ZeroTangent()
@@ -508,7 +543,7 @@ class _ChoSolvePullback:
         dy = unthunk(dy)
         if isinstance(dy, AbstractZero):
             return tuple(_no_tangents(self.count, {0: ZeroTangent(), 1: ZeroTangent()}))
-        db = Thunk(lambda: cho_solve((self.c, self.lower), _as_matrix(dy, self.vector),
+        db = Thunk(lambda: sla.cho_solve((self.c, self.lower), _as_matrix(dy, self.vector),
                                          check_finite=self.call["check_finite"]))
 
         def c_cotangent() -> Any:
@@ -527,7 +562,7 @@ class _ChoSolvePullback:
 @rrule.register(cho_solve)
 def _cho_solve_rule(*args: Any, **kwargs: Any):
     call = _cho_solve_call(args, kwargs)
-    x = cho_solve(*args, **kwargs)
+    x = sla.cho_solve(*args, **kwargs)
     c, lower = call["c_and_lower"]
     b = call["b"]
     return x, _Projected(ProjectTo(x), _ChoSolvePullback(
@@ -548,7 +583,7 @@ def _pair_tangent(t: Any) -> Any:
 @frule.register(cho_solve)
 def _cho_solve_frule(tangents: tuple, *args: Any, **kwargs: Any):
     call = _cho_solve_call(args, kwargs)
-    x = cho_solve(*args, **kwargs)
+    x = sla.cho_solve(*args, **kwargs)
     c, lower = call["c_and_lower"]
     dc = _pair_tangent(tangents[1]) if args else ZeroTangent()
     db = _tangent_of(tangents, args, 1)
@@ -560,7 +595,7 @@ def _cho_solve_frule(tangents: tuple, *args: Any, **kwargs: Any):
         da = _factor_tangent(_triangle(np.asarray(c), lower),
                              bool(lower), _triangle(np.asarray(dc), lower))
         rhs = rhs - da @ _as_matrix(x, vector)
-    dx = cho_solve((c, lower), np.broadcast_to(rhs, np.shape(_as_matrix(x, vector))),
+    dx = sla.cho_solve((c, lower), np.broadcast_to(rhs, np.shape(_as_matrix(x, vector))),
                        check_finite=call["check_finite"])
     return x, ProjectTo(x)(_from_matrix(dx, vector))
 

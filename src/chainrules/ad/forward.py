@@ -32,6 +32,7 @@ from .tracer import Traced, primal_value
 __all__ = ["ForwardTrace"]
 
 _NO_TANGENT = NoTangent()
+_ZERO = ZeroTangent()
 _FRULES = frule._rules
 
 
@@ -57,9 +58,14 @@ class ForwardTrace(Level):
     def apply(self, function: Any, primals: tuple, tangents: tuple, kwargs: dict) -> Any:
         """Run ``function``'s frule on ``primals`` with ``tangents`` (an int marks a constant
         argument, as the reverse engine's parent numbers do) and return its traced output."""
-        tangents = tuple(ZeroTangent() if type(t) is int else t for t in tangents)
-        if all(isinstance(t, AbstractZero) for t in tangents):
+        constant = True
+        for t in tangents:
+            if type(t) is not int and not isinstance(t, AbstractZero):
+                constant = False
+                break
+        if constant:
             return function(*primals, **kwargs)  # constants in, a constant out
+        tangents = tuple(_ZERO if type(t) is int else t for t in tangents)
         entry = _FRULES.get(function)
         result = None
         if entry is not None:
@@ -139,10 +145,19 @@ def _part(dy: Any, key: Any, position: int) -> Any:
 
 def _tangent_of(y: Any, dy: Any) -> Any:
     """``dy`` in ``y``'s tangent space; zeros stay lazy."""
+    kind = type(dy)
+    if kind is np.ndarray and type(y) is np.ndarray:
+        if dy.dtype is y.dtype and dy.shape == y.shape:
+            return dy  # already in the tangent space (rules project their outputs)
+    elif kind is type(y) and kind in _NUMBERS:
+        return dy
     dy = unthunk(dy)
     if isinstance(dy, AbstractZero):
         return ZeroTangent()
     return ProjectTo(y)(dy)
+
+
+_NUMBERS = frozenset({float, complex, np.float64, np.float32, np.complex128, np.complex64})
 
 
 def lift(x: Any, tangent: Any, trace: ForwardTrace, select) -> Any:

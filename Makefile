@@ -24,6 +24,7 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m pip install --quiet -e ".[test,bench]"
 	$(PY) benchmarks/run.py
+	$(PY) benchmarks/higher_order.py
 
 # Each peer is installed on its own, so one that cannot be installed does not stop the others;
 # run.py reports the missing ones. torch==2.13.0 is the CPU build on local disk.
@@ -33,6 +34,7 @@ bench-peers: $(STAMP)
 		$(PY) -m pip install --quiet $$peer || echo "could not install $$peer: it will be reported as not installed"; \
 	done
 	$(PY) benchmarks/run.py --peers
+	$(PY) benchmarks/higher_order.py
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info .pytest_cache .hypothesis

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["tangent_dtype", "cast_to", "shared_shape", "is_plain"]
+__all__ = ["tangent_dtype", "cast_to", "shared_shape", "is_plain", "as_array"]
 
 _PLAIN_NUMBERS = (np.ndarray, np.generic, int, float, complex)
 
@@ -62,6 +62,16 @@ def cast_to(value: Any, dtype: np.dtype) -> Any:
         raise TypeError(
             f"cannot use a value of type {type(value).__name__} as a tangent of dtype {dtype}"
         ) from None
+
+
+def as_array(value: Any) -> Any:
+    """``np.asarray(value)`` for plain values; a traced value (order 2) is left as it is, since
+    converting it would cut it out of the outer trace.
+
+    >>> as_array(2.0)
+    array(2.)
+    """
+    return np.asarray(value) if isinstance(value, _PLAIN_NUMBERS) else value
 
 
 def _cast_traced(value: Any, dtype: np.dtype) -> Any:

@@ -125,10 +125,10 @@ class SparseCotangent(AbstractThunk):
         """
         if self._kind != _BASIC and self._classify() == _GROUPED:
             positions, sums = self._groups
+            buffer[positions] += sums
         elif self._kind == _TRACED:
             raise TypeError("a SparseCotangent of traced values cannot be added in place; "
                             "accumulate() sums it functionally (SparseSum)")
-            buffer[positions] += sums
         else:
             buffer[self.index] += self.values
         return buffer

@@ -38,7 +38,7 @@ import numpy as np
 from ..core.accumulate import accumulate, owned_copy
 from ..core.config import DEFAULT_CONFIG, RuleConfig, _name
 from ..core.projection import ProjectTo, _ProjectToNumeric
-from ..core.registry import frule, rrule
+from ..core.registry import FIRST_ORDER_ONLY, first_order_only, frule, rrule  # noqa: F401
 from ..core.sparse import SparseCotangent
 from ..core.structure import get_at, tangent_at
 from ..core.tangents import (AbstractZero, NoTangent, Tangent, ZeroTangent, is_zero_tangent,
@@ -1387,23 +1387,6 @@ def _shape_problem(expected: Any, got: Any) -> str | None:
 # --------------------------------------------------------------------------------------------
 # Order 2: the pullback's own derivative
 # --------------------------------------------------------------------------------------------
-
-FIRST_ORDER_ONLY: dict = {}
-
-
-def first_order_only(f: Callable, reason: str) -> Callable:
-    """Declare that ``f``'s pullback is not (yet) differentiable, with the reason; the
-    coverage report (``python -m chainrules.coverage``) prints it, and `test_rrule_order2`
-    refuses to pass silently on it.
-
-    >>> def my_op(x): return x
-    >>> first_order_only(my_op, "the pullback calls a C extension") is my_op
-    True
-    >>> del FIRST_ORDER_ONLY[my_op]
-    """
-    FIRST_ORDER_ONLY[f] = reason
-    return f
-
 
 def _is_float_value(x: Any) -> bool:
     if isinstance(x, (float, complex)) and not isinstance(x, bool):

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from chainrules import NoTangent, primal, rrule
+from chainrules.core.registry import recorded_whole
 from chainrules.testing import FIRST_ORDER_ONLY, first_order_only, test_rrule_order2
 
 import importlib.util
@@ -68,6 +69,7 @@ def test_rule_is_differentiable_at_order_2(rule_case):
     test_rrule_order2(rule_case.function, *rule_case.args, fkwargs=rule_case.fkwargs)
 
 
+@recorded_whole
 def cube(x):
     return x ** 3
 

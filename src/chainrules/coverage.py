@@ -17,7 +17,7 @@ import importlib
 import sys
 from typing import Any, Iterator
 
-from .core.registry import NON_DIFFERENTIABLE, frule, rrule
+from .core.registry import FIRST_ORDER_ONLY, NON_DIFFERENTIABLE, frule, rrule
 
 __all__ = ["CATEGORIES", "coverage_rows", "resolve", "main"]
 
@@ -192,6 +192,10 @@ def main(argv: list[str] | None = None) -> int:
     options = parser.parse_args(argv)
     for line in _lines(options.markdown, options.autograd):
         print(line)
+    print()
+    print(f"First-order only ({len(FIRST_ORDER_ONLY)}: pullbacks not differentiable yet):")
+    for f, reason in FIRST_ORDER_ONLY.items():
+        print(f"  {getattr(f, '__module__', '')}.{getattr(f, '__qualname__', f)}: {reason}")
     return 0
 
 

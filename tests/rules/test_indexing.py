@@ -98,3 +98,19 @@ CASES = _array_cases() + _container_cases()
 @pytest.mark.parametrize("rule_case", CASES, ids=lambda c: c.id)
 def test_getitem_rule(rule_case):
     check_case(rule_case)
+
+
+# scatter_sum: the dense value of sparse cotangents at order 2 (its pullback gathers).
+from chainrules.core.sparse import scatter_sum  # noqa: E402
+
+CASES += [
+    case(scatter_sum, (4,), np.dtype(np.float64), (1, np.array([0, 0, 3])), 2.5,
+         np.array([1.0, -2.0, 0.5]), id="scatter_sum-int-and-repeats"),
+    case(scatter_sum, (3, 2), np.dtype(np.float32), (slice(1, 3), (0, 1)),
+         np.ones((2, 2), np.float32), np.float32(2.0), id="scatter_sum-float32"),
+]
+
+
+@pytest.mark.parametrize("rule_case", CASES[-2:], ids=lambda c: c.id)
+def test_scatter_sum_rule(rule_case):
+    check_case(rule_case)

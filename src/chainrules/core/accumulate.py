@@ -18,6 +18,11 @@ In place is used only when it equals the eager sum exactly: the buffer is a writ
 of the eager result's shape and dtype. A complex cotangent into a real buffer, a float64
 cotangent into a float32 buffer, or a broadcast that would grow the buffer, all take the
 out-of-place sum instead (whose fresh result is then owned).
+
+Traced values (order 2 and above: a pullback running while an outer trace records) are never
+written in place: the same calls build a new value by NumPy operations (``acc + t``), and
+sparse index cotangents of traced values are kept as pieces of a `SparseSum`, an owned
+accumulator materialized once by one ``scatter_sum``, so index loops stay linear.
 """
 
 from __future__ import annotations
@@ -26,9 +31,9 @@ from typing import Any
 
 import numpy as np
 
-from .sparse import SparseCotangent
+from .sparse import SparseCotangent, SparseSum
 from .tangents import AbstractZero, NoTangent, Tangent, structural_fields
-from .thunks import AbstractThunk, InplaceableThunk
+from .thunks import AbstractThunk, InplaceableThunk, unthunk
 
 __all__ = ["accumulate", "owned_copy", "owned_sum"]
 
@@ -47,6 +52,8 @@ def accumulate(acc: Any, t: Any, *, owned: bool = False) -> Any:
     """
     if owned and type(acc) is np.ndarray and type(t) is SparseCotangent:
         return _into_array(acc, t)  # the engine's hot path: x[i] read in a loop
+    if type(acc) is SparseSum and owned:
+        return acc.add(t)
     if isinstance(t, AbstractZero):
         if isinstance(acc, AbstractZero):
             return acc + t
@@ -54,6 +61,8 @@ def accumulate(acc: Any, t: Any, *, owned: bool = False) -> Any:
     if isinstance(acc, AbstractZero):
         return owned_copy(t) if owned else t
     if owned:
+        if type(t) is SparseCotangent and t.is_traced and not isinstance(acc, Tangent):
+            return SparseSum(t.shape, t.dtype, unthunk(acc)).add(t)
         if type(acc) is np.ndarray:
             return _into_array(acc, t)
         if type(acc) is Tangent:
@@ -73,7 +82,7 @@ def owned_copy(t: Any) -> Any:
     if isinstance(t, AbstractZero):
         return t
     if isinstance(t, SparseCotangent):
-        return t.dense()
+        return SparseSum(t.shape, t.dtype).add(t) if t.is_traced else t.dense()
     if isinstance(t, InplaceableThunk) and not t.is_computed and t.shape is not None \
             and t.dtype is not None:
         return _checked_add(t, np.zeros(t.shape, t.dtype))
@@ -124,6 +133,8 @@ def _checked_add(t: InplaceableThunk, buffer: np.ndarray) -> np.ndarray:
 
 def _into_array(acc: np.ndarray, t: Any) -> Any:
     if type(t) is SparseCotangent:
+        if t.is_traced:
+            return SparseSum(t.shape, t.dtype, acc).add(t)
         if (t.dtype is acc.dtype or _fits(acc, t.shape, t.dtype)) and t.shape == acc.shape \
                 and acc.flags.writeable:
             return t.add_into(acc)
@@ -172,7 +183,8 @@ def _eager_sum(acc: Any, t: Any) -> Any:
     """``unthunk(acc) + unthunk(t)`` for every pair of tangent kinds, never mutating either."""
     if isinstance(acc, AbstractThunk):
         acc = acc.unthunk()
-    if isinstance(t, SparseCotangent) and isinstance(acc, np.ndarray) and acc.shape == t.shape:
+    if isinstance(t, SparseCotangent) and isinstance(acc, np.ndarray) and acc.shape == t.shape \
+            and not t.is_traced:
         # acc + dense(t), without building dense(t): copy acc into the result dtype, add t.
         result = np.array(acc, dtype=np.promote_types(acc.dtype, t.dtype), copy=True)
         return t.add_into(result)

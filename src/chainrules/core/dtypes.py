@@ -6,7 +6,21 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["tangent_dtype", "cast_to", "shared_shape"]
+__all__ = ["tangent_dtype", "cast_to", "shared_shape", "is_plain", "as_array"]
+
+_PLAIN_NUMBERS = (np.ndarray, np.generic, int, float, complex)
+
+
+def is_plain(value: Any) -> bool:
+    """Whether ``value`` is a plain number or ndarray, not a value that an engine traces.
+
+    At order 2 and above, pullbacks run on traced values (the cotangents and primals of an
+    outer trace); core must then build new values by NumPy operations, never write in place.
+
+    >>> is_plain(np.ones(2)), is_plain(1.0), is_plain(object())
+    (True, True, False)
+    """
+    return isinstance(value, _PLAIN_NUMBERS)
 
 
 def tangent_dtype(dtype: Any) -> np.dtype | None:
@@ -32,6 +46,8 @@ def cast_to(value: Any, dtype: np.dtype) -> Any:
     >>> cast_to(np.array([1j, 2.0]), np.dtype(np.float64))
     array([0., 2.])
     """
+    if not isinstance(value, _PLAIN_NUMBERS):
+        return _cast_traced(value, dtype)
     if isinstance(value, np.ndarray):
         if value.dtype == dtype:
             return value
@@ -46,6 +62,26 @@ def cast_to(value: Any, dtype: np.dtype) -> Any:
         raise TypeError(
             f"cannot use a value of type {type(value).__name__} as a tangent of dtype {dtype}"
         ) from None
+
+
+def as_array(value: Any) -> Any:
+    """``np.asarray(value)`` for plain values; a traced value (order 2) is left as it is, since
+    converting it would cut it out of the outer trace.
+
+    >>> as_array(2.0)
+    array(2.)
+    """
+    return np.asarray(value) if isinstance(value, _PLAIN_NUMBERS) else value
+
+
+def _cast_traced(value: Any, dtype: np.dtype) -> Any:
+    """`cast_to` by NumPy operations, for a traced value (order 2): recorded, differentiable."""
+    kind = getattr(value, "dtype", None)
+    if kind is None or kind == dtype:
+        return value
+    if kind.kind == "c" and dtype.kind != "c":
+        value = np.real(value)
+    return value.astype(dtype) if value.dtype != dtype else value
 
 
 _shapes: dict = {}

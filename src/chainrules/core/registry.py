@@ -189,3 +189,21 @@ def non_differentiable(*functions: Any) -> None:
         NON_DIFFERENTIABLE.add(f)
         rrule._rules[f] = (reverse, None)
         frule._rules[f] = (forward, None)
+
+
+FIRST_ORDER_ONLY: dict = {}  # function -> why its pullback is not differentiable (yet)
+
+
+def first_order_only(f: Callable, reason: str) -> Callable:
+    """Declare that ``f``'s rule works at order 1 only (its pullback, or its computation on
+    traced values, cannot be differentiated yet), with the reason; the coverage report
+    (``python -m chainrules.coverage``) prints it and the kit's ``test_rrule_order2`` refuses
+    it by name, so no rule is first-order only silently.
+
+    >>> def my_op(x): return x
+    >>> first_order_only(my_op, "the pullback calls a C extension") is my_op
+    True
+    >>> del FIRST_ORDER_ONLY[my_op]
+    """
+    FIRST_ORDER_ONLY[f] = reason
+    return f

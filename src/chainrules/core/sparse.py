@@ -16,12 +16,15 @@ from typing import Any
 
 import numpy as np
 
-from .dtypes import cast_to
-from .thunks import _UNSET, AbstractThunk
+from .dtypes import cast_to, is_plain
+from .registry import recorded_whole
+from .thunks import _UNSET, AbstractThunk, unthunk
 
-__all__ = ["SparseCotangent"]
+__all__ = ["SparseCotangent", "SparseSum", "scatter_sum"]
 
-_BASIC, _NO_REPEATS, _GROUPED = 0, 1, 2
+# _TRACED: the values are traced (order 2 and above): never written into a buffer, only
+# gathered into one `scatter_sum` (see SparseSum).
+_BASIC, _NO_REPEATS, _GROUPED, _TRACED = 0, 1, 2, 3
 
 _axis_positions = np.arange(0, dtype=np.intp)
 
@@ -84,11 +87,15 @@ class SparseCotangent(AbstractThunk):
             dtype = np.dtype(dtype)
         self.dtype = dtype
         self.index = index
-        self.values = values if type(values) is dtype.type else cast_to(values, dtype)
         self.shape = shape
         self._value = _UNSET
         # x[i] is known to be basic without looking; _groups is set only for _GROUPED.
         self._kind = _BASIC if type(index) is int else None
+        if type(values) is not dtype.type:
+            values = cast_to(values, dtype)
+            if not is_plain(values):
+                self._kind = _TRACED
+        self.values = values
 
     def _classify(self) -> int:
         kind = self._kind
@@ -119,12 +126,17 @@ class SparseCotangent(AbstractThunk):
         if self._kind != _BASIC and self._classify() == _GROUPED:
             positions, sums = self._groups
             buffer[positions] += sums
+        elif self._kind == _TRACED:
+            raise TypeError("a SparseCotangent of traced values cannot be added in place; "
+                            "accumulate() sums it functionally (SparseSum)")
         else:
             buffer[self.index] += self.values
         return buffer
 
     def dense(self) -> np.ndarray:
         """A new dense array with this cotangent's value."""
+        if self._kind == _TRACED:
+            return scatter_sum(self.shape, self.dtype, (self.index,), self.values)
         out = np.zeros(self.shape, self.dtype)
         if self._classify() == _GROUPED:
             positions, sums = self._groups
@@ -132,6 +144,11 @@ class SparseCotangent(AbstractThunk):
         else:
             out[self.index] = self.values
         return out
+
+    @property
+    def is_traced(self) -> bool:
+        """Whether the values are traced (a pullback running under an outer trace)."""
+        return self._kind == _TRACED
 
     def _compute(self):
         return self.dense()
@@ -145,3 +162,85 @@ class SparseCotangent(AbstractThunk):
     def __repr__(self) -> str:
         return (f"SparseCotangent(index={self.index!r}, values={self.values!r}, "
                 f"shape={self.shape}, dtype={self.dtype})")
+
+
+@recorded_whole
+def scatter_sum(shape: tuple, dtype: Any, indices: tuple, *values: Any) -> Any:
+    """A zero array of ``shape`` and ``dtype`` plus each ``values[k]`` at ``indices[k]``
+    (repeated positions summed): the dense value of a sum of sparse cotangents, in one pass.
+
+    It is a NumPy-style function: called on traced values, it hands itself to their type's
+    ``__array_function__`` (NEP 18), so an engine records it as one operation (its rule, in
+    ``chainrules.rules.indexing``, gathers: the pullback of a scatter is ``dy[index]``).
+
+    >>> scatter_sum((3,), np.float64, (0, np.array([2, 2])), 1.0, np.array([1.0, 2.0]))
+    array([1., 0., 3.])
+    """
+    for value in values:
+        if not is_plain(value):
+            dispatch = getattr(type(value), "__array_function__", None)
+            if dispatch is not None:
+                return dispatch(value, scatter_sum, (type(value),),
+                                (shape, dtype, indices) + values, {})
+    out = np.zeros(shape, dtype)
+    for index, value in zip(indices, values):
+        if _has_integer_array(index):
+            np.add.at(out, index, value)
+        else:
+            out[index] += value
+    return out
+
+
+class SparseSum(AbstractThunk):
+    """An owned accumulator of traced cotangents: ``dense + sum of sparse pieces``, kept lazy.
+
+    At order 2 and above an index loop's pullbacks give one traced `SparseCotangent` per
+    ``x[i]``. Adding them one by one into a traced dense array would build a new array of
+    len(x) per element (quadratic); this keeps the pieces and builds the value once, with one
+    `scatter_sum` (whose pullback gathers), so the nested gradient stays linear. Dense
+    contributions are summed functionally (``dense + t``). Built by `accumulate`.
+
+    >>> import numpy as np
+    >>> total = SparseSum((3,), np.float64)
+    >>> total.add(SparseCotangent(0, 1.0, (3,), np.float64)) is total
+    True
+    >>> total.add(np.ones(3)).unthunk()
+    array([2., 1., 1.])
+    """
+
+    __slots__ = ("shape", "dtype", "dense", "indices", "pieces")
+
+    def __init__(self, shape: tuple, dtype: Any, dense: Any = None):
+        self.shape, self.dtype, self.dense = shape, np.dtype(dtype), dense
+        self.indices: list = []
+        self.pieces: list = []
+        self._value = _UNSET
+        if dense is not None:
+            self.dtype = np.result_type(self.dtype, getattr(dense, "dtype", type(dense)))
+
+    def add(self, t: Any) -> "SparseSum":
+        """Add ``t`` (this accumulator is owned: it changes, and is returned)."""
+        if self._value is not _UNSET:  # already read: start again from its value
+            self.dense, self._value = self._value, _UNSET
+            self.indices, self.pieces = [], []
+        if type(t) is SparseCotangent:
+            self.indices.append(t.index)
+            self.pieces.append(t.values)
+            self.dtype = np.promote_types(self.dtype, t.dtype)
+            return self
+        t = unthunk(t)
+        self.dtype = np.result_type(self.dtype, getattr(t, "dtype", type(t)))
+        self.dense = t if self.dense is None else self.dense + t
+        return self
+
+    def _compute(self):
+        if not self.pieces:
+            return self.dense
+        scattered = scatter_sum(self.shape, self.dtype, tuple(self.indices), *self.pieces)
+        return scattered if self.dense is None else self.dense + scattered
+
+    def _release(self):
+        self.dense, self.indices, self.pieces = None, [], []
+
+    def __repr__(self) -> str:
+        return f"SparseSum(shape={self.shape}, dtype={self.dtype}, pieces={len(self.pieces)})"

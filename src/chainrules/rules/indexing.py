@@ -13,10 +13,11 @@ from typing import Any
 
 import numpy as np
 
-from ..core.dtypes import shared_shape
+from ..core.broadcast import unbroadcast
+from ..core.dtypes import is_plain, shared_shape
 from ..core.projection import ProjectionError, ProjectTo
 from ..core.registry import frule, rrule
-from ..core.sparse import SparseCotangent
+from ..core.sparse import SparseCotangent, scatter_sum
 from ..core.tangents import (AbstractZero, NoTangent, Tangent, ZeroTangent, field_value,
                              structural_fields)
 from ..core.thunks import unthunk
@@ -56,11 +57,28 @@ def _getitem_rule(x: Any, index: Any):
         dtype = x.dtype
         if dtype.kind not in "fc":
             return y, _no_index_tangents
-        y_shape = () if type(y) is not np.ndarray else shared_shape(y.shape)
+        y_shape = shared_shape(y.shape) if type(y) is np.ndarray else () \
+            if type(y) in _SCALARS else shared_shape(np.shape(y))
         return y, _GetitemPullback(index, shared_shape(x.shape), y_shape, dtype)
     if isinstance(x, (list, tuple, dict)):
         return _container_getitem_rule(x, index)
+    if _is_traced_array(x):  # order 2: the primal is a value of an outer trace
+        return _traced_getitem(x, index)
     return None
+
+
+def _is_traced_array(x: Any) -> bool:
+    """An engine's traced array or number (it has a dtype and takes part in NEP 18)."""
+    return not is_plain(x) and hasattr(type(x), "__array_function__") and hasattr(x, "dtype")
+
+
+def _traced_getitem(x: Any, index: Any):
+    index = normalize_index(index)
+    y = x[index]  # recorded by the outer trace
+    if x.dtype.kind not in "fc":
+        return y, _no_index_tangents
+    return y, _GetitemPullback(index, shared_shape(tuple(x.shape)),
+                               shared_shape(tuple(np.shape(y))), x.dtype)
 
 
 def _no_index_tangents(dy: Any) -> tuple:
@@ -144,3 +162,34 @@ def _getitem_frule(tangents: tuple, x: Any, index: Any):
         backing = {k: fields[key] for k, key in enumerate(keys) if key in fields}
         return y, ProjectTo(y)(Tangent(type(y), backing)) if backing else ZeroTangent()
     return y, dx[index]
+
+
+# --- scatter_sum: the dense value of sparse cotangents (order 2); its pullback gathers --------
+
+@rrule.register(scatter_sum)
+def _scatter_sum_rule(shape: tuple, dtype: Any, indices: tuple, *values: Any):
+    y = scatter_sum(shape, dtype, indices, *values)
+    value_shapes = tuple(np.shape(value) for value in values)
+    projectors = tuple(ProjectTo(value) for value in values)
+
+    def scatter_sum_pullback(dy: Any) -> tuple:
+        dy = unthunk(dy)
+        if isinstance(dy, AbstractZero):
+            return (NoTangent(),) * 4 + (ZeroTangent(),) * len(values)
+        gathered = tuple(project(unbroadcast(dy[index], value_shape)) for index, value_shape,
+                         project in zip(indices, value_shapes, projectors))
+        return (NoTangent(), NoTangent(), NoTangent(), NoTangent()) + gathered
+
+    return y, scatter_sum_pullback
+
+
+@frule.register(scatter_sum)
+def _scatter_sum_frule(tangents: tuple, shape: tuple, dtype: Any, indices: tuple,
+                       *values: Any):
+    y = scatter_sum(shape, dtype, indices, *values)
+    kept = [(index, unthunk(d)) for index, d in zip(indices, tangents[4:])
+            if not isinstance(unthunk(d), AbstractZero)]
+    if not kept:
+        return y, ZeroTangent()
+    return y, scatter_sum(shape, np.result_type(y), tuple(i for i, _ in kept),
+                          *(d for _, d in kept))

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..core.broadcast import unbroadcast
-from ..core.dtypes import cast_to
+from ..core.dtypes import as_array, cast_to, is_plain
 from ..core.tangents import NoTangent, ZeroTangent
 from ..core.thunks import InplaceableThunk, Thunk
 from ._define import Call, define, normalize_axis_tuple, per_argument, unsupported
@@ -53,10 +53,12 @@ def _spread(call: Call, dy: Any, divide_by: Any = 1) -> Any:
     argument's shape, dtype and axes (``keeps_values=False``).
     """
     shape, dtype = call.shape, call.dtype
-    kept = call.axes.keep(cast_to(np.asarray(dy), dtype))
+    kept = call.axes.keep(cast_to(as_array(dy), dtype))
     if divide_by != 1:
         with np.errstate(divide="ignore", invalid="ignore"):  # empty slices: NumPy warns
             kept = kept / divide_by
+    if not is_plain(kept):  # order 2: a traced value, built by operations that are recorded
+        return np.broadcast_to(kept, shape)
     if not call.is_array:
         return np.array(np.broadcast_to(kept, shape))
 
@@ -275,7 +277,7 @@ def _reverse_cumsum(g: np.ndarray, axis: int) -> np.ndarray:
 
 def _cumsum_back(call: Call, dy: Any) -> Any:
     _, axis = _along(call)
-    return np.reshape(_reverse_cumsum(np.asarray(dy), axis), call.a.shape)
+    return np.reshape(_reverse_cumsum(as_array(dy), axis), call.a.shape)
 
 
 define(np.cumsum, _cumsum_back)
@@ -336,7 +338,7 @@ def _trace_back(call: Call, dy: Any) -> np.ndarray:
     offset = call["offset"]
     axis1, axis2 = normalize_axis_tuple((call["axis1"], call["axis2"]), call.a.ndim)
     length = np.diagonal(call.a, offset, axis1, axis2).shape[-1]
-    values = np.broadcast_to(np.asarray(dy)[..., None], np.shape(dy) + (length,))
+    values = np.broadcast_to(np.expand_dims(as_array(dy), -1), np.shape(dy) + (length,))
     return diagonal_embed(values, call.a.shape, offset, axis1, axis2, np.result_type(dy))
 
 
@@ -354,7 +356,7 @@ def _diff_adjoint(call: Call) -> Any:
     slices = (slice(0, ends[0]), slice(ends[0], ends[1]), slice(ends[1], ends[2]))
 
     def adjoint(dy: Any) -> np.ndarray:
-        g = np.asarray(dy)
+        g = as_array(dy)
         pad = [(0, 0)] * g.ndim
         pad[axis] = (1, 1)
         for _ in range(call["n"]):
@@ -400,9 +402,12 @@ def _sort_order(call: Call) -> tuple[np.ndarray, int]:
 
 def _sort_back(call: Call, dy: Any) -> np.ndarray:
     order, axis = _sort_order(call)
-    dx = np.zeros(order.shape, np.result_type(dy))
-    np.put_along_axis(dx, order, dy, axis)
-    return dx.reshape(call.a.shape)
+    inverse = np.empty_like(order)  # the inverse permutation: a gather, traceable at order 2
+    np.put_along_axis(inverse, order, np.broadcast_to(
+        np.arange(order.shape[axis]).reshape((-1,) + (1,) * (order.ndim - axis - 1)),
+        order.shape), axis)
+    return np.reshape(np.take_along_axis(np.reshape(dy, order.shape), inverse, axis),
+                      call.a.shape)
 
 
 def _sort_forward(call: Call, dx: Any) -> np.ndarray:

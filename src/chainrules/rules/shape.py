@@ -17,7 +17,9 @@ from typing import Any
 import numpy as np
 
 from ..core.broadcast import unbroadcast
-from ..core.registry import recorded_whole
+from ..core.dtypes import as_array, is_plain
+from ..core.registry import first_order_only, recorded_whole
+from ..core.sparse import scatter_sum
 from ..core.tangents import AbstractZero
 from ._define import Call, define, linear, normalize_axis_tuple, unsupported
 
@@ -154,11 +156,11 @@ def _split_bounds(length: int, sections: Any) -> list[slice]:
 def _split_rule(f: Any, axis_of: Any) -> None:
     def back(call: Call, dy: list) -> np.ndarray:
         axis = axis_of(call)
-        dx = np.zeros(call.shape, call.dtype)
-        for bound, piece in zip(_split_bounds(call.shape[axis], call["indices_or_sections"]), dy):
-            if not isinstance(piece, AbstractZero):
-                dx[(slice(None),) * axis + (bound,)] += piece
-        return dx
+        bounds = _split_bounds(call.shape[axis], call["indices_or_sections"])
+        kept = [((slice(None),) * axis + (bound,), piece) for bound, piece in zip(bounds, dy)
+                if not isinstance(piece, AbstractZero)]
+        return scatter_sum(call.shape, call.dtype, tuple(index for index, _ in kept),
+                           *(piece for _, piece in kept))
 
     define(f, back)
 
@@ -176,7 +178,7 @@ define(np.swapaxes, lambda call, dy: call.apply(dy))
 define(np.moveaxis, lambda call, dy: np.moveaxis(dy, call["destination"], call["source"]))
 define(np.expand_dims, _reshape_back, keeps_values=False)
 define(np.squeeze, _reshape_back, keeps_values=False)
-define(np.broadcast_to, lambda call, dy: unbroadcast(np.asarray(dy), call.shape),
+define(np.broadcast_to, lambda call, dy: unbroadcast(as_array(dy), call.shape),
        keeps_values=False)
 for _f in (np.flip, np.fliplr, np.flipud, np.triu, np.tril):
     define(_f, lambda call, dy: call.apply(dy))
@@ -203,7 +205,11 @@ def _repeat_back(call: Call, dy: Any) -> np.ndarray:
     a = call.a.ravel() if axis is None else call.a
     axis = 0 if axis is None else normalize_axis_tuple(axis, a.ndim)[0]
     repeats = np.broadcast_to(call["repeats"], (a.shape[axis],))
-    dy = np.asarray(dy)
+    dy = as_array(dy)
+    if not is_plain(dy):  # order 2: one recorded scatter of every copy onto its source
+        sources = np.repeat(np.arange(a.shape[axis]), repeats)
+        dx = scatter_sum(a.shape, dy.dtype, ((slice(None),) * axis + (sources,),), dy)
+        return np.reshape(dx, call.a.shape)
     dx = np.zeros(a.shape, dy.dtype)
     kept = repeats > 0
     if dy.shape[axis] > 0:
@@ -233,15 +239,14 @@ def _pad_back(call: Call, dy: Any) -> np.ndarray:
     (``np.pad`` of the positions themselves says which), so its cotangent goes back there."""
     a, mode = call.a, call["mode"]
     widths = np.broadcast_to(np.asarray(call["pad_width"]), (a.ndim, 2))
-    g = np.asarray(dy)
+    g = as_array(dy)
     for axis, (before, after) in enumerate(widths.tolist()):
         if mode == "constant":
             g = np.take(g, np.arange(before, before + a.shape[axis]), axis=axis)
             continue
         origin = np.pad(np.arange(a.shape[axis]), (before, after), mode=mode)
         moved = np.moveaxis(g, axis, 0)
-        summed = np.zeros((a.shape[axis],) + moved.shape[1:], g.dtype)
-        np.add.at(summed, origin, moved)
+        summed = scatter_sum((a.shape[axis],) + moved.shape[1:], g.dtype, (origin,), moved)
         g = np.moveaxis(summed, 0, axis)
     return g
 
@@ -266,12 +271,13 @@ def diagonal_embed(values: Any, shape: tuple, offset: int, axis1: int, axis2: in
     array([[0., 1., 0.],
            [0., 0., 2.]])
     """
-    out = np.zeros(shape, dtype)
-    view = np.moveaxis(out, (axis1, axis2), (-2, -1))
-    values = np.asarray(values)
+    values = as_array(values)
     steps = np.arange(values.shape[-1] if values.ndim else 0)
-    view[..., steps + max(-offset, 0), steps + max(offset, 0)] = values
-    return out
+    moved = tuple(n for i, n in enumerate(shape) if i not in (axis1, axis2)) + (
+        shape[axis1], shape[axis2])
+    index = (Ellipsis, steps + max(-offset, 0), steps + max(offset, 0))
+    return np.moveaxis(scatter_sum(moved, np.dtype(dtype), (index,), values), (-2, -1),
+                       (axis1, axis2))
 
 
 def _diag_back(call: Call, dy: Any) -> np.ndarray:
@@ -322,6 +328,9 @@ def _reshape_forward(call: Call, dx: Any) -> Any:
     return np.reshape(dx, np.shape(call.y))
 
 
+for _f in (np.array, np.asarray):
+    first_order_only(_f, "its rule converts its argument with NumPy's own array constructor, "
+                         "which cannot take a traced value (use np.copy or x * 1 instead)")
 for _f in (np.array, np.asarray, np.copy):
     define(_f, _reshape_back, pushforward=_reshape_forward, keeps_values=False)
 

@@ -38,7 +38,7 @@ import numpy as np
 from ..core.accumulate import accumulate, owned_copy
 from ..core.config import DEFAULT_CONFIG, RuleConfig, _name
 from ..core.projection import ProjectTo, _ProjectToNumeric
-from ..core.registry import frule, rrule
+from ..core.registry import FIRST_ORDER_ONLY, first_order_only, frule, rrule  # noqa: F401
 from ..core.sparse import SparseCotangent
 from ..core.structure import get_at, tangent_at
 from ..core.tangents import (AbstractZero, NoTangent, Tangent, ZeroTangent, is_zero_tangent,
@@ -1382,3 +1382,116 @@ def _shape_problem(expected: Any, got: Any) -> str | None:
         return (f"output has shape {np.shape(got)} and dtype {_dtype_of(got)}, expected "
                 f"{np.shape(expected)} and {_dtype_of(expected)}")
     return None
+
+
+# --------------------------------------------------------------------------------------------
+# Order 2: the pullback's own derivative
+# --------------------------------------------------------------------------------------------
+
+def _is_float_value(x: Any) -> bool:
+    if isinstance(x, (float, complex)) and not isinstance(x, bool):
+        return True
+    return isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind in "fc"
+
+
+def test_rrule_order2(f: Callable, *args: Any, fkwargs: dict | None = None,
+                      rtol: float | None = None, atol: float | None = None,
+                      directions: int = 2, seed: int = 0, **kwargs: Any) -> None:
+    """Check that the registered pullback of ``f`` is itself differentiable, and correctly.
+
+    For a random output cotangent ``dy`` and random ``v``, the scalar
+    ``phi(x, dy) = Re <pullback(dy)[x], v>`` (summed over the float arguments) is
+    differentiated by the engine (``chainrules.grad``: the pullback runs on traced values,
+    as in ``grad`` of ``grad``) with respect to every float argument and ``dy``, and compared
+    with central finite differences of ``phi`` along random directions. Raises
+    `AssertionError` naming the function and the directional derivatives that differ.
+
+    >>> import numpy as np
+    >>> test_rrule_order2(np.sum, np.array([1.0, 2.0, 3.0]))
+    >>> test_rrule_order2(np.sort, np.array([3.0, 1.0, 2.0]))
+    """
+    from ..ad.api import grad  # the kit may use every layer; the engine checks the rule
+
+    fkwargs = {**(fkwargs or {}), **kwargs}
+    name = _name(f)
+    if f in FIRST_ORDER_ONLY:
+        raise AssertionError(f"test_rrule_order2({name}): declared first-order only: "
+                             f"{FIRST_ORDER_ONLY[f]}")
+    rule = rrule.lookup(f)
+    if rule is None:
+        raise AssertionError(f"test_rrule_order2({name}): no rrule is registered")
+    rng = np.random.default_rng(seed)
+    positions = [p for p, a in enumerate(args) if _is_float_value(a)]
+    if not positions:
+        raise AssertionError(f"test_rrule_order2({name}): no float argument to differentiate")
+    y, _ = _call_rule(f, args, fkwargs)
+    dy0 = rand_tangent(y, rng)
+    vs = {p: rand_tangent(args[p], rng) for p in positions}
+    low = any(np.result_type(a) in (np.float32, np.complex64) for a in
+              [args[p] for p in positions] + [y] if _is_float_value(a))
+    rtol = rtol if rtol is not None else (2e-2 if low else 1e-5)
+    atol = atol if atol is not None else (2e-2 if low else 1e-6)
+
+    vary_dy = _is_float_value(dy0)  # a structured output's cotangent stays fixed
+
+    def phi(*points: Any) -> Any:
+        dy, xs = (points[0], points[1:]) if vary_dy else (dy0, points)
+        full = list(args)
+        for p, x in zip(positions, xs):
+            full[p] = x
+        _, pullback = _call_rule(f, tuple(full), fkwargs)
+        cotangents = pullback(dy)
+        total = 0.0
+        for p in positions:
+            dx = unthunk(cotangents[p + 1])
+            if isinstance(dx, AbstractZero):
+                continue
+            total = total + np.sum(np.real(np.conj(vs[p]) * dx))
+        return total
+
+    points = ([dy0] if vary_dy else []) + [args[p] for p in positions]
+    try:
+        gradients = grad(phi, argnums=tuple(range(len(points))))(*points)
+    except Exception as error:
+        raise AssertionError(f"test_rrule_order2({name}): differentiating the pullback raised "
+                             f"{type(error).__name__}: {error}") from error
+
+    def value_at(offset: list, scale: float) -> float:
+        moved = [_shift(point, direction, scale) for point, direction in zip(points, offset)]
+        return float(np.real(phi(*moved)))
+
+    problems = []
+    for k in range(directions):
+        direction = [rand_tangent(point, rng) for point in points]
+        predicted = sum(float(np.sum(np.real(np.conj(unthunk(g)) * d)))
+                        for g, d in zip(gradients, direction) if not isinstance(g, AbstractZero))
+        h = 1e-3 if low else 1e-5
+        fd = (8 * (value_at(direction, h) - value_at(direction, -h))
+              - (value_at(direction, 2 * h) - value_at(direction, -2 * h))) / (12 * h)
+        if not abs(predicted - fd) <= atol + rtol * max(abs(fd), abs(predicted)):
+            problems.append(f"direction {k}: the engine's derivative of the pullback gives "
+                            f"{predicted!r}, finite differences {fd!r}")
+    if problems:
+        raise AssertionError(f"test_rrule_order2({name}) at ({', '.join(_describe(a) for a in args)}"
+                             f"): the pullback's own derivative is wrong:\n  "
+                             + "\n  ".join(problems))
+
+
+test_rrule_order2.__test__ = False
+
+
+def _call_rule(f: Callable, args: tuple, fkwargs: dict) -> tuple:
+    rule, needs_config = rrule.lookup(f)
+    result = rule(TestConfig(), *args, **fkwargs) if needs_config else rule(*args, **fkwargs)
+    if result is None:
+        raise AssertionError(f"test_rrule_order2({_name(f)}): the rule declined the arguments")
+    return result
+
+
+def _shift(point: Any, direction: Any, scale: float) -> Any:
+    value = np.asarray(point) + scale * np.asarray(direction)
+    if isinstance(point, np.ndarray):
+        return value.astype(point.dtype)
+    if isinstance(point, np.generic):
+        return point.dtype.type(value)
+    return type(point)(value)

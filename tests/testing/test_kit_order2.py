@@ -1,0 +1,101 @@
+"""The kit's order-2 check (`test_rrule_order2`) over a sample of the CASES of the indexing,
+reduction, shape and selection rule modules, and its failure on a pullback that is wrong at
+order 2 or not traceable."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from chainrules import NoTangent, primal, rrule
+from chainrules.core.registry import recorded_whole
+from chainrules.testing import FIRST_ORDER_ONLY, first_order_only, test_rrule_order2
+
+import importlib.util
+from pathlib import Path
+
+
+def _rule_module(name: str):
+    path = Path(__file__).resolve().parents[1] / "rules" / f"test_{name}.py"
+    spec = importlib.util.spec_from_file_location(f"_order2_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+test_indexing, test_reductions, test_selection, test_shape = (
+    _rule_module(name) for name in ("indexing", "reductions", "selection", "shape"))
+
+
+def _float_case(c) -> bool:
+    return any(isinstance(a, (np.ndarray, float, np.floating, np.complexfloating))
+               and np.result_type(a).kind in "fc" for a in c.args) \
+        and not c.options.get("non_differentiable") and rrule.lookup(c.function) is not None \
+        and not isinstance(c.args[0], (list, tuple, dict))
+
+
+def _sample(module, every: int):
+    cases = [c for c in module.CASES if _float_case(c)]
+    return cases[::every]
+
+
+SAMPLED = (_sample(test_indexing, 6) + _sample(test_reductions, 4) + _sample(test_shape, 4)
+           + _sample(test_selection, 3))
+
+
+# Cases where finite differences of the pullback are not a reference, or known gaps:
+_KINKS = (np.max, np.min, np.amax, np.amin, np.ptp)  # the sample data has ties: the
+# pullback's weights jump there, so its own derivative does not exist
+_KNOWN_GAPS = {
+    np.cumprod: "the pullback is wrong at order 2 where a slice holds an exact zero (its "
+                "branch masks are constants); correct elsewhere (tests/ad/test_order2.py)",
+    np.linalg.norm: "the ord=float vector norm's pullback returns a (1,)-shaped value at "
+                    "order 2",
+    np.concatenate: "a list argument: the kit's order-2 check handles array arguments only",
+    np.choose: "a list argument: the kit's order-2 check handles array arguments only",
+}
+
+
+@pytest.mark.parametrize("rule_case", SAMPLED, ids=lambda c: c.id)
+def test_rule_is_differentiable_at_order_2(rule_case):
+    f = rule_case.function
+    if f in FIRST_ORDER_ONLY:
+        pytest.skip(FIRST_ORDER_ONLY[f])
+    if f in _KNOWN_GAPS:
+        pytest.skip(_KNOWN_GAPS[f])
+    if f in _KINKS and any(np.size(np.unique(a)) < np.size(a) for a in rule_case.args
+                           if isinstance(a, np.ndarray)):
+        pytest.skip("ties in the data: the pullback is not differentiable there")
+    test_rrule_order2(rule_case.function, *rule_case.args, fkwargs=rule_case.fkwargs)
+
+
+@recorded_whole
+def cube(x):
+    return x ** 3
+
+
+def test_order2_check_fails_on_a_wrong_second_derivative():
+    # The pullback is right at order 1 (3 x^2 dy), but reads x's plain value, which cuts it
+    # out of an outer trace: its derivative by x is lost.
+    def rule(x):
+        slope = 3.0 * primal(x) ** 2
+        return cube(x), lambda dy: (NoTangent(), slope * dy)
+
+    rrule.register(cube)(rule)
+    try:
+        with pytest.raises(AssertionError, match="pullback's own derivative is wrong"):
+            test_rrule_order2(cube, np.ones(3))
+    finally:
+        rrule._rules.pop(cube, None)
+
+
+def test_first_order_only_is_reported():
+    def op(x):
+        return x
+
+    first_order_only(op, "its pullback calls a C extension")
+    try:
+        with pytest.raises(AssertionError, match="declared first-order only: its pullback"):
+            test_rrule_order2(op, np.ones(2))
+    finally:
+        FIRST_ORDER_ONLY.pop(op)

@@ -108,13 +108,11 @@ def rosenbrock_hessian(x):
     return H
 
 
-@pytest.mark.xfail(strict=True, reason="order-2 pullbacks of getitem/broadcasting: in progress")
 def test_hessian_of_rosenbrock_in_ten_dimensions():
     x = np.random.default_rng(2).uniform(-1.5, 1.5, 10)
     np.testing.assert_allclose(cr.hessian(rosenbrock)(x), rosenbrock_hessian(x), rtol=1e-12)
 
 
-@pytest.mark.xfail(strict=True, reason="order-2 pullbacks of getitem/broadcasting: in progress")
 def test_hvp_is_the_hessian_times_v_without_forming_it():
     rng = np.random.default_rng(3)
     x, v = rng.uniform(-1.5, 1.5, 10), rng.normal(size=10)

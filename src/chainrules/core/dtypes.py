@@ -71,7 +71,7 @@ def as_array(value: Any) -> Any:
     >>> as_array(2.0)
     array(2.)
     """
-    return np.asarray(value) if isinstance(value, _PLAIN_NUMBERS) else value
+    return np.asarray(value) if isinstance(value, _PLAIN_NUMBERS + (list, tuple)) else value
 
 
 def _cast_traced(value: Any, dtype: np.dtype) -> Any:

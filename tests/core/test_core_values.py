@@ -17,9 +17,12 @@ from collections import namedtuple
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from chainrules.core import (InplaceableThunk, NoTangent, SparseCotangent, Tangent, Thunk,
-                             ZeroTangent, accumulate, tangents_equal, unthunk)
+                             ZeroTangent, accumulate, owned_copy, tangents_equal, unthunk)
+from chainrules.testing import primals, tangents
 
 
 @dataclasses.dataclass
@@ -213,3 +216,20 @@ def test_tangent_of_a_local_class_deepcopies_but_pickling_names_the_class():
         pickle.dumps(original)
     # Its fields alone do pickle.
     assert tangents_equal(pickled(dict(original.backing)), {"x": 2.0})
+
+
+# --- every kind of tangent the kit's strategies draw, of every kind of primal -------------------
+
+@settings(max_examples=150, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_copies_of_any_drawn_tangent_are_equal(data):
+    primal = data.draw(primals())
+    tangent = data.draw(tangents(primal))
+    # The expected value: the tangent's own value, written out field by field beforehand.
+    expected = owned_copy(tangent)
+    for how, duplicate in COPIES.items():
+        result = duplicate(tangent)
+        assert tangents_equal(result, expected), how
+        if how != "copy":
+            assert type(result) is type(tangent), how

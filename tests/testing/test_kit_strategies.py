@@ -127,7 +127,7 @@ def test_getitem_passes_the_kit_for_every_index(data):
     test_rrule(operator.getitem, x, index, check_accumulation=data.draw(st.booleans()))
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_indices_strategy_draws_valid_indices(data):
     shape = data.draw(st.sampled_from([(4,), (3, 2), (2, 3, 2), ()]))

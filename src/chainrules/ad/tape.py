@@ -21,6 +21,7 @@ from __future__ import annotations
 import gc
 import inspect
 import itertools
+import threading
 from typing import Any
 
 import numpy as np
@@ -105,17 +106,43 @@ class no_garbage_collection:
 
     Both create millions of small objects that are freed by reference counting; the cyclic
     collector's full passes over them would make long traces superlinear in time.
+
+    Pauses are counted process-wide, under a lock, so they nest and overlap in any order, in
+    one thread or many: the first pause to begin records whether the collector was enabled and
+    disables it; the last one to end restores that state. So concurrent ``grad`` calls leave
+    the collector as the user had it, and it stays paused while any of them runs. A user's
+    ``gc.enable()`` during a pause is kept (the collector then runs again, and the last pause
+    leaves it enabled); a ``gc.disable()`` during a pause cannot be told apart from the pause
+    itself, so the state recorded when the first pause began is restored at the end.
+
+    >>> import gc
+    >>> before = gc.isenabled()
+    >>> with no_garbage_collection():
+    ...     with no_garbage_collection():
+    ...         paused = not gc.isenabled()
+    >>> paused, gc.isenabled() == before
+    (True, True)
     """
 
-    __slots__ = ("was_enabled",)
+    __slots__ = ()
+    _lock = threading.Lock()
+    _active = 0  # pauses begun and not yet ended, in all threads
+    _was_enabled = False  # the collector's state when the first of them began
 
     def __enter__(self):
-        self.was_enabled = gc.isenabled()
-        gc.disable()
+        cls = no_garbage_collection
+        with cls._lock:
+            if cls._active == 0:
+                cls._was_enabled = gc.isenabled()
+                gc.disable()
+            cls._active += 1
 
     def __exit__(self, *exc):
-        if self.was_enabled:
-            gc.enable()
+        cls = no_garbage_collection
+        with cls._lock:
+            cls._active -= 1
+            if cls._active == 0 and cls._was_enabled:
+                gc.enable()
 
 
 def _shape(x: Any) -> tuple:

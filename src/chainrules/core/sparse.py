@@ -71,6 +71,9 @@ class SparseCotangent(AbstractThunk):
     ``None``, integer arrays (with repeats), boolean masks, and tuples mixing them (lists
     must be converted to arrays first, as NumPy would).
 
+    ``copy.copy`` returns the cotangent itself; ``copy.deepcopy`` and ``pickle`` give a new
+    sparse cotangent with copies of the index and values (nothing dense is built).
+
     >>> import numpy as np
     >>> t = SparseCotangent(np.array([0, 0, 2]), np.array([1.0, 2.0, 3.0]), (4,), np.float64)
     >>> t.unthunk()
@@ -158,6 +161,10 @@ class SparseCotangent(AbstractThunk):
         if np.dtype(dtype) == self.dtype:
             return self
         return SparseCotangent(self.index, self.values, self.shape, dtype)
+
+    def __reduce__(self):
+        # Copies and pickles stay sparse: the index, values, shape and dtype, never the memo.
+        return (SparseCotangent, (self.index, self.values, self.shape, self.dtype))
 
     def __repr__(self) -> str:
         return (f"SparseCotangent(index={self.index!r}, values={self.values!r}, "

@@ -9,8 +9,10 @@ here delegate to it.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import functools
+import pickle
 import types
 from typing import Any, Iterator
 
@@ -232,6 +234,12 @@ class Tangent:
     Tangent[Point](x=3.0, y=3.0)
     >>> Tangent(list, {0: 1.0})[0]
     1.0
+
+    ``copy.copy`` gives a new Tangent with the same fields, ``copy.deepcopy`` one with deep
+    copies of them (lazy fields are then computed, see `Thunk`). ``pickle`` pickles the fields
+    and the primal type by reference (its module and name), so the tangent of a class defined
+    inside a function cannot be pickled: that raises a `pickle.PicklingError` naming the
+    Tangent and the class. Function, method and cell types pickle by their name in `types`.
     """
 
     __slots__ = ("_primal_type", "_backing")
@@ -345,6 +353,33 @@ class Tangent:
     def __bool__(self) -> bool:
         return not tangents_equal(self, ZeroTangent())
 
+    def __copy__(self) -> "Tangent":
+        return _rebuild_tangent(self._primal_type, dict(self._backing))
+
+    def __deepcopy__(self, memo: dict) -> "Tangent":
+        result = _rebuild_tangent(self._primal_type, {})
+        memo[id(self)] = result
+        result._backing = copy.deepcopy(self._backing, memo)
+        return result
+
+    def __reduce_ex__(self, protocol):
+        primal_type = self._primal_type
+        if primal_type is None:
+            return (_rebuild_tangent, (None, self._backing))
+        name = _TYPES_NAMES.get(primal_type)
+        if name is not None:
+            return (_rebuild_tangent, (None, self._backing, name))
+        try:
+            pickle.dumps(primal_type, protocol)  # a type pickles as a reference: cheap
+        except Exception as error:  # noqa: BLE001 - any failure is reported the same way
+            qualname = getattr(primal_type, "__qualname__", repr(primal_type))
+            raise pickle.PicklingError(
+                f"cannot pickle a Tangent[{qualname}]: its primal type "
+                f"{getattr(primal_type, '__module__', '?')}.{qualname} cannot be pickled by "
+                f"reference ({error}); define the class at module level, or pickle the "
+                f"tangent's fields (tangent.backing) instead") from error
+        return (_rebuild_tangent, (primal_type, self._backing))
+
     def __repr__(self) -> str:
         name = getattr(self._primal_type, "__qualname__", "Any") if self._primal_type else "Any"
         parts = []
@@ -352,6 +387,20 @@ class Tangent:
             parts.append(f"{key}={value!r}" if isinstance(key, str) and key.isidentifier()
                          else f"{key!r}: {value!r}")
         return f"Tangent[{name}]({', '.join(parts)})"
+
+
+# Types that pickle cannot find by their own name (``builtins.function`` does not exist).
+_TYPES_NAMES = {getattr(types, name): name for name in (
+    "FunctionType", "MethodType", "BuiltinFunctionType", "CellType", "CodeType", "ModuleType",
+    "GeneratorType", "MappingProxyType", "MethodWrapperType", "WrapperDescriptorType")}
+
+
+def _rebuild_tangent(primal_type: Any, backing: dict, types_name: str | None = None) -> Tangent:
+    """A Tangent with exactly these fields (how copies and unpickled tangents are built)."""
+    tangent = object.__new__(Tangent)
+    tangent._primal_type = getattr(types, types_name) if types_name else primal_type
+    tangent._backing = backing
+    return tangent
 
 
 def _conj(value: Any) -> Any:

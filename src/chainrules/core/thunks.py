@@ -3,10 +3,20 @@
 A rule that returns several cotangents thunks the ones that may go unused, so an engine that
 never asks for them never pays for them. Unlike ChainRulesCore's thunks, ours memoize: the
 value is computed the first time it is needed and then kept.
+
+Thunks are values. ``copy.copy`` returns the thunk itself (a thunk is immutable, like a
+tuple). ``copy.deepcopy`` and ``pickle`` materialize the value: they give a thunk of the same
+type that is already computed and holds a deep copy (or the unpickled copy) of the value; the
+function that would have computed it is never copied, since it is usually a closure or a
+lambda that cannot be pickled. Pickling a thunk whose value does not pickle raises a
+`pickle.PicklingError` that names the thunk.
 """
 
 from __future__ import annotations
 
+import copy
+import functools
+import pickle
 from typing import Any, Callable
 
 import numpy as np
@@ -105,6 +115,42 @@ class AbstractThunk:
 
     __hash__ = None  # type: ignore[assignment]
 
+    def __copy__(self):
+        return self  # immutable: its value is computed at most once and then kept
+
+
+def _check_value_pickles(thunk: AbstractThunk, value: Any, protocol: int) -> None:
+    """Raise a `pickle.PicklingError` naming the thunk if its ``value`` does not pickle.
+
+    Arrays and numbers always pickle and are not tried (a trial would pickle them twice).
+    """
+    if type(value) in (float, int, complex, bool) or (
+            isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind != "O"):
+        return
+    try:
+        pickle.dumps(value, protocol)
+    except Exception as error:  # noqa: BLE001 - any failure is reported the same way
+        raise pickle.PicklingError(
+            f"cannot pickle a {type(thunk).__name__}: pickling materializes its value, a "
+            f"{type(value).__qualname__}, and that value does not pickle ({error})") from error
+
+
+def _computed_thunk(value: Any) -> "Thunk":
+    """A `Thunk` whose value is already ``value`` (how copies and unpickled thunks are built)."""
+    thunk = Thunk(None)  # type: ignore[arg-type]
+    thunk._value = value
+    return thunk
+
+
+def _add_value(value: Any, buffer: np.ndarray) -> np.ndarray:
+    """``buffer += value`` in place: the ``add`` of a copied or unpickled `InplaceableThunk`."""
+    return np.add(buffer, value, out=buffer)
+
+
+def _computed_inplaceable(value: Any, shape: tuple | None, dtype: Any) -> "InplaceableThunk":
+    return InplaceableThunk(functools.partial(_add_value, value), value, shape=shape,
+                            dtype=dtype)
+
 
 class Thunk(AbstractThunk):
     """A lazily computed tangent: ``Thunk(f)`` is the value ``f()``, computed at most once.
@@ -115,6 +161,13 @@ class Thunk(AbstractThunk):
     (2.0, 2.0, 1)
     >>> t + 1.0
     3.0
+
+    ``copy.deepcopy(t)`` and ``pickle.loads(pickle.dumps(t))`` compute the value (if it was not
+    yet) and give a computed `Thunk` holding a copy of it:
+
+    >>> import copy
+    >>> copy.deepcopy(Thunk(lambda: [1.0])).unthunk()
+    [1.0]
     """
 
     __slots__ = ("_function",)
@@ -128,6 +181,14 @@ class Thunk(AbstractThunk):
 
     def _release(self):
         self._function = None
+
+    def __deepcopy__(self, memo: dict) -> "Thunk":
+        return _computed_thunk(copy.deepcopy(self.unthunk(), memo))
+
+    def __reduce_ex__(self, protocol):
+        value = self.unthunk()
+        _check_value_pickles(self, value, protocol)
+        return (_computed_thunk, (value,))
 
     def __repr__(self) -> str:
         if self.is_computed:
@@ -151,6 +212,8 @@ class InplaceableThunk(AbstractThunk):
     ...                      shape=(2,), dtype=np.float64)
     >>> unthunk(t)
     array([1., 2.])
+
+    A deep copy or an unpickled copy is computed already; its ``add`` adds the copied value.
     """
 
     __slots__ = ("add", "val", "shape", "dtype")
@@ -171,6 +234,15 @@ class InplaceableThunk(AbstractThunk):
 
     def _compute(self):
         return unthunk(self.val)
+
+    def __deepcopy__(self, memo: dict) -> "InplaceableThunk":
+        return _computed_inplaceable(copy.deepcopy(self.unthunk(), memo), self.shape,
+                                     self.dtype)
+
+    def __reduce_ex__(self, protocol):
+        value = self.unthunk()
+        _check_value_pickles(self, value, protocol)
+        return (_computed_inplaceable, (value, self.shape, self.dtype))
 
     def __repr__(self) -> str:
         return f"InplaceableThunk(shape={self.shape}, dtype={self.dtype})"

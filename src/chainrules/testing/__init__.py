@@ -14,7 +14,7 @@ space, cotangent kinds and dtypes, and in-place accumulation into accumulators o
   `test_non_differentiable` for functions declared non-differentiable whose outputs cannot be
   compared with finite differences;
 - `case`, `RuleCase`, `check_case`: rule tests as declarative case lists;
-- `check_linear`: fail when a computation's time or memory grows superlinearly;
+- `check_linear`: fail when a computation's time, memory or a count grows superlinearly;
 - `rand_tangent`, `make_tangent`, `inplaceable` and the hypothesis strategies `primals`,
   `tangents`, `accumulators`, `indices`, `arrays` (hypothesis is imported only when a
   strategy is built);

@@ -30,6 +30,8 @@ ORIGINALS = {
     "array": np.array,
     "asarray": np.asarray,
     "asanyarray": np.asanyarray,
+    "ascontiguousarray": np.ascontiguousarray,
+    "asfortranarray": np.asfortranarray,
     "vectorize.__call__": np.vectorize.__call__,
 }
 
@@ -43,38 +45,73 @@ def _holds_traced(x: Any) -> bool:
     return is_structure(x) and any(True for _ in leaves(x, lambda v: type(v) is Traced))
 
 
-def _traced_array(obj: Any, dtype: Any = None, **kwargs: Any) -> Any:
-    """np.array/np.asarray of a traced value, or of nested lists holding traced values."""
+# --- array creation: np.array, np.asarray, ... of traced values -----------------------------------
+
+_CREATION = ("array", "asarray", "asanyarray", "ascontiguousarray", "asfortranarray")
+_FIRST_PARAMETER = {"array": "object"}  # the others call it ``a``
+
+
+def _creation(name: str) -> Any:
+    """The replacement of ``np.<name>``: NumPy itself for plain arguments (every argument
+    passed on unchanged), the engine when the array argument holds traced values."""
+    original = ORIGINALS[name]
+    first = _FIRST_PARAMETER.get(name, "a")
+
+    def create(*args: Any, **kwargs: Any) -> Any:
+        if args:
+            if _holds_traced(args[0]):
+                return _create_traced(name, args, kwargs)
+        elif first in kwargs and _holds_traced(kwargs[first]):  # passed by keyword
+            kwargs = dict(kwargs)
+            return _create_traced(name, (kwargs.pop(first),), kwargs)
+        if kwargs and kwargs.get("like") is not None:
+            kwargs = {**kwargs, "like": _like(name, kwargs["like"], strict=False)}
+        return original(*args, **kwargs)
+
+    create.__name__ = create.__qualname__ = name
+    create.__doc__ = original.__doc__
+    create.__wrapped__ = original
+    return create
+
+
+def _create_traced(name: str, args: tuple, kwargs: dict) -> Any:
+    """``np.<name>(*args, **kwargs)`` where ``args[0]`` holds traced values: recorded as one
+    call of NumPy's own function, whose rule (`chainrules.rules.shape`) reshapes the cotangent
+    back to the argument's shape and projects it onto the argument's dtype."""
+    from .tape import TracingError, record
     from .tracer import Traced
 
-    if type(obj) is Traced:
-        result = obj
-    elif isinstance(obj, (list, tuple)) and _holds_traced(obj):
-        result = np.stack([_traced_array(element) for element in obj]) if len(obj) else \
-            ORIGINALS["array"](obj)
-    else:
-        return ORIGINALS["array"](obj, dtype=dtype, **kwargs)
-    if dtype is not None and np.dtype(dtype) != result.dtype:
-        result = result.astype(dtype)
+    obj = args[0]
+    if not kwargs and len(args) == 1 and type(obj) is Traced and \
+            type(obj.primal) is np.ndarray and name in ("array", "asarray", "asanyarray"):
+        return obj  # the same values, shape and dtype: nothing to record
+    if "like" in kwargs:
+        kwargs = {**kwargs, "like": _like(name, kwargs["like"])}
+    result = record(ORIGINALS[name], args, kwargs)
+    if type(result) is np.ndarray and result.dtype.kind == "O":
+        raise TracingError(
+            f"np.{name}: the result would be an array of Python objects (dtype=object, or "
+            f"ndmax= below the nesting depth), which cuts the traced values it holds out of "
+            f"the gradient. Give a float or complex dtype, or build the array with np.stack.")
     return result
 
 
-def _array(obj: Any, dtype: Any = None, *args: Any, **kwargs: Any) -> Any:
-    if _holds_traced(obj):
-        return _traced_array(obj, dtype)
-    return ORIGINALS["array"](obj, dtype, *args, **kwargs)
+def _like(name: str, like: Any, strict: bool = True) -> Any:
+    """The ``like=`` argument to pass on: a traced value as its primal (traced values stand in
+    for ndarrays: the result is a plain ndarray, a constant), anything else as it is; with
+    ``strict`` (the array argument holds traced values), only None and NumPy's arrays."""
+    from .tracer import Traced
 
-
-def _asarray(obj: Any, dtype: Any = None, *args: Any, **kwargs: Any) -> Any:
-    if _holds_traced(obj):
-        return _traced_array(obj, dtype)
-    return ORIGINALS["asarray"](obj, dtype, *args, **kwargs)
-
-
-def _asanyarray(obj: Any, dtype: Any = None, *args: Any, **kwargs: Any) -> Any:
-    if _holds_traced(obj):
-        return _traced_array(obj, dtype)
-    return ORIGINALS["asanyarray"](obj, dtype, *args, **kwargs)
+    if type(like) is Traced:
+        return like.primal
+    if not strict or like is None or \
+            getattr(type(like), "__array_function__", None) is np.ndarray.__array_function__:
+        return like
+    raise TypeError(
+        f"np.{name}: like= must be None, a NumPy array or a traced value when the array "
+        f"argument holds traced values (got {type(like).__name__}): another array library's "
+        f"array creation cannot record on the trace. Drop like=, or convert with that library "
+        f"outside the differentiated function.")
 
 
 def _routed(original: Any) -> Any:
@@ -112,15 +149,17 @@ def _vectorize_call(self: np.vectorize, *args: Any, **kwargs: Any) -> Any:
     return ORIGINALS["vectorize.__call__"](self, *args, **kwargs)
 
 
+_REPLACEMENTS = {name: _creation(name) for name in _CREATION}
+
+
 def enter() -> None:
     """A trace starts: route the entry points above to the engine (first trace only)."""
     global _depth
     with _lock:
         _depth += 1
         if _depth == 1:
-            np.array = _array
-            np.asarray = _asarray
-            np.asanyarray = _asanyarray
+            for name in _CREATION:
+                setattr(np, name, _REPLACEMENTS[name])
             np.vectorize.__call__ = _vectorize_call
             for module_name, name in ROUTED:
                 module = sys.modules.get(module_name)  # only modules the program imported
@@ -136,9 +175,8 @@ def exit() -> None:
     with _lock:
         _depth -= 1
         if _depth == 0:
-            np.array = ORIGINALS["array"]
-            np.asarray = ORIGINALS["asarray"]
-            np.asanyarray = ORIGINALS["asanyarray"]
+            for name in _CREATION:
+                setattr(np, name, ORIGINALS[name])
             np.vectorize.__call__ = ORIGINALS["vectorize.__call__"]
             while _replaced:
                 module, name, original = _replaced.pop()

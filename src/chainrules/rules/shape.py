@@ -321,7 +321,7 @@ def _reshape_forward(call: Call, dx: Any) -> Any:
     return np.reshape(dx, np.shape(call.y))
 
 
-for _f in (np.array, np.asarray, np.copy):
+for _f in (np.array, np.asarray, np.asanyarray, np.ascontiguousarray, np.asfortranarray, np.copy):
     define(_f, _reshape_back, pushforward=_reshape_forward, keeps_values=False)
 
 

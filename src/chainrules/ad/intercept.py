@@ -1,13 +1,33 @@
 """NumPy entry points that NumPy's dispatch protocols cannot route to traced values.
 
-``np.array``/``np.asarray`` do not dispatch on their argument; ``np.vectorize(f)(i)``,
-``np.apply_along_axis(f, 0, a)`` and ``np.piecewise`` with plain array arguments never see the
-traced values that ``f`` captures; and SciPy's Python-level functions (``logsumexp``,
-``expm``, ...) convert their arguments with ``np.asarray`` before anything can dispatch. While at least one trace is active, these names are replaced
-in the ``numpy`` namespace (and ``np.vectorize.__call__`` on the class, so vectorized functions
+``np.array``/``np.asarray``/``np.ascontiguousarray``... do not dispatch on their argument;
+``np.vectorize(f)(i)``, ``np.apply_along_axis(f, 0, a)`` and ``np.piecewise`` with plain array
+arguments never see the traced values that ``f`` captures; and SciPy's Python-level functions
+(``logsumexp``, ``expm``, ...) convert their arguments with ``np.asarray`` before anything can
+dispatch. While at least one trace is active, these names are replaced in the ``numpy``
+namespace (and ``np.vectorize.__call__`` on the class, so vectorized functions
 made before the trace are covered too) by versions that look for traced values and, if they
 find some, hand the call to the engine. When no trace is active, NumPy is untouched: there is no
 cost at all.
+
+Array creation (``np.array``, ``np.asarray``, ``np.asanyarray``, ``np.ascontiguousarray``,
+``np.asfortranarray``) of an argument holding traced values (a traced array, or nested lists
+and tuples mixing traced values with plain numbers and arrays) is recorded as one call of
+NumPy's own function on the primal values, every argument passed as given: every keyword
+(``dtype``, ``ndmin``, ``copy``, ``order``, ``subok``, ``like``, and whatever the installed
+NumPy adds) does exactly what NumPy does, and a refused one raises NumPy's own error
+(``copy=False`` where a copy is needed: NumPy decides, so NumPy 1.x and 2.x each behave as
+themselves; ``order`` lays out the primal, as NumPy would). The
+rule (`chainrules.rules.shape`) reshapes the cotangent back and projects it onto the argument's
+dtype: an integer or boolean result is a constant (zero gradient). Two decisions of our own:
+``like=`` a traced value passes its primal (the result is a plain, constant ndarray), ``like=``
+another library's array raises a TypeError naming ``like=`` when traced values are involved; a
+``dtype=object`` result raises TracingError (it would hide the traced values). Without traced
+values, every argument goes to NumPy unchanged.
+
+    >>> import chainrules as cr
+    >>> cr.grad(lambda x: np.sum(np.array(x, ndmin=2).T * np.arange(2.0)))(np.ones(2))
+    array([1., 1.])
 
 Not covered: references taken before the trace (``from numpy import asarray``), C extensions,
 and threads other than the tracing one running NumPy code at the same time.
@@ -82,18 +102,35 @@ def _create_traced(name: str, args: tuple, kwargs: dict) -> Any:
     from .tracer import Traced
 
     obj = args[0]
-    if not kwargs and len(args) == 1 and type(obj) is Traced and \
-            type(obj.primal) is np.ndarray and name in ("array", "asarray", "asanyarray"):
-        return obj  # the same values, shape and dtype: nothing to record
+    if type(obj) is Traced and name in _SAME_VALUES and _keeps_dtype(obj, args, kwargs):
+        # The same values, shape and dtype, and traced values are immutable: nothing to record
+        # (a number stays a number rather than becoming a 0-d array: scalar code stays fast).
+        return obj
     if "like" in kwargs:
         kwargs = {**kwargs, "like": _like(name, kwargs["like"])}
     result = record(ORIGINALS[name], args, kwargs)
     if type(result) is np.ndarray and result.dtype.kind == "O":
         raise TracingError(
-            f"np.{name}: the result would be an array of Python objects (dtype=object, or "
-            f"ndmax= below the nesting depth), which cuts the traced values it holds out of "
-            f"the gradient. Give a float or complex dtype, or build the array with np.stack.")
+            f"np.{name}: the result would be an array of Python objects (dtype=object), "
+            f"which cuts the traced values it holds out of the gradient. Give a float or "
+            f"complex dtype, or build the array with np.stack.")
     return result
+
+
+_SAME_VALUES = frozenset({"array", "asarray", "asanyarray"})
+
+
+def _keeps_dtype(obj: Any, args: tuple, kwargs: dict) -> bool:
+    """Whether the call passes no option but a ``dtype`` that is ``obj``'s own."""
+    if len(args) > 2 or (kwargs and (len(kwargs) > 1 or "dtype" not in kwargs)):
+        return False
+    dtype = args[1] if len(args) == 2 else kwargs.get("dtype")
+    if dtype is None:
+        return True
+    try:
+        return np.dtype(dtype) == obj.dtype
+    except TypeError:
+        return False  # not a dtype: NumPy says so
 
 
 def _like(name: str, like: Any, strict: bool = True) -> Any:

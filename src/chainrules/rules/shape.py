@@ -321,7 +321,11 @@ def _reshape_forward(call: Call, dx: Any) -> Any:
     return np.reshape(dx, np.shape(call.y))
 
 
-for _f in (np.array, np.asarray, np.asanyarray, np.ascontiguousarray, np.asfortranarray, np.copy):
+# np.asanyarray, np.ascontiguousarray, np.asfortranarray: the engine routes them while tracing
+# (chainrules.ad.intercept), as np.array and np.asarray below.
+for _f in (np.asanyarray, np.ascontiguousarray, np.asfortranarray):
+    define(_f, _reshape_back, pushforward=_reshape_forward, keeps_values=False)
+for _f in (np.array, np.asarray, np.copy):
     define(_f, _reshape_back, pushforward=_reshape_forward, keeps_values=False)
 
 

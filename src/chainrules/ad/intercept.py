@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["enter", "exit", "ORIGINALS"]
+__all__ = ["enter", "exit", "CREATION", "ORIGINALS"]
 
 _lock = threading.Lock()
 _depth = 0
@@ -67,7 +67,7 @@ def _holds_traced(x: Any) -> bool:
 
 # --- array creation: np.array, np.asarray, ... of traced values -----------------------------------
 
-_CREATION = ("array", "asarray", "asanyarray", "ascontiguousarray", "asfortranarray")
+CREATION = ("array", "asarray", "asanyarray", "ascontiguousarray", "asfortranarray")
 _FIRST_PARAMETER = {"array": "object"}  # the others call it ``a``
 
 
@@ -186,7 +186,7 @@ def _vectorize_call(self: np.vectorize, *args: Any, **kwargs: Any) -> Any:
     return ORIGINALS["vectorize.__call__"](self, *args, **kwargs)
 
 
-_REPLACEMENTS = {name: _creation(name) for name in _CREATION}
+_REPLACEMENTS = {name: _creation(name) for name in CREATION}
 
 
 def enter() -> None:
@@ -195,7 +195,7 @@ def enter() -> None:
     with _lock:
         _depth += 1
         if _depth == 1:
-            for name in _CREATION:
+            for name in CREATION:
                 setattr(np, name, _REPLACEMENTS[name])
             np.vectorize.__call__ = _vectorize_call
             for module_name, name in ROUTED:
@@ -212,7 +212,7 @@ def exit() -> None:
     with _lock:
         _depth -= 1
         if _depth == 0:
-            for name in _CREATION:
+            for name in CREATION:
                 setattr(np, name, ORIGINALS[name])
             np.vectorize.__call__ = ORIGINALS["vectorize.__call__"]
             while _replaced:

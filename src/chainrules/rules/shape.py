@@ -321,12 +321,23 @@ def _reshape_forward(call: Call, dx: Any) -> Any:
     return np.reshape(dx, np.shape(call.y))
 
 
-# np.asanyarray, np.ascontiguousarray, np.asfortranarray: the engine routes them while tracing
-# (chainrules.ad.intercept), as np.array and np.asarray below.
-for _f in (np.asanyarray, np.ascontiguousarray, np.asfortranarray):
-    define(_f, _reshape_back, pushforward=_reshape_forward, keeps_values=False)
-for _f in (np.array, np.asarray, np.copy):
-    define(_f, _reshape_back, pushforward=_reshape_forward, keeps_values=False)
+def _through_numpy(f: Any) -> Any:
+    """``f``, reached through NumPy's namespace at each call. ``np.array`` and friends do not
+    dispatch on their argument; while a trace runs, chainrules.ad.intercept replaces them
+    there, and so records the call when its argument holds an outer trace's values (the
+    argument of a rule differentiated again)."""
+    name = f.__name__
+
+    def through_numpy(*args: Any, **kwargs: Any) -> Any:
+        return getattr(np, name)(*args, **kwargs)
+
+    return through_numpy
+
+
+for _f in (np.array, np.asarray, np.asanyarray, np.ascontiguousarray, np.asfortranarray):
+    define(_f, _reshape_back, pushforward=_reshape_forward, keeps_values=False,
+           calls=_through_numpy(_f))
+define(np.copy, _reshape_back, pushforward=_reshape_forward, keeps_values=False)
 
 
 def astype(x: Any, dtype: Any, **kwargs: Any) -> Any:

@@ -503,3 +503,27 @@ def test_plain_arguments_are_passed_through_unchanged(name):
             assert got[0].flags.f_contiguous == expected.flags.f_contiguous
             if args[0] is not data and kwargs.get("copy") is False:
                 assert np.shares_memory(got[0], args[0])
+
+
+# --- second derivatives: the creation inside a rule differentiated again ------------------------
+
+@pytest.mark.parametrize("build", [
+    lambda y: np.array(y, ndmin=3),
+    lambda y: np.asarray(y, dtype=np.float32),
+    lambda y: np.ascontiguousarray(y, dtype=np.complex128),
+    lambda y: np.asfortranarray(y),
+    lambda y: np.array([y, [1.0, 3.0]]),
+    lambda y: np.asarray((y, np.ones(2)), dtype=np.complex64),
+    lambda y: np.array([[y], [[2.0, 0.5]]], ndmin=4, order="F", dtype=np.float32),
+], ids=["ndmin", "float32", "ascontiguous-complex", "asfortran", "nested-list",
+        "tuple-complex64", "nested-ndmin-order-float32"])
+def test_second_derivatives_through_creation(build):
+    x = np.array([1.0, 2.0])
+    weights = np.array([1.0, 10.0])
+
+    def first(y):  # sum of the cubes of the created entries, plus constants
+        return np.sum(np.real(build(y) ** 3))
+
+    # d/dx sum(w * 3 x^2) = 6 w x: the constants add nothing.
+    gradient = cr.grad(lambda x: np.sum(cr.grad(first)(x) * weights))(x)
+    np.testing.assert_allclose(gradient, 6 * weights * x, rtol=1e-5)

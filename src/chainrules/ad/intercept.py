@@ -108,13 +108,61 @@ def _create_traced(name: str, args: tuple, kwargs: dict) -> Any:
         return obj
     if "like" in kwargs:
         kwargs = {**kwargs, "like": _like(name, kwargs["like"])}
-    result = record(ORIGINALS[name], args, kwargs)
-    if type(result) is np.ndarray and result.dtype.kind == "O":
+    if type(obj) is not Traced and _inside_outer_trace(obj):
+        return _create_nested(name, args, kwargs)
+    return _no_objects(name, record(ORIGINALS[name], args, kwargs))
+
+
+def _no_objects(name: str, result: Any) -> Any:
+    from .tape import TracingError
+
+    if getattr(result, "dtype", None) == object:
         raise TracingError(
             f"np.{name}: the result would be an array of Python objects (dtype=object), "
             f"which cuts the traced values it holds out of the gradient. Give a float or "
             f"complex dtype, or build the array with np.stack.")
     return result
+
+
+def _inside_outer_trace(obj: Any) -> bool:
+    """Whether a list or tuple holds traced values whose own values are traced (a rule
+    differentiated again: second derivatives)."""
+    from ..core.structure import leaves
+    from .tracer import Traced
+
+    return any(_holds_traced(leaf.primal)
+               for _, leaf in leaves(obj, lambda v: type(v) is Traced))
+
+
+def _create_nested(name: str, args: tuple, kwargs: dict) -> Any:
+    """`_create_traced` for a list or tuple inside an outer trace, where a list's cotangent
+    cannot be taken apart without indexing traced values: its traced elements are stacked
+    (``np.stack``, differentiable at every order), and the stack is converted to what NumPy
+    makes of the list. NumPy decides what that is, and its errors, on a stand-in list with
+    zeros in place of the traced values."""
+    from ..core.structure import replace_leaves
+    from .tape import record
+    from .tracer import Traced
+
+    def is_traced(value: Any) -> bool:
+        return type(value) is Traced
+
+    stand_in = replace_leaves(args[0], lambda t: np.zeros(t.shape, t.dtype), is_traced)
+    expected = _no_objects(name, ORIGINALS[name](stand_in, *args[1:], **kwargs))
+    fortran = expected.flags.f_contiguous and not expected.flags.c_contiguous
+    return record(ORIGINALS["array"], (_stacked(args[0]),),
+                  {"dtype": expected.dtype, "ndmin": expected.ndim, "order": "F" if fortran
+                   else "K"})
+
+
+def _stacked(obj: Any) -> Any:
+    """The list or tuple ``obj`` holding traced values as one traced array (``np.stack`` of
+    its elements, recursively); plain elements as NumPy makes them."""
+    if not isinstance(obj, (list, tuple)):
+        return obj
+    if not _holds_traced(obj):
+        return ORIGINALS["array"](obj)
+    return np.stack([_stacked(element) for element in obj])
 
 
 _SAME_VALUES = frozenset({"array", "asarray", "asanyarray"})

@@ -17,13 +17,16 @@ NumPy's own function on the primal values, every argument passed as given: every
 (``dtype``, ``ndmin``, ``copy``, ``order``, ``subok``, ``like``, and whatever the installed
 NumPy adds) does exactly what NumPy does, and a refused one raises NumPy's own error
 (``copy=False`` where a copy is needed: NumPy decides, so NumPy 1.x and 2.x each behave as
-themselves; ``order`` lays out the primal, as NumPy would). The
-rule (`chainrules.rules.shape`) reshapes the cotangent back and projects it onto the argument's
-dtype: an integer or boolean result is a constant (zero gradient). Two decisions of our own:
-``like=`` a traced value passes its primal (the result is a plain, constant ndarray), ``like=``
-another library's array raises a TypeError naming ``like=`` when traced values are involved; a
-``dtype=object`` result raises TracingError (it would hide the traced values). Without traced
-values, every argument goes to NumPy unchanged.
+themselves; ``order`` lays out the primal, as NumPy would). The rule
+(`chainrules.rules.shape`) reshapes the cotangent back and projects it onto the argument's
+dtype: an integer or boolean result is a constant (zero gradient). It computes the value
+through NumPy's namespace, so that inside an outer trace (second derivatives) the call is
+recorded there too; a list whose traced values are themselves traced is stacked first (its
+cotangent could not be taken apart without indexing traced values). Decisions of our own:
+``like=`` a traced value passes its primal (the result is a plain, constant ndarray);
+``like=`` another library's array raises a TypeError naming ``like=`` when traced values are
+involved; a ``dtype=object`` result raises TracingError (it would hide the traced values).
+Without traced values, every argument goes to NumPy unchanged.
 
     >>> import chainrules as cr
     >>> cr.grad(lambda x: np.sum(np.array(x, ndmin=2).T * np.arange(2.0)))(np.ones(2))

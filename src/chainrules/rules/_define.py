@@ -27,8 +27,9 @@ by name, passed by position or by keyword, else NumPy's default; "no value" read
 ``call.memo(compute)`` (a piece several formulas share), ``call.apply(value, i)`` (``f`` with
 ``value`` as argument ``i``). ``calls=g`` makes the rule compute ``f``'s values with ``g``
 (the same function reached another way: ``np.array`` through NumPy's namespace, where the
-engine records it when an outer trace's values arrive, for second derivatives). ``dy`` arrives unthunked and projected onto the output (real
-for a real output, float32 for a float32 one); for a tuple or list output (``svd``,
+engine records it when an outer trace's values arrive, for second derivatives). ``dy``
+arrives unthunked and projected onto the output (real for a real output, float32 for a
+float32 one); for a tuple or list output (``svd``,
 ``split``) it is a list of per-output cotangents (`ZeroTangent` where none was given), and
 the pushforward returns one tangent per output.
 

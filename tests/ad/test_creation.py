@@ -366,15 +366,15 @@ def test_copy_false_decision_is_numpys():
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 expected, error = build(x), None
-        except ValueError as caught:  # NumPy 2: a copy is needed
-            expected, error = None, caught
+        except Exception as caught:  # noqa: BLE001 - NumPy 2: a copy is needed; NumPy 1:
+            expected, error = None, caught  # asarray has no copy=; whatever NumPy says
         _check_against_numpy(build, x, expected, error)
 
 
 def test_copies_are_independent_values():
     def loss(x):
         a = np.array(x, copy=True)
-        b = np.asarray(x, copy=False)
+        b = np.array(x, copy=False)  # no copy needed: allowed by NumPy 1 and 2
         c = np.copy(x)
         return np.sum(a * 1.0 + b * 2.0 + c * 3.0)
 

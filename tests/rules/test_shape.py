@@ -134,6 +134,11 @@ CASES = [
     case(np.array, (normal(2), 2.0 * np.ones(2), [0.5, 1.5])),
     case(np.array, normal(3), ndmin=2),
     case(np.array, normal(3), dtype=F32),
+    case(np.asanyarray, normal(2, 3, dtype=C128), order="F"),
+    case(np.ascontiguousarray, normal(2, 3).T),
+    case(np.ascontiguousarray, normal(3, dtype=F32), dtype=C128),
+    case(np.asfortranarray, normal(2, 3)),
+    case(np.asfortranarray, [[1.0, 2.0], [3.0, 4.0]], dtype=F32),
     case(astype, normal(3), C128),
     case(astype, normal(3), F32),
     case(astype, normal(2, 3, dtype=F32), F64),
@@ -146,7 +151,7 @@ SHAPE_FUNCTIONS = [
     np.column_stack, np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit, np.tile,
     np.repeat, np.flip, np.fliplr, np.flipud, np.roll, np.rot90, np.pad, np.triu, np.tril,
     np.diag, np.diagflat, np.atleast_1d, np.atleast_2d, np.atleast_3d, np.meshgrid, np.copy,
-    np.asarray, np.array, astype,
+    np.asarray, np.array, np.asanyarray, np.ascontiguousarray, np.asfortranarray, astype,
 ]
 
 

@@ -1,13 +1,36 @@
 """NumPy entry points that NumPy's dispatch protocols cannot route to traced values.
 
-``np.array``/``np.asarray`` do not dispatch on their argument; ``np.vectorize(f)(i)``,
-``np.apply_along_axis(f, 0, a)`` and ``np.piecewise`` with plain array arguments never see the
-traced values that ``f`` captures; and SciPy's Python-level functions (``logsumexp``,
-``expm``, ...) convert their arguments with ``np.asarray`` before anything can dispatch. While at least one trace is active, these names are replaced
-in the ``numpy`` namespace (and ``np.vectorize.__call__`` on the class, so vectorized functions
+``np.array``/``np.asarray``/``np.ascontiguousarray``... do not dispatch on their argument;
+``np.vectorize(f)(i)``, ``np.apply_along_axis(f, 0, a)`` and ``np.piecewise`` with plain array
+arguments never see the traced values that ``f`` captures; and SciPy's Python-level functions
+(``logsumexp``, ``expm``, ...) convert their arguments with ``np.asarray`` before anything can
+dispatch. While at least one trace is active, these names are replaced in the ``numpy``
+namespace (and ``np.vectorize.__call__`` on the class, so vectorized functions
 made before the trace are covered too) by versions that look for traced values and, if they
 find some, hand the call to the engine. When no trace is active, NumPy is untouched: there is no
 cost at all.
+
+Array creation (``np.array``, ``np.asarray``, ``np.asanyarray``, ``np.ascontiguousarray``,
+``np.asfortranarray``) of an argument holding traced values (a traced array, or nested lists
+and tuples mixing traced values with plain numbers and arrays) is recorded as one call of
+NumPy's own function on the primal values, every argument passed as given: every keyword
+(``dtype``, ``ndmin``, ``copy``, ``order``, ``subok``, ``like``, and whatever the installed
+NumPy adds) does exactly what NumPy does, and a refused one raises NumPy's own error
+(``copy=False`` where a copy is needed: NumPy decides, so NumPy 1.x and 2.x each behave as
+themselves; ``order`` lays out the primal, as NumPy would). The rule
+(`chainrules.rules.shape`) reshapes the cotangent back and projects it onto the argument's
+dtype: an integer or boolean result is a constant (zero gradient). It computes the value
+through NumPy's namespace, so that inside an outer trace (second derivatives) the call is
+recorded there too; a list whose traced values are themselves traced is stacked first (its
+cotangent could not be taken apart without indexing traced values). Decisions of our own:
+``like=`` a traced value passes its primal (the result is a plain, constant ndarray);
+``like=`` another library's array raises a TypeError naming ``like=`` when traced values are
+involved; a ``dtype=object`` result raises TracingError (it would hide the traced values).
+Without traced values, every argument goes to NumPy unchanged.
+
+    >>> import chainrules as cr
+    >>> cr.grad(lambda x: np.sum(np.array(x, ndmin=2).T * np.arange(2.0)))(np.ones(2))
+    array([1., 1.])
 
 Not covered: references taken before the trace (``from numpy import asarray``), C extensions,
 and threads other than the tracing one running NumPy code at the same time.
@@ -21,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["enter", "exit", "ORIGINALS"]
+__all__ = ["enter", "exit", "CREATION", "ORIGINALS"]
 
 _lock = threading.Lock()
 _depth = 0
@@ -30,6 +53,8 @@ ORIGINALS = {
     "array": np.array,
     "asarray": np.asarray,
     "asanyarray": np.asanyarray,
+    "ascontiguousarray": np.ascontiguousarray,
+    "asfortranarray": np.asfortranarray,
     "vectorize.__call__": np.vectorize.__call__,
 }
 
@@ -43,38 +68,138 @@ def _holds_traced(x: Any) -> bool:
     return is_structure(x) and any(True for _ in leaves(x, lambda v: type(v) is Traced))
 
 
-def _traced_array(obj: Any, dtype: Any = None, **kwargs: Any) -> Any:
-    """np.array/np.asarray of a traced value, or of nested lists holding traced values."""
+# --- array creation: np.array, np.asarray, ... of traced values -----------------------------------
+
+CREATION = ("array", "asarray", "asanyarray", "ascontiguousarray", "asfortranarray")
+_FIRST_PARAMETER = {"array": "object"}  # the others call it ``a``
+
+
+def _creation(name: str) -> Any:
+    """The replacement of ``np.<name>``: NumPy itself for plain arguments (every argument
+    passed on unchanged), the engine when the array argument holds traced values."""
+    original = ORIGINALS[name]
+    first = _FIRST_PARAMETER.get(name, "a")
+
+    def create(*args: Any, **kwargs: Any) -> Any:
+        if args:
+            if _holds_traced(args[0]):
+                return _create_traced(name, args, kwargs)
+        elif first in kwargs and _holds_traced(kwargs[first]):  # passed by keyword
+            kwargs = dict(kwargs)
+            return _create_traced(name, (kwargs.pop(first),), kwargs)
+        if kwargs and kwargs.get("like") is not None:
+            kwargs = {**kwargs, "like": _like(name, kwargs["like"], strict=False)}
+        return original(*args, **kwargs)
+
+    create.__name__ = create.__qualname__ = name
+    create.__doc__ = original.__doc__
+    create.__wrapped__ = original
+    return create
+
+
+def _create_traced(name: str, args: tuple, kwargs: dict) -> Any:
+    """``np.<name>(*args, **kwargs)`` where ``args[0]`` holds traced values: recorded as one
+    call of NumPy's own function, whose rule (`chainrules.rules.shape`) reshapes the cotangent
+    back to the argument's shape and projects it onto the argument's dtype."""
+    from .tape import TracingError, record
     from .tracer import Traced
 
-    if type(obj) is Traced:
-        result = obj
-    elif isinstance(obj, (list, tuple)) and _holds_traced(obj):
-        result = np.stack([_traced_array(element) for element in obj]) if len(obj) else \
-            ORIGINALS["array"](obj)
-    else:
-        return ORIGINALS["array"](obj, dtype=dtype, **kwargs)
-    if dtype is not None and np.dtype(dtype) != result.dtype:
-        result = result.astype(dtype)
+    obj = args[0]
+    if type(obj) is Traced and name in _SAME_VALUES and _keeps_dtype(obj, args, kwargs):
+        # The same values, shape and dtype, and traced values are immutable: nothing to record
+        # (a number stays a number rather than becoming a 0-d array: scalar code stays fast).
+        return obj
+    if "like" in kwargs:
+        kwargs = {**kwargs, "like": _like(name, kwargs["like"])}
+    if type(obj) is not Traced and _inside_outer_trace(obj):
+        return _create_nested(name, args, kwargs)
+    return _no_objects(name, record(ORIGINALS[name], args, kwargs))
+
+
+def _no_objects(name: str, result: Any) -> Any:
+    from .tape import TracingError
+
+    if getattr(result, "dtype", None) == object:
+        raise TracingError(
+            f"np.{name}: the result would be an array of Python objects (dtype=object), "
+            f"which cuts the traced values it holds out of the gradient. Give a float or "
+            f"complex dtype, or build the array with np.stack.")
     return result
 
 
-def _array(obj: Any, dtype: Any = None, *args: Any, **kwargs: Any) -> Any:
-    if _holds_traced(obj):
-        return _traced_array(obj, dtype)
-    return ORIGINALS["array"](obj, dtype, *args, **kwargs)
+def _inside_outer_trace(obj: Any) -> bool:
+    """Whether a list or tuple holds traced values whose own values are traced (a rule
+    differentiated again: second derivatives)."""
+    from ..core.structure import leaves
+    from .tracer import Traced
+
+    return any(_holds_traced(leaf.primal)
+               for _, leaf in leaves(obj, lambda v: type(v) is Traced))
 
 
-def _asarray(obj: Any, dtype: Any = None, *args: Any, **kwargs: Any) -> Any:
-    if _holds_traced(obj):
-        return _traced_array(obj, dtype)
-    return ORIGINALS["asarray"](obj, dtype, *args, **kwargs)
+def _create_nested(name: str, args: tuple, kwargs: dict) -> Any:
+    """`_create_traced` for a list or tuple inside an outer trace, where a list's cotangent
+    cannot be taken apart without indexing traced values: its traced elements are stacked
+    (``np.stack``, differentiable at every order), and the stack is converted to what NumPy
+    makes of the list. NumPy decides what that is, and its errors, on a stand-in list with
+    zeros in place of the traced values."""
+    from ..core.structure import replace_leaves
+    from .tape import record
+    from .tracer import Traced
+
+    def is_traced(value: Any) -> bool:
+        return type(value) is Traced
+
+    stand_in = replace_leaves(args[0], lambda t: np.zeros(t.shape, t.dtype), is_traced)
+    expected = _no_objects(name, ORIGINALS[name](stand_in, *args[1:], **kwargs))
+    fortran = expected.flags.f_contiguous and not expected.flags.c_contiguous
+    return record(ORIGINALS["array"], (_stacked(args[0]),),
+                  {"dtype": expected.dtype, "ndmin": expected.ndim, "order": "F" if fortran
+                   else "K"})
 
 
-def _asanyarray(obj: Any, dtype: Any = None, *args: Any, **kwargs: Any) -> Any:
-    if _holds_traced(obj):
-        return _traced_array(obj, dtype)
-    return ORIGINALS["asanyarray"](obj, dtype, *args, **kwargs)
+def _stacked(obj: Any) -> Any:
+    """The list or tuple ``obj`` holding traced values as one traced array (``np.stack`` of
+    its elements, recursively); plain elements as NumPy makes them."""
+    if not isinstance(obj, (list, tuple)):
+        return obj
+    if not _holds_traced(obj):
+        return ORIGINALS["array"](obj)
+    return np.stack([_stacked(element) for element in obj])
+
+
+_SAME_VALUES = frozenset({"array", "asarray", "asanyarray"})
+
+
+def _keeps_dtype(obj: Any, args: tuple, kwargs: dict) -> bool:
+    """Whether the call passes no option but a ``dtype`` that is ``obj``'s own."""
+    if len(args) > 2 or (kwargs and (len(kwargs) > 1 or "dtype" not in kwargs)):
+        return False
+    dtype = args[1] if len(args) == 2 else kwargs.get("dtype")
+    if dtype is None:
+        return True
+    try:
+        return np.dtype(dtype) == obj.dtype
+    except TypeError:
+        return False  # not a dtype: NumPy says so
+
+
+def _like(name: str, like: Any, strict: bool = True) -> Any:
+    """The ``like=`` argument to pass on: a traced value as its primal (traced values stand in
+    for ndarrays: the result is a plain ndarray, a constant), anything else as it is; with
+    ``strict`` (the array argument holds traced values), only None and NumPy's arrays."""
+    from .tracer import Traced
+
+    if type(like) is Traced:
+        return like.primal
+    if not strict or like is None or \
+            getattr(type(like), "__array_function__", None) is np.ndarray.__array_function__:
+        return like
+    raise TypeError(
+        f"np.{name}: like= must be None, a NumPy array or a traced value when the array "
+        f"argument holds traced values (got {type(like).__name__}): another array library's "
+        f"array creation cannot record on the trace. Drop like=, or convert with that library "
+        f"outside the differentiated function.")
 
 
 def _routed(original: Any) -> Any:
@@ -113,15 +238,17 @@ def _vectorize_call(self: np.vectorize, *args: Any, **kwargs: Any) -> Any:
     return ORIGINALS["vectorize.__call__"](self, *args, **kwargs)
 
 
+_REPLACEMENTS = {name: _creation(name) for name in CREATION}
+
+
 def enter() -> None:
     """A trace starts: route the entry points above to the engine (first trace only)."""
     global _depth
     with _lock:
         _depth += 1
         if _depth == 1:
-            np.array = _array
-            np.asarray = _asarray
-            np.asanyarray = _asanyarray
+            for name in CREATION:
+                setattr(np, name, _REPLACEMENTS[name])
             np.vectorize.__call__ = _vectorize_call
             for module_name, name in ROUTED:
                 module = sys.modules.get(module_name)  # only modules the program imported
@@ -137,9 +264,8 @@ def exit() -> None:
     with _lock:
         _depth -= 1
         if _depth == 0:
-            np.array = ORIGINALS["array"]
-            np.asarray = ORIGINALS["asarray"]
-            np.asanyarray = ORIGINALS["asanyarray"]
+            for name in CREATION:
+                setattr(np, name, ORIGINALS[name])
             np.vectorize.__call__ = ORIGINALS["vectorize.__call__"]
             while _replaced:
                 module, name, original = _replaced.pop()

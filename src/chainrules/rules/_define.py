@@ -25,8 +25,11 @@ A `Call` is the record of one call: ``call.args``, ``call.y``, ``call["axis"]`` 
 by name, passed by position or by keyword, else NumPy's default; "no value" reads as None),
 ``call.a`` (the first argument as an array), ``call.axes`` (a reduction's axes),
 ``call.memo(compute)`` (a piece several formulas share), ``call.apply(value, i)`` (``f`` with
-``value`` as argument ``i``). ``dy`` arrives unthunked and projected onto the output (real
-for a real output, float32 for a float32 one); for a tuple or list output (``svd``,
+``value`` as argument ``i``). ``calls=g`` makes the rule compute ``f``'s values with ``g``
+(the same function reached another way: ``np.array`` through NumPy's namespace, where the
+engine records it when an outer trace's values arrive, for second derivatives). ``dy``
+arrives unthunked and projected onto the output (real for a real output, float32 for a
+float32 one); for a tuple or list output (``svd``,
 ``split``) it is a list of per-output cotangents (`ZeroTangent` where none was given), and
 the pushforward returns one tangent per output.
 
@@ -356,8 +359,8 @@ class _Rule:
     def __init__(self, f: Any, cotangents: tuple, every: Formula = None,
                  pushforward: Callable = multilinear, prepare: Formula = None,
                  check: Formula = None, refused: Sequence[str] = ("out",),
-                 keeps_values: bool = True):
-        self.f, self.name, self.cotangents, self.every = f, _name(f), cotangents, every
+                 keeps_values: bool = True, calls: Callable | None = None):
+        self.f, self.name, self.cotangents, self.every = calls or f, _name(f), cotangents, every
         self.pushforward, self.prepare, self.check = pushforward, prepare, check
         self.keeps_values = keeps_values
         self.positions: dict[str, int] = {}
@@ -553,7 +556,7 @@ def _output_tangent(y: tuple | list, tangents: Sequence) -> Any:
 def define(f: Any, *cotangents: Formula, every: Formula = None,
            pushforward: Callable = multilinear, prepare: Formula = None,
            check: Formula = None, refused: Sequence[str] = ("out",),
-           keeps_values: bool = True) -> None:
+           keeps_values: bool = True, calls: Callable | None = None) -> None:
     """Register the rrule and the frule of ``f`` (see the module's docstring).
 
     >>> from chainrules.core.registry import recorded_whole
@@ -566,6 +569,6 @@ def define(f: Any, *cotangents: Formula, every: Formula = None,
     >>> frule((NoTangent(), np.ones(2), NoTangent()), scale, np.ones(2), 3)[1]
     array([3., 3.])
     """
-    rule = _Rule(f, cotangents, every, pushforward, prepare, check, refused, keeps_values)
+    rule = _Rule(f, cotangents, every, pushforward, prepare, check, refused, keeps_values, calls)
     rrule.register(f, replace=True)(rule.reverse)
     frule.register(f, replace=True)(rule.forward)

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..core.broadcast import unbroadcast
 from ..core.dtypes import as_array, is_plain
-from ..core.registry import first_order_only, recorded_whole
+from ..core.registry import recorded_whole
 from ..core.sparse import scatter_sum
 from ..core.tangents import AbstractZero
 from ._define import Call, define, linear, normalize_axis_tuple, unsupported
@@ -328,11 +328,23 @@ def _reshape_forward(call: Call, dx: Any) -> Any:
     return np.reshape(dx, np.shape(call.y))
 
 
-for _f in (np.array, np.asarray):
-    first_order_only(_f, "its rule converts its argument with NumPy's own array constructor, "
-                         "which cannot take a traced value (use np.copy or x * 1 instead)")
-for _f in (np.array, np.asarray, np.copy):
-    define(_f, _reshape_back, pushforward=_reshape_forward, keeps_values=False)
+def _through_numpy(f: Any) -> Any:
+    """``f``, reached through NumPy's namespace at each call. ``np.array`` and friends do not
+    dispatch on their argument; while a trace runs, chainrules.ad.intercept replaces them
+    there, and so records the call when its argument holds an outer trace's values (the
+    argument of a rule differentiated again)."""
+    name = f.__name__
+
+    def through_numpy(*args: Any, **kwargs: Any) -> Any:
+        return getattr(np, name)(*args, **kwargs)
+
+    return through_numpy
+
+
+for _f in (np.array, np.asarray, np.asanyarray, np.ascontiguousarray, np.asfortranarray):
+    define(_f, _reshape_back, pushforward=_reshape_forward, keeps_values=False,
+           calls=_through_numpy(_f))
+define(np.copy, _reshape_back, pushforward=_reshape_forward, keeps_values=False)
 
 
 @recorded_whole  # the engine records `t.astype(dtype)` as this function

@@ -30,11 +30,11 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import inspect
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from .._compat import signature
 from ..core.accumulate import accumulate, owned_copy
 from ..core.config import DEFAULT_CONFIG, RuleConfig, _name
 from ..core.projection import ProjectTo, _ProjectToNumeric
@@ -179,7 +179,7 @@ def _parameter_names(f: Callable, count: int) -> list[str | None]:
     """The names of ``f``'s first ``count`` positional parameters (None where unknown)."""
     names: list[str | None] = []
     try:
-        parameters = list(inspect.signature(f).parameters.values())
+        parameters = list(signature(f).parameters.values())
     except (TypeError, ValueError):
         return [None] * count
     for parameter in parameters:

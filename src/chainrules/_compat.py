@@ -84,5 +84,14 @@ def _where(condition, x=None, y=None, /):
     """np.where's parameters."""
 
 
+def _empty_like(prototype, /, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    """np.empty_like's parameters."""
+
+
+def _result_type(*arrays_and_dtypes):
+    """np.result_type's parameters."""
+
+
 _STAND_INS = ((np.array, _array), (np.asarray, _asarray), (np.concatenate, _concatenate),
-              (np.dot, _dot), (np.inner, _inner), (np.vdot, _vdot), (np.where, _where))
+              (np.dot, _dot), (np.inner, _inner), (np.vdot, _vdot), (np.where, _where),
+              (np.empty_like, _empty_like), (np.result_type, _result_type))

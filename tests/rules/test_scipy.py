@@ -125,7 +125,7 @@ B3 = np.array([0.5, -1.2, 0.8])
 B32 = np.array([[0.5, 1.0], [-1.2, 0.3], [0.8, -0.6]])
 
 
-STACKS = "stacks of matrices (SciPy 1.15)"
+STACKS = "stacks of matrices (SciPy 1.16)"
 
 
 def _solve_triangular_cases():

@@ -5,7 +5,11 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-test
 
-.PHONY: demo test bench bench-peers clean
+.PHONY: demo test test-compat bench bench-peers clean
+
+# The NumPy releases the suite runs on (compat/<name>.txt pins NumPy and a SciPy release that
+# supports it); each gets its own venv, .venv-<name>.
+COMPAT := np126 np20 np22 np24
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -19,7 +23,33 @@ demo: $(STAMP)
 	$(PY) examples/demo.py
 
 test: $(STAMP)
+	$(VENV)/bin/vermin --target=3.10- --no-tips --violations --eval-annotations src tests benchmarks examples conftest.py
 	$(PY) -m pytest -q
+
+# The whole suite on every release in COMPAT (one at a time: the machine has 2 cores), then a
+# summary; fails if any release failed. `make test-compat-np126` runs one release.
+test-compat:
+	@failed=""; for name in $(COMPAT); do \
+		start=$$(date +%s); \
+		$(MAKE) --no-print-directory test-compat-$$name || failed="$$failed $$name"; \
+		echo "== $$name: $$(( $$(date +%s) - start )) s"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "test-compat failed on:$$failed"; exit 1; fi; \
+	echo "test-compat passed on: $(COMPAT)"
+
+.venv-%/bin/python:
+	$(PYTHON) -m venv .venv-$*
+	.venv-$*/bin/python -m pip install --quiet --upgrade pip
+
+.venv-%/.installed-test: .venv-%/bin/python pyproject.toml compat/%.txt
+	.venv-$*/bin/python -m pip install --quiet -c compat/$*.txt -e ".[test]"
+	touch $@
+
+.PRECIOUS: .venv-%/bin/python .venv-%/.installed-test
+
+test-compat-%: .venv-%/.installed-test
+	@.venv-$*/bin/python -c "import numpy, scipy, sys; print('== $*: Python', sys.version.split()[0], 'NumPy', numpy.__version__, 'SciPy', scipy.__version__)"
+	.venv-$*/bin/python -m pytest -q -p no:cacheprovider
 
 bench: $(STAMP)
 	$(PY) -m pip install --quiet -e ".[test,bench]"
@@ -37,4 +67,4 @@ bench-peers: $(STAMP)
 	$(PY) benchmarks/higher_order.py
 
 clean:
-	rm -rf $(VENV) build src/*.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) $(addprefix .venv-,$(COMPAT)) build src/*.egg-info .pytest_cache .hypothesis

@@ -7,6 +7,7 @@ import pytest
 
 import chainrules as cr
 from chainrules import NoTangent
+from tests.numpy_features import CLIP_MIN_MAX, needs
 
 
 def test_function_without_rule_names_itself_and_how_to_register():
@@ -167,6 +168,7 @@ def test_keyword_traced_argument_is_moved_to_its_position():
     np.testing.assert_allclose(g, (x * total - np.sum(w * x)) / total ** 2)
 
 
+@needs(CLIP_MIN_MAX, "np.clip(min=, max=) (NumPy 2.1)")
 def test_keyword_only_traced_argument_is_refused():
     # np.clip's min= is keyword-only: it cannot be moved to a position.
     with pytest.raises(cr.TracingError, match="min="):

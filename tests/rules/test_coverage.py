@@ -37,6 +37,7 @@ registered = {"rrule": list(rrule.functions()), "frule": list(frule.functions())
 
 folder = Path(sys.argv[1])
 sys.path[:0] = [str(folder), str(folder.parents[1])]
+from tests.numpy_features import running  # cases skipped on these releases cover nothing
 covered, errors, modules = set(), [], []
 for path in sorted(folder.glob("test_*.py")):
     if path.name == "test_coverage.py":
@@ -53,7 +54,7 @@ for path in sorted(folder.glob("test_*.py")):
         errors.append(f"{path.name} has no module-level CASES list")
         continue
     modules.append(path.name)
-    covered |= {id(f) for c in cases for f in getattr(c, "functions", (c.function,))}
+    covered |= {id(f) for c in running(cases) for f in getattr(c, "functions", (c.function,))}
 
 print(json.dumps({
     "modules": modules,

@@ -9,6 +9,7 @@ import pytest
 
 from chainrules import NoTangent, ZeroTangent, frule, rrule, unthunk
 from chainrules.testing import case, check_case, rand_primal
+from tests.numpy_features import SINGLE_PRECISION_FFT, needs
 
 _rng = np.random.default_rng(20240612)
 F64, F32, C128, C64 = np.float64, np.float32, np.complex128, np.complex64
@@ -99,6 +100,7 @@ def test_irfft_pullback_closed_form(n):
     np.testing.assert_allclose(pullback(dy)[1], v * (E @ dy) / n, atol=1e-12)
 
 
+@needs(SINGLE_PRECISION_FFT, "single-precision FFTs (NumPy 2.0)")
 def test_fft_is_its_own_frule_and_keeps_single_precision():
     x, dx = normal(8, dtype=F32), normal(8, dtype=F32)
     y, dy = frule((NoTangent(), dx, NoTangent()), fft.fft, x, None)

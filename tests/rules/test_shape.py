@@ -10,6 +10,7 @@ import pytest
 from chainrules import NoTangent, Tangent, ZeroTangent, frule, rrule, unthunk
 from chainrules.rules.shape import astype
 from chainrules.testing import case, check_case, rand_primal
+from tests.numpy_features import accepted, running
 
 _rng = np.random.default_rng(20240602)
 F64, F32, C128 = np.float64, np.float32, np.complex128
@@ -26,7 +27,7 @@ CASES = [
     # reshape, ravel, transpose and friends
     case(np.reshape, X, (4, 6)),
     case(np.reshape, normal(2, 3, dtype=F32), (3, -1), order="F"),
-    case(np.reshape, normal(6, dtype=C128), shape=(2, 3)),
+    accepted(case(np.reshape, normal(6, dtype=C128), shape=(2, 3)), "np.reshape(shape=) (NumPy 2.1)"),
     case(np.ravel, X),
     case(np.ravel, normal(2, 3, dtype=C128), "F"),
     # (order='A'/'K' depend on memory layout, which finite differences don't keep:
@@ -163,7 +164,7 @@ def test_rule(rule_case):
 @pytest.mark.parametrize("f", SHAPE_FUNCTIONS, ids=lambda f: f.__name__)
 def test_every_shape_function_has_both_rules_and_cases(f):
     assert rrule.lookup(f) is not None and frule.lookup(f) is not None
-    assert any(c.function is f for c in CASES)
+    assert any(c.function is f for c in running(CASES))
 
 
 # --- closed forms: structural cotangents, lists of outputs, casts, errors ------------------------

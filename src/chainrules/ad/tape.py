@@ -19,13 +19,13 @@ graph search, no recursion. A record is a flat tuple ``(pullback, function, meta
 from __future__ import annotations
 
 import gc
-import inspect
 import itertools
 import threading
 from typing import Any
 
 import numpy as np
 
+from .._compat import signature
 from ..core.config import RuleConfig, _name
 from ..core.dtypes import shared_shape
 from ..core.registry import rrule
@@ -392,7 +392,7 @@ def _keywords_to_positions(function: Any, args: tuple, kwargs: dict) -> tuple[tu
     cotangents to positional arguments only): ``np.average(x, weights=w)`` is recorded as
     ``np.average(x, None, w)``."""
     try:
-        bound = inspect.signature(function).bind(*args, **kwargs)
+        bound = signature(function).bind(*args, **kwargs)
     except (TypeError, ValueError):
         bound = None
     if bound is not None:

@@ -66,6 +66,8 @@ class RuleConfig:
 
 def _name(f: Any) -> str:
     module = getattr(f, "__module__", None)
+    if module is None and type(f).__module__ == "numpy":  # NumPy 1's ufuncs have no module
+        module = "numpy"
     name = getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or repr(f)
     return f"{module}.{name}" if module and module not in ("builtins",) else name
 

@@ -164,14 +164,15 @@ class _LinearPullback:
 
     def __init__(self, partials: tuple, args: tuple):
         self.partials = partials
-        self.kind = type(args[0]) if type(args[0]) is type(args[1]) else None
+        # ±dy keeps dy's type on every NumPy; -1 * float32 is float64 on NumPy 1 (before NEP 50).
+        same = type(args[0]) is type(args[1]) and all(p in (1, -1) for p in partials)
+        self.kind = type(args[0]) if same else None
         self.general = _ScalarPullback(partials, args, None)
 
     def __call__(self, dy: Any) -> tuple:
         if type(dy) is self.kind:
             first, second = self.partials
-            return (_NO_TANGENT, dy if first == 1 else first * dy,
-                    dy if second == 1 else second * dy)
+            return (_NO_TANGENT, dy if first == 1 else -dy, dy if second == 1 else -dy)
         return self.general(dy)
 
 

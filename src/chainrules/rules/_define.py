@@ -47,7 +47,6 @@ are read once per function, at registration.
 
 from __future__ import annotations
 
-import inspect
 import math
 from typing import Any, Callable, Sequence
 
@@ -61,10 +60,7 @@ from ..core.registry import frule, rrule
 from ..core.tangents import AbstractZero, NoTangent, Tangent, ZeroTangent
 from ..core.thunks import Thunk, unthunk
 
-try:
-    from numpy.lib.array_utils import normalize_axis_tuple
-except ImportError:  # NumPy < 2
-    from numpy.core.numeric import normalize_axis_tuple  # type: ignore[no-redef]
+from .._compat import normalize_axis_tuple, signature
 
 __all__ = ["Axes", "Call", "define", "dense_tangent", "linear", "multilinear",
            "normalize_axis_tuple", "per_argument", "project_onto", "unsupported"]
@@ -365,7 +361,7 @@ class _Rule:
         self.keeps_values = keeps_values
         self.positions: dict[str, int] = {}
         self.defaults: dict[str, Any] = {}
-        for parameter in inspect.signature(f).parameters.values():
+        for parameter in signature(f).parameters.values():
             if parameter.kind in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD):
                 self.positions[parameter.name] = len(self.positions)
             if parameter.default is not parameter.empty:

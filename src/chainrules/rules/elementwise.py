@@ -151,11 +151,15 @@ for _f in (np.abs, np.absolute, np.fabs):
     _unary_frule(_f, _abs_pushforward)
 
 
+# NumPy 2 defines sign(z) = z/|z| for complex z; NumPy 1, the sign of Re(z) (locally constant).
+_SIGN_IS_PHASE = bool(np.sign(1j) == 1j)
+
+
 def _sign_derivative(x, y, d):
     # sign(z) = z/|z| is locally constant on reals but not on complex numbers. Its derivative
     # d -> d/|z| - Re(conj(d) z) z/|z|^3 (0 at z == 0, as for reals) is self-adjoint in the
     # real inner product Re(conj(a) b), so it is both the pullback and the pushforward.
-    if not np.iscomplexobj(x):
+    if not (_SIGN_IS_PHASE and np.iscomplexobj(x)):
         return 0 * np.real(d)
     with np.errstate(invalid="ignore", divide="ignore"):
         r = np.abs(x)

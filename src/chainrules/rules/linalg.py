@@ -274,26 +274,35 @@ def _trace(x):
     return np.trace(x, axis1=-2, axis2=-1)
 
 
+# NumPy 1 reads a b of one dimension less than a as a stack of vectors; NumPy 2, only a 1-d b.
+_SOLVE_STACKS_VECTORS = np.linalg.solve(np.ones((1, 1, 1)), np.ones((1, 1))).shape == (1, 1)
+
+
+def _vectors(a, b) -> bool:
+    """Whether ``solve(a, b)`` reads ``b`` as a vector (or a stack of vectors)."""
+    return np.ndim(b) == 1 or (_SOLVE_STACKS_VECTORS and np.ndim(b) == np.ndim(a) - 1)
+
+
 def _solve_shared(call, dy):
     """``a^-H dy``, shared by both cotangents of ``x = solve(a, b)`` (as a stack of matrices)."""
     a, b = call.args
-    return np.linalg.solve(H(a), np.asarray(dy)[..., None] if np.ndim(b) == 1 else dy)
+    return np.linalg.solve(H(a), np.asarray(dy)[..., None] if _vectors(a, b) else dy)
 
 
 def _solve_da(call, g):
     a, b = call.args
-    x = call.y[..., None] if np.ndim(b) == 1 else call.y
+    x = call.y[..., None] if _vectors(a, b) else call.y
     return unbroadcast(-g @ H(x), np.shape(a))
 
 
 def _solve_db(call, g):
-    b = call.args[1]
-    return unbroadcast(g[..., 0] if np.ndim(b) == 1 else g, np.shape(b))
+    a, b = call.args
+    return unbroadcast(g[..., 0] if _vectors(a, b) else g, np.shape(b))
 
 
 def _solve_pushforward(call, da, db):
     a, b = call.args
-    vector = np.ndim(b) == 1
+    vector = _vectors(a, b)
     x = call.y[..., None] if vector else call.y
     rhs = dense_tangent(b, db)
     rhs = np.asarray(rhs)[..., None] if vector else rhs
@@ -706,8 +715,12 @@ def _lstsq_svd(call):
     """The SVD of a and its pseudo-inverse with lstsq's cutoff."""
     a = call.x
     U, S, Vh = np.linalg.svd(a, full_matrices=False)
-    cutoff = (np.finfo(S.dtype).eps * max(np.shape(a)) if call["rcond"] is None
-              else call["rcond"]) * S[..., :1]
+    rcond, eps = call["rcond"], np.finfo(S.dtype).eps
+    if rcond is None:
+        rcond = eps * max(np.shape(a))
+    elif isinstance(rcond, str) or rcond <= 0:  # NumPy 1's default "warn", or LAPACK's own
+        rcond = eps
+    cutoff = rcond * S[..., :1]
     inverse = np.where(S > cutoff, 1 / np.where(S > cutoff, S, 1), 0)
     return U, S, Vh, H(Vh) @ (inverse[:, None] * H(U))
 

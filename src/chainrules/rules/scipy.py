@@ -27,8 +27,8 @@ from typing import Any, Callable
 import numpy as np
 import scipy.linalg as sla
 import scipy.special as sps
-from numpy.lib.array_utils import normalize_axis_tuple
 
+from .._compat import normalize_axis_tuple
 from ..core.broadcast import unbroadcast
 from ..core.projection import ProjectTo
 from ..core.registry import frule, recorded_whole, rrule

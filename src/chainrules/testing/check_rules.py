@@ -30,11 +30,11 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import inspect
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from .._compat import signature
 from ..core.accumulate import accumulate, owned_copy
 from ..core.config import DEFAULT_CONFIG, RuleConfig, _name
 from ..core.projection import ProjectTo, _ProjectToNumeric
@@ -179,7 +179,7 @@ def _parameter_names(f: Callable, count: int) -> list[str | None]:
     """The names of ``f``'s first ``count`` positional parameters (None where unknown)."""
     names: list[str | None] = []
     try:
-        parameters = list(inspect.signature(f).parameters.values())
+        parameters = list(signature(f).parameters.values())
     except (TypeError, ValueError):
         return [None] * count
     for parameter in parameters:
@@ -215,11 +215,15 @@ class _Report:
         self.title = title
         self.problems: dict = {}
 
-    def add(self, key: Any, message: str) -> None:
+    def add(self, key: Any, message: str, case: str | None = None) -> None:
+        """Record a problem; ``case`` (an accumulator, say) is listed when the problem recurs
+        for other cases than the first one reported."""
         if key in self.problems:
             self.problems[key][1] += 1
         else:
-            self.problems[key] = [message, 1]
+            self.problems[key] = [message, 1, []]
+        if case is not None and case not in self.problems[key][2]:
+            self.problems[key][2].append(case)
 
     def __bool__(self) -> bool:
         return bool(self.problems)
@@ -229,9 +233,10 @@ class _Report:
             return
         entries = list(self.problems.values())
         lines = [f"{self.title}: {len(entries)} problem(s)"]
-        for number, (message, count) in enumerate(entries[:_MAX_REPORTED], 1):
+        for number, (message, count, cases) in enumerate(entries[:_MAX_REPORTED], 1):
+            others = f": {', '.join(cases[1:])}" if len(cases) > 1 else ""
             again = f"\n   (the same problem occurred {count - 1} more time(s), for other " \
-                    f"seeds or accumulators)" if count > 1 else ""
+                    f"seeds or accumulators{others})" if count > 1 else ""
             lines.append(f"{number}. " + message.replace("\n", "\n   ") + again)
         if len(entries) > _MAX_REPORTED:
             lines.append(f"... and {len(entries) - _MAX_REPORTED} more problem(s)")
@@ -656,7 +661,7 @@ def _check_accumulation(report: _Report, key: Any, where: str, primal: Any,
                    f"in-place accumulation disagrees with the eager sum: accumulate(acc, t) "
                    f"!= acc + unthunk(t)\n"
                    f"t: {cotangent}\n"
-                   f"acc: {accumulator} ({kind})\n{detail}")
+                   f"acc: {accumulator} ({kind})\n{detail}", case=f"{accumulator} ({kind})")
 
     # The first contribution an engine stores: owned_copy(t) must be unthunk(t), unaliased.
     first, error = _try(lambda: owned_copy(fresh()))

@@ -64,6 +64,18 @@ def _asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
     """np.asarray's parameters."""
 
 
+def _asanyarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
+    """np.asanyarray's parameters."""
+
+
+def _ascontiguousarray(a, dtype=None, *, like=None):
+    """np.ascontiguousarray's parameters."""
+
+
+def _asfortranarray(a, dtype=None, *, like=None):
+    """np.asfortranarray's parameters."""
+
+
 def _concatenate(arrays, /, axis=0, out=None, *, dtype=None, casting="same_kind"):
     """np.concatenate's parameters."""
 
@@ -92,6 +104,8 @@ def _result_type(*arrays_and_dtypes):
     """np.result_type's parameters."""
 
 
-_STAND_INS = ((np.array, _array), (np.asarray, _asarray), (np.concatenate, _concatenate),
+_STAND_INS = ((np.array, _array), (np.asarray, _asarray), (np.asanyarray, _asanyarray),
+              (np.ascontiguousarray, _ascontiguousarray), (np.asfortranarray, _asfortranarray),
+              (np.concatenate, _concatenate),
               (np.dot, _dot), (np.inner, _inner), (np.vdot, _vdot), (np.where, _where),
               (np.empty_like, _empty_like), (np.result_type, _result_type))

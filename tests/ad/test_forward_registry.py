@@ -21,6 +21,7 @@ from chainrules.core.structure import get_at, leaves, tangent_at
 from chainrules.core.tangents import AbstractZero, NoTangent
 from chainrules.core.thunks import unthunk
 from chainrules.testing import fd_jacobian, rand_tangent
+from tests.numpy_features import running
 
 RULE_TESTS = Path(__file__).resolve().parents[1] / "rules"
 
@@ -31,7 +32,7 @@ def _cases() -> list:
         if path.stem == "test_coverage":
             continue
         module = importlib.import_module(f"tests.rules.{path.stem}")
-        for c in getattr(module, "CASES", ()):
+        for c in running(getattr(module, "CASES", ())):
             if c.options.get("non_differentiable") or "tangents" in c.options:
                 continue
             chosen.setdefault(id(c.function), c)

@@ -154,3 +154,28 @@ def test_index_loop_order_2_memory_is_linear():
             lambda y: sum(y[i] ** 2 for i in range(n)))(x) ** 2))(x)
 
     check_linear(make, 300, bound=14.0)
+
+
+def test_cumprod_at_an_exact_zero_is_refused_at_order_two_not_wrong():
+    def inner(y):
+        return np.sum(np.cumprod(y))
+
+    z = np.array([0.3, 0.0, 1.2])
+    np.testing.assert_allclose(cr.grad(inner)(z), [1.0, 0.66, 0.0])  # order 1: exact
+    with pytest.raises(NotImplementedError, match="cumprod.*exact zero"):
+        cr.grad(lambda x: np.sum(cr.grad(inner)(x)))(z)
+    with pytest.raises(NotImplementedError, match="cumprod.*exact zero"):
+        cr.hessian(inner)(z)
+
+
+def test_a_first_order_only_rule_is_refused_inside_a_second_derivative():
+    def inner(y):
+        return np.sum(np.apply_along_axis(lambda row: np.sum(row ** 3), 1, y.reshape(3, 1)))
+
+    x = np.array([0.3, 0.7, 1.2])
+    np.testing.assert_allclose(cr.grad(inner)(x), 3 * x ** 2)  # order 1 works
+    for second in (lambda: cr.grad(lambda x: np.sum(cr.grad(inner)(x)))(x),
+                   lambda: cr.hessian(inner)(x), lambda: cr.hvp(inner, x, x)):
+        with pytest.raises(NotImplementedError, match="apply_along_axis is differentiable "
+                                                      "once only.*in place"):
+            second()

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import chainrules as cr
+from tests.numpy_features import RELEASES
 
 sp = pytest.importorskip("scipy.special")
 sla = pytest.importorskip("scipy.linalg")
@@ -214,15 +215,26 @@ CASES: list = []
 ALL = {**LINALG, **NORMS, **SCIPY_LINALG, **FFT, **SPECIAL, **HIGHER_ORDER}
 
 
+def _skip_if_refused(f, x):
+    """Skip where the installed NumPy/SciPy refuses the plain call (a newer keyword such as
+    cholesky(upper=), SciPy's stacks of matrices before 1.16), saying why."""
+    try:
+        f(np.array(x, copy=True))
+    except (TypeError, ValueError) as error:
+        pytest.skip(f"not in {RELEASES}: {type(error).__name__}: {error}")
+
+
 @pytest.mark.parametrize("name", list(ALL))
 def test_reverse_over_reverse(name):
     f, x, _ = ALL[name]
+    _skip_if_refused(f, x)
     assert_second_order(f, x)
 
 
 @pytest.mark.parametrize("name", [name for name, (_, _, dtypes) in ALL.items() if dtypes])
 def test_reverse_over_reverse_single_precision(name):
     f, x, dtypes = ALL[name]
+    _skip_if_refused(f, x)
     for dtype in dtypes:
         assert_second_order(f, x, dtype=dtype, rtol=3e-3, atol=1e-4)
 

@@ -28,7 +28,7 @@ import numpy as np
 from .._compat import signature
 from ..core.config import RuleConfig, _name
 from ..core.dtypes import shared_shape
-from ..core.registry import rrule
+from ..core.registry import FIRST_ORDER_ONLY, rrule
 from ..core.tangents import NoTangent, Tangent
 from . import intercept
 from .reverse import StructureArgument
@@ -349,6 +349,12 @@ def _apply(tape: Tape, function: Any, primals: tuple, parents: tuple, kwargs: di
     entry = _RULES.get(function)
     if entry is None:
         raise NoRuleError(_no_rule_message(function, primals))
+    if function in FIRST_ORDER_ONLY and _holds_traced(primals):
+        # Its pullback will run on values of an outer level, and cannot be differentiated.
+        raise NotImplementedError(
+            f"{_name(function)} is differentiable once only (its rule is declared first-order "
+            f"only: {FIRST_ORDER_ONLY[function]}); it was called inside a second derivative "
+            f"(grad of grad, hessian, hvp or jvp of grad).")
     rule, needs_config = entry
     if needs_config:
         result = rule(tape.config, *primals, **kwargs)

@@ -322,6 +322,13 @@ def _cumprod_apply(call: Call, value: Any, direction: str) -> np.ndarray:
         return np.zeros(call.a.shape if direction == "back" else np.shape(call.y),
                         np.result_type(value))
     y = np.reshape(call.y, a.shape)
+    if not is_plain(a) and bool(np.any(np.moveaxis(a, axis, -1)[..., :-1] == 0)):
+        # Behind an exact zero the partials are 0 as constants: right at order 1, but their
+        # derivative with respect to the zero is not (it is the product of the others).
+        raise NotImplementedError(
+            "numpy.cumprod: second derivatives are not implemented where a slice has an exact "
+            "zero before its last element (differentiate np.cumprod once, or move the point "
+            "off the zero).")
     parts = _CumprodParts(np.moveaxis(a, axis, -1), np.moveaxis(y, axis, -1))
     value = np.moveaxis(np.reshape(value, a.shape), axis, -1)
     result = np.moveaxis(getattr(parts, direction)(value), -1, axis)

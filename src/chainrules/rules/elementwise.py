@@ -53,7 +53,7 @@ def _power_derivative(a, b, power):
     """
     if type(b) is not np.ndarray:  # one exponent
         if b == 0:  # b * power(a, -1) would be 0 * inf at a == 0
-            return np.zeros_like(a, dtype=np.result_type(a, b))
+            return np.zeros(np.shape(a), np.result_type(a, b))[()]
         return b * power(a, b - 1)
     zero = b == 0
     if not zero.any():

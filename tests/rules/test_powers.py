@@ -297,3 +297,18 @@ def test_float32_power_derivative_is_numpy_float32_within_one_ulp(p):
     gradient = cr.grad(lambda x: np.sum(x ** p))(x)
     assert gradient.dtype == np.float32
     assert np.allclose(gradient, exact, rtol=4 * np.finfo(np.float32).eps, atol=0)
+
+
+# --- the rule-testing kit at 0 (where finite differences are well defined) ----------------------
+
+from chainrules.testing import case, check_case  # noqa: E402
+
+CASES = [case(f, x, p, id=f"{f.__name__}-{type(x).__name__}-{p!r}")
+         for f in (np.power, np.float_power)
+         for x in (0.0, np.float64(0.0), np.float32(0.0), np.zeros(3), np.zeros(3, np.float32))
+         for p in (0, 1, 2, 3, 1.0, 2.0)]
+
+
+@pytest.mark.parametrize("rule_case", CASES, ids=lambda c: c.id)
+def test_kit_on_powers_at_zero(rule_case):
+    check_case(rule_case)

@@ -39,6 +39,8 @@ _SCALARS = _REAL_SCALARS | {complex, np.complex128, np.complex64, np.clongdouble
 
 
 _NUMPY_SCALARS = frozenset(kind for kind in _SCALARS if issubclass(kind, np.generic))
+# Python numbers whose arithmetic differs from NumPy's (`_as_numpy`).
+_PYTHON_NUMBERS = frozenset({bool, float, complex})
 _NO_TANGENT = NoTangent()
 # Number types that have tangents (not int or bool).
 _INEXACT_NUMBERS = frozenset(kind for kind in _SCALARS if kind is not int)
@@ -56,9 +58,33 @@ def _numpy_scalars(args: tuple) -> bool:
     return numpy_scalar
 
 
-# The pairs of argument types for which `_numpy_scalars` holds: one set lookup in the hot path.
-_NUMPY_SCALAR_PAIRS = frozenset((a, b) for a in _SCALARS for b in _SCALARS
-                                if a in _NUMPY_SCALARS or b in _NUMPY_SCALARS)
+# The pairs of argument types for which `_numpy_scalars` holds, each with whether it has no
+# Python float or complex number, which `_as_numpy` converts: one lookup in the hot path.
+_NUMPY_SCALAR_PAIRS = {(a, b): a not in _PYTHON_NUMBERS and b not in _PYTHON_NUMBERS
+                       for a in _SCALARS for b in _SCALARS
+                       if a in _NUMPY_SCALARS or b in _NUMPY_SCALARS}
+
+
+def _as_numpy(args: tuple, y: Any) -> tuple:
+    """The arguments as the ufunc saw them, for the partials: each Python number becomes a
+    NumPy scalar of the output's (inexact) dtype, which is what the ufunc cast it to.
+
+    So partials compute with NumPy semantics: ``1 / x`` at ``x == 0.0`` is ``inf`` with
+    NumPy's RuntimeWarning, as on an array, not Python's ZeroDivisionError; and in the
+    output's precision (the ``0.5`` of ``x ** 0.5`` on float32 ``x`` is a float32). A nonzero
+    Python int stays one: its arithmetic is exact in Python and NumPy alike (only ``1 / 0``
+    differs), and the 2 of ``x[i] ** 2`` in scalar loops stays cheap.
+
+    >>> _as_numpy((0.0, 2, 0), np.float32(1.0))
+    (np.float32(0.0), 2, np.float32(0.0))
+    """
+    kind = getattr(y, "dtype", None)
+    kind = (kind if kind is not None else np.asarray(y).dtype)
+    if kind.kind not in "fc":
+        return args  # no tangents to compute (integer or boolean output)
+    kind = kind.type
+    return tuple(kind(arg) if type(arg) in _PYTHON_NUMBERS or (type(arg) is int and arg == 0)
+                 else arg for arg in args)
 
 
 def _check_keywords(f: Any, kwargs: dict) -> None:
@@ -70,8 +96,9 @@ def _check_keywords(f: Any, kwargs: dict) -> None:
                 f"result).")
 
 
-def _argument_cotangent(arg: Any, partial: Partial, y: Any, args: tuple, dy: Any) -> Any:
-    """``project(unbroadcast(conj(partial) * dy))`` for one argument."""
+def _argument_cotangent(arg: Any, partial: Partial, y: Any, values: tuple, dy: Any) -> Any:
+    """``project(unbroadcast(conj(partial) * dy))`` for one argument; ``values`` are all the
+    arguments as the partials see them (`_as_numpy`)."""
     kind = type(arg)
     project = _SCALAR_PROJECTORS.get(kind)
     number = project is not None
@@ -82,7 +109,7 @@ def _argument_cotangent(arg: Any, partial: Partial, y: Any, args: tuple, dy: Any
     if type(partial) is int:  # a constant partial: 1 for add, -1 for subtract
         cotangent = dy if partial == 1 else partial * dy
     else:
-        derivative = partial(y, *args)
+        derivative = partial(y, *values)
         if type(derivative) is np.ndarray:
             if derivative.dtype.kind == "c":
                 derivative = np.conj(derivative)
@@ -122,15 +149,16 @@ def _uses_first_argument(partial: Callable) -> bool:
 class _ScalarPullback:
     """The pullback of an elementwise rule: ``project_i(unbroadcast(conj(d_i) * dy))``."""
 
-    __slots__ = ("partials", "args", "y")
+    __slots__ = ("partials", "args", "y", "values")
 
-    def __init__(self, partials: tuple, args: tuple, y: Any):
+    def __init__(self, partials: tuple, args: tuple, y: Any, values: tuple):
         self.partials = partials
         self.args = args
         self.y = y
+        self.values = values  # the arguments as the partials see them (`_as_numpy`)
 
     def __call__(self, dy: Any) -> tuple:
-        partials, args, y = self.partials, self.args, self.y
+        partials, args, y, values = self.partials, self.args, self.y, self.values
         if type(dy) not in _SCALARS and type(dy) is not np.ndarray:
             dy = unthunk(dy)
             if isinstance(dy, AbstractZero):
@@ -138,15 +166,15 @@ class _ScalarPullback:
                     _NO_TANGENT if partial is None or ProjectTo(arg) is NO_TANGENT_PROJECTOR
                     else ZeroTangent() for arg, partial in zip(args, partials))
         if len(args) == 1:
-            return _NO_TANGENT, _argument_cotangent(args[0], partials[0], y, args, dy)
+            return _NO_TANGENT, _argument_cotangent(args[0], partials[0], y, values, dy)
         if len(args) == 2 and type(args[0]) is not np.ndarray \
                 and type(args[1]) is not np.ndarray:  # numbers: nothing worth deferring
-            return (_NO_TANGENT, _argument_cotangent(args[0], partials[0], y, args, dy),
-                    _argument_cotangent(args[1], partials[1], y, args, dy))
+            return (_NO_TANGENT, _argument_cotangent(args[0], partials[0], y, values, dy),
+                    _argument_cotangent(args[1], partials[1], y, values, dy))
         if len(args) == 2:
-            return (_NO_TANGENT, _deferred_cotangent(args[0], partials[0], y, args, dy),
-                    _deferred_cotangent(args[1], partials[1], y, args, dy))
-        return (_NO_TANGENT,) + tuple(_deferred_cotangent(arg, partial, y, args, dy)
+            return (_NO_TANGENT, _deferred_cotangent(args[0], partials[0], y, values, dy),
+                    _deferred_cotangent(args[1], partials[1], y, values, dy))
+        return (_NO_TANGENT,) + tuple(_deferred_cotangent(arg, partial, y, values, dy)
                                       for arg, partial in zip(args, partials))
 
     def __repr__(self) -> str:
@@ -167,7 +195,7 @@ class _LinearPullback:
         # ±dy keeps dy's type on every NumPy; -1 * float32 is float64 on NumPy 1 (before NEP 50).
         same = type(args[0]) is type(args[1]) and all(p in (1, -1) for p in partials)
         self.kind = type(args[0]) if same else None
-        self.general = _ScalarPullback(partials, args, None)
+        self.general = _ScalarPullback(partials, args, None, args)  # constant partials
 
     def __call__(self, dy: Any) -> tuple:
         if type(dy) is self.kind:
@@ -185,13 +213,13 @@ class _NumbersPullback:
 
     def __init__(self, partials: tuple, args: tuple, y: Any):
         self.partials = partials
-        self.a, self.b = args
+        self.a, self.b = args  # as the partials see them: `_as_numpy` changes nothing
         self.y = y
 
     def __call__(self, dy: Any) -> tuple:
         a, b, y = self.a, self.b, self.y
         if type(dy) not in _SCALARS:
-            return _ScalarPullback(self.partials, (a, b), y)(dy)
+            return _ScalarPullback(self.partials, (a, b), y, (a, b))(dy)
         first, second = self.partials
         # An integer argument (the 2 of x ** 2) has no tangent: no call for it.
         return (_NO_TANGENT,
@@ -214,15 +242,15 @@ def _number_cotangent(partial: Partial, arg: Any, y: Any, a: Any, b: Any, dy: An
     return cotangent if type(cotangent) is kind else _SCALAR_PROJECTORS[kind](cotangent)
 
 
-def _deferred_cotangent(arg: Any, partial: Partial, y: Any, args: tuple, dy: Any) -> Any:
+def _deferred_cotangent(arg: Any, partial: Partial, y: Any, values: tuple, dy: Any) -> Any:
     """The cotangent of one of several arguments; an array's is thunked, since the engine
     does not need the cotangents of constant arguments, unless it costs nothing to make (a
     constant partial and nothing to sum: ``dy`` itself for ``add``)."""
     if type(arg) is np.ndarray and arg.ndim and partial is not None and (
             type(partial) is not int or type(dy) is not np.ndarray or arg.shape != dy.shape) and (
             arg.dtype.kind in "fc" or ProjectTo(arg) is not NO_TANGENT_PROJECTOR):
-        return Thunk(lambda: _argument_cotangent(arg, partial, y, args, dy))
-    return _argument_cotangent(arg, partial, y, args, dy)
+        return Thunk(lambda: _argument_cotangent(arg, partial, y, values, dy))
+    return _argument_cotangent(arg, partial, y, values, dy)
 
 
 def scalar_rule(f: Any, *partials: Partial, on_scalars: Callable | None = None) -> None:
@@ -253,6 +281,7 @@ def scalar_rule(f: Any, *partials: Partial, on_scalars: Callable | None = None) 
     # two NumPy numbers one pullback serves every call with the same argument types.
     linear = count == 2 and all(type(partial) is int for partial in partials)
     shared_pullbacks: dict = {}
+    numbers_fast_path = count == 2 and on_scalars is not None
 
     def reverse(*args: Any, **kwargs: Any):
         if len(args) != count:
@@ -260,24 +289,31 @@ def scalar_rule(f: Any, *partials: Partial, on_scalars: Callable | None = None) 
         if kwargs:
             _check_keywords(f, kwargs)
             y = f(*args, **kwargs)
-        elif count == 2 and on_scalars is not None:
+        elif numbers_fast_path:
             kinds = (type(args[0]), type(args[1]))
-            if kinds not in _NUMPY_SCALAR_PAIRS:
+            if linear:
+                pullback = shared_pullbacks.get(kinds)
+                if pullback is not None:
+                    return on_scalars(*args), pullback
+            plain = _NUMPY_SCALAR_PAIRS.get(kinds)
+            if plain is None:
                 y = f(*args)
             elif linear:
-                pullback = shared_pullbacks.get(kinds)
-                if pullback is None:
-                    pullback = shared_pullbacks[kinds] = _LinearPullback(partials, args)
+                pullback = shared_pullbacks[kinds] = _LinearPullback(partials, args)
                 return on_scalars(*args), pullback
             else:
                 y = on_scalars(*args)
-                return y, _NumbersPullback(partials, args, y if keeps_output else None)
+                # Only where `_as_numpy` changes nothing (as for the 2 of x[i] ** 2): else
+                # the general pullback below.
+                if plain and args[0] and args[1]:
+                    return y, _NumbersPullback(partials, args, y if keeps_output else None)
         elif on_scalars is not None and _numpy_scalars(args):
             y = on_scalars(*args)
         else:
             y = f(*args)
         # The output is kept for the pullback only if a partial reads it (saves memory).
-        return y, _ScalarPullback(partials, args, y if keeps_output else None)
+        return y, _ScalarPullback(partials, args, y if keeps_output else None,
+                                  _as_numpy(args, y))
 
     def forward(tangents: tuple, *args: Any, **kwargs: Any):
         if len(tangents) != count + 1:
@@ -285,12 +321,13 @@ def scalar_rule(f: Any, *partials: Partial, on_scalars: Callable | None = None) 
                             f"argument), got {len(tangents)}")
         _check_keywords(f, kwargs)
         y = f(*args, **kwargs)
+        values = _as_numpy(args, y)
         dy: Any = ZeroTangent()
-        for arg, darg, partial in zip(args, tangents[1:], partials):
+        for darg, partial in zip(tangents[1:], partials):
             darg = unthunk(darg)
             if partial is None or isinstance(darg, AbstractZero):
                 continue
-            derivative = partial if type(partial) is int else partial(y, *args)
+            derivative = partial if type(partial) is int else partial(y, *values)
             dy = accumulate(dy, derivative * darg)
         if isinstance(dy, AbstractZero):
             return y, ZeroTangent()

@@ -37,14 +37,28 @@ def _sinc_derivative(y, x):
 
 
 def _power_base(y, a, b):
-    """d(a**b)/da = b a**(b-1), and 0 where b == 0 (where a**(b-1) may be 1/0)."""
-    if type(b) is int and b >= 1:  # the common x**2: no special cases, no warnings
+    """d(a ** b)/da: `_power_derivative`, with the x ** 2 of scalar loops first."""
+    if type(b) is int and b > 0:
         return a + a if b == 2 else b * a ** (b - 1)  # a + a == 2 * a exactly, and faster
-    with np.errstate(divide="ignore", invalid="ignore"):
-        partial = b * a ** (b - 1)
-    if np.any(np.asarray(b) == 0):
-        partial = np.where(np.asarray(b) == 0, 0 * partial, partial)
-    return partial
+    return _power_derivative(a, b, operator.pow)
+
+
+def _power_derivative(a, b, power):
+    """d power(a, b)/da = b power(a, b - 1), and exactly 0 where b == 0 (as in JAX).
+
+    That is the derivative of the function NumPy computes, in its precision and with its
+    warnings: 1 for ``x ** 1`` and ``x ** 1.0`` at ``x == 0``, 0 for ``x ** 2`` and ``x ** 0``
+    there, ``inf`` with NumPy's RuntimeWarning for ``x ** 0.5``. scalar_rule passes Python
+    floats as NumPy scalars, so this is NumPy's arithmetic throughout.
+    """
+    if type(b) is not np.ndarray:  # one exponent
+        if b == 0:  # b * power(a, -1) would be 0 * inf at a == 0
+            return np.zeros(np.shape(a), np.result_type(a, b))[()]
+        return b * power(a, b - 1)
+    zero = b == 0
+    if not zero.any():
+        return b * power(a, b - 1)
+    return np.where(zero, 0, b * power(a, np.where(zero, 1, b - 1)))
 
 
 # --- the table: function, then d/d(argument) for each argument --------------------------------
@@ -54,7 +68,8 @@ scalar_rule(np.multiply, lambda y, a, b: b, lambda y, a, b: a, on_scalars=operat
 scalar_rule(np.divide, lambda y, a, b: 1 / b, lambda y, a, b: -y / b,
             on_scalars=operator.truediv)
 scalar_rule(np.power, _power_base, lambda y, a, b: y * _safe_log(a), on_scalars=operator.pow)
-scalar_rule(np.float_power, _power_base, lambda y, a, b: y * _safe_log(a))
+scalar_rule(np.float_power, lambda y, a, b: _power_derivative(a, b, np.float_power),
+            lambda y, a, b: y * _safe_log(a))
 scalar_rule(np.negative, -1, on_scalars=operator.neg)
 scalar_rule(np.positive, 1)
 scalar_rule(np.reciprocal, lambda y, x: -y * y)

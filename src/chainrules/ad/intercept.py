@@ -60,12 +60,18 @@ ORIGINALS = {
 
 
 def _holds_traced(x: Any) -> bool:
+    if type(x) in _PLAIN:  # the common case, decided before any import
+        return False
     from ..core.structure import is_structure, leaves
     from .tracer import Traced
 
     if type(x) is Traced:
         return True
     return is_structure(x) and any(True for _ in leaves(x, lambda v: type(v) is Traced))
+
+
+_PLAIN = frozenset({np.ndarray, float, int, complex, bool, str, type(None), np.float64,
+                    np.float32, np.complex128, np.int64})
 
 
 # --- array creation: np.array, np.asarray, ... of traced values -----------------------------------

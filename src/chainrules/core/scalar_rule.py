@@ -39,6 +39,7 @@ _SCALARS = _REAL_SCALARS | {complex, np.complex128, np.complex64, np.clongdouble
 
 
 _NUMPY_SCALARS = frozenset(kind for kind in _SCALARS if issubclass(kind, np.generic))
+_FLOAT64, _COMPLEX128 = np.dtype(np.float64), np.dtype(np.complex128)
 # Python numbers whose arithmetic differs from NumPy's (`_as_numpy`).
 _PYTHON_NUMBERS = frozenset({bool, float, complex})
 _NO_TANGENT = NoTangent()
@@ -82,6 +83,16 @@ def _as_numpy(args: tuple, y: Any) -> tuple:
     kind = (kind if kind is not None else np.asarray(y).dtype)
     if kind.kind not in "fc":
         return args  # no tangents to compute (integer or boolean output)
+    if kind == _FLOAT64 or kind == _COMPLEX128:
+        # NumPy 1 also makes a double when a float32 number meets a Python float: compute in
+        # the NumPy arguments' own precision then, as NumPy 2 does.
+        for arg in args:
+            dtype = getattr(arg, "dtype", None)
+            if dtype is not None and dtype.kind in "fc" and dtype.itemsize < kind.itemsize:
+                found = np.result_type(*[a.dtype for a in args if hasattr(a, "dtype")])
+                if found.kind == kind.kind or found.kind == "c":
+                    kind = found
+                break
     kind = kind.type
     return tuple(kind(arg) if type(arg) in _PYTHON_NUMBERS or (type(arg) is int and arg == 0)
                  else arg for arg in args)
@@ -320,7 +331,10 @@ def scalar_rule(f: Any, *partials: Partial, on_scalars: Callable | None = None) 
             raise TypeError(f"{name}: expected {count + 1} tangents (for the function and each "
                             f"argument), got {len(tangents)}")
         _check_keywords(f, kwargs)
-        y = f(*args, **kwargs)
+        if on_scalars is not None and not kwargs and _numpy_scalars(args):
+            y = on_scalars(*args)  # identical results, without a ufunc call (scalar loops)
+        else:
+            y = f(*args, **kwargs)
         values = _as_numpy(args, y)
         dy: Any = ZeroTangent()
         for darg, partial in zip(tangents[1:], partials):
@@ -331,6 +345,8 @@ def scalar_rule(f: Any, *partials: Partial, on_scalars: Callable | None = None) 
             dy = accumulate(dy, derivative * darg)
         if isinstance(dy, AbstractZero):
             return y, ZeroTangent()
+        if type(dy) is type(y) and type(y) in _INEXACT_NUMBERS:
+            return y, dy  # a number of the output's own type is in its tangent space
         if np.shape(dy) != np.shape(y):
             dy = np.broadcast_to(dy, np.shape(y))
         return y, ProjectTo(y)(dy)

@@ -90,16 +90,8 @@ def _expected_gradient(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarra
     return (dy if x.dtype.kind == "c" else np.real(dy)).astype(x.dtype)
 
 
-def _check_against_numpy(function, x: np.ndarray, expected, error, *, seed: int = 1):
-    """``function(x)`` traced: NumPy's value (shape, dtype, values, layout) and the
-    closed-form gradient of a weighted sum, or NumPy's error."""
-    if error is not None:
-        with pytest.raises(type(error), match=re.escape(str(error).splitlines()[0])):
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                cr.grad(lambda x: _weighted(function(x), 1.0))(x)
-        return
-    w = _loss_weights(np.asarray(expected), seed)
+def _traced_value_and_gradient(function, x: np.ndarray, w: np.ndarray):
+    """The value ``function`` computes while traced, and the gradient of its weighted sum."""
     seen = []
 
     def loss(x):
@@ -111,6 +103,20 @@ def _check_against_numpy(function, x: np.ndarray, expected, error, *, seed: int 
         warnings.simplefilter("ignore")
         gradient = cr.grad(loss)(x)
     (y,) = seen
+    return y, gradient
+
+
+def _check_against_numpy(function, x: np.ndarray, expected, error, *, seed: int = 1):
+    """``function(x)`` traced: NumPy's value (shape, dtype, values, layout) and the
+    closed-form gradient of a weighted sum, or NumPy's error."""
+    if error is not None:
+        with pytest.raises(type(error), match=re.escape(str(error).splitlines()[0])):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                cr.grad(lambda x: _weighted(function(x), 1.0))(x)
+        return
+    w = _loss_weights(np.asarray(expected), seed)
+    y, gradient = _traced_value_and_gradient(function, x, w)
     assert type(y) is np.ndarray
     assert y.shape == expected.shape and y.dtype == expected.dtype
     np.testing.assert_array_equal(y, expected)
@@ -245,17 +251,7 @@ def test_nested_list_of_traced_and_plain_numbers(name, kwargs, dtype):
             cr.grad(lambda x: _weighted(build(x), 1.0))(x)
         return
     w = _loss_weights(expected)
-    seen = []
-
-    def loss(x):
-        y = build(x)
-        seen.append(cr.primal(y))
-        return _weighted(y, w)
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        gradient = cr.grad(loss)(x)
-    (y,) = seen
+    y, gradient = _traced_value_and_gradient(build, x, w)
     assert y.shape == expected.shape and y.dtype == expected.dtype
     np.testing.assert_array_equal(y, expected)
     # Closed form: x[0] sits at [0, 0] and x[1] at [1, 1] of the (unpadded) 2x2 block.

@@ -9,8 +9,9 @@ space, cotangent kinds and dtypes, and in-place accumulation into accumulators o
 >>> test_scalar(np.tanh, 0.3)
 
 - `test_rrule`, `test_frule`, `test_scalar`: pytest-friendly checks raising `AssertionError`;
-  `test_rrule_order2`: the pullback's own derivative (grad of grad) against finite
-  differences; `first_order_only` declares a rule whose pullback is not differentiable yet;
+  `test_rrule_order2` and `test_frule_order2`: the pullback's and the pushforward's own
+  derivatives (by the engine) against finite differences, and the jvp/vjp consistency at
+  order 2; `first_order_only` declares a rule whose pullback is not differentiable yet;
   `test_non_differentiable` for functions declared non-differentiable whose outputs cannot be
   compared with finite differences;
 - `case`, `RuleCase`, `check_case`: rule tests as declarative case lists;
@@ -25,8 +26,8 @@ See docs/testing-your-own-rules.md for a worked example.
 """
 
 from .check_rules import (FIRST_ORDER_ONLY, RuleCase, TestConfig, Tolerance, case, check_case,
-                          first_order_only, test_frule, test_non_differentiable, test_rrule,
-                          test_rrule_order2, test_scalar)
+                          first_order_only, test_frule, test_frule_order2,
+                          test_non_differentiable, test_rrule, test_rrule_order2, test_scalar)
 from .complexity import Complexity, check_linear
 from .finite_differences import (FiniteDifferenceError, FiniteDifferenceJacobian,
                                  fd_derivative, fd_jacobian, fd_jvp, fd_vjp,
@@ -39,6 +40,6 @@ __all__ = [
     "TestConfig", "Tolerance", "accumulators", "arrays", "case", "check_case", "check_linear",
     "fd_derivative", "fd_jacobian", "fd_jvp", "fd_vjp", "float_dtypes", "indices",
     "inplaceable", "make_tangent", "perturbable_leaves", "primals", "rand_primal",
-    "rand_tangent", "tangents", "test_frule", "test_non_differentiable", "test_rrule",
+    "rand_tangent", "tangents", "test_frule", "test_frule_order2", "test_non_differentiable", "test_rrule",
     "test_rrule_order2", "test_scalar",
 ]

@@ -40,7 +40,7 @@ from ..core.config import DEFAULT_CONFIG, RuleConfig, _name
 from ..core.projection import ProjectTo, _ProjectToNumeric
 from ..core.registry import FIRST_ORDER_ONLY, first_order_only, frule, rrule  # noqa: F401
 from ..core.sparse import SparseCotangent
-from ..core.structure import get_at, tangent_at
+from ..core.structure import get_at, replace_paths, tangent_at, tangent_from_paths
 from ..core.tangents import (AbstractZero, NoTangent, Tangent, ZeroTangent, is_zero_tangent,
                               structural_fields)
 from ..core.thunks import AbstractThunk, InplaceableThunk, Thunk, unthunk
@@ -50,7 +50,7 @@ from .strategies import inplaceable, make_tangent, rand_tangent
 
 __all__ = [
     "TestConfig", "test_rrule", "test_frule", "test_scalar", "test_non_differentiable",
-    "RuleCase", "case", "check_case", "Tolerance",
+    "RuleCase", "case", "check_case", "Tolerance", "test_rrule_order2", "test_frule_order2",
 ]
 
 _LOW_PRECISION = {np.dtype(np.float16): (1e-2, 1e-3), np.dtype(np.float32): (1e-4, 1e-5),
@@ -1390,7 +1390,7 @@ def _shape_problem(expected: Any, got: Any) -> str | None:
 
 
 # --------------------------------------------------------------------------------------------
-# Order 2: the pullback's own derivative
+# Order 2: the rules' own derivatives
 # --------------------------------------------------------------------------------------------
 
 def _is_float_value(x: Any) -> bool:
@@ -1399,90 +1399,227 @@ def _is_float_value(x: Any) -> bool:
     return isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind in "fc"
 
 
+def _float_leaves(value: Any) -> list:
+    """The float and complex leaves of ``value`` (arguments, or a list of arrays given to
+    ``np.concatenate``), with their paths; functions' captured values are left alone."""
+    found = []
+    for leaf in perturbable_leaves(value):
+        if not _is_float_value(leaf.value):
+            continue
+        container, inside_callable = value, False
+        for key in leaf.path[:-1]:
+            container = get_at(container, (key,))
+            if callable(container) and not isinstance(container, (np.ndarray, np.generic)):
+                inside_callable = True
+                break
+        if not inside_callable:
+            found.append(leaf)
+    return found
+
+
+class _Order2:
+    """What both order-2 checks share: the rule's float leaves, tolerances, random vectors,
+    the engine's gradient of a scalar ``phi(*points)`` and its check against central finite
+    differences along random directions."""
+
+    def __init__(self, check: str, f: Callable, args: tuple, fkwargs: dict,
+                 rtol: float | None, atol: float | None, seed: int):
+        self.f, self.args, self.fkwargs = f, tuple(args), fkwargs
+        self.title = f"{check}({_name(f)}) at ({', '.join(_describe(a) for a in args)})"
+        if f in FIRST_ORDER_ONLY:
+            raise AssertionError(f"{check}({_name(f)}): declared first-order only: "
+                                 f"{FIRST_ORDER_ONLY[f]}")
+        self.rng = np.random.default_rng(seed)
+        self.leaves = _float_leaves(self.args)
+        if not self.leaves:
+            raise AssertionError(f"{check}({_name(f)}): no float argument to differentiate")
+        self.low = any(np.result_type(leaf.value) in (np.float32, np.complex64)
+                       for leaf in self.leaves)
+        self.rtol, self.atol = rtol, atol
+
+    def tolerances(self, y: Any) -> None:
+        low = self.low or any(np.result_type(leaf.value) in (np.float32, np.complex64)
+                              for leaf in _float_leaves(y))
+        self.low = low
+        self.rtol = self.rtol if self.rtol is not None else (2e-2 if low else 1e-5)
+        self.atol = self.atol if self.atol is not None else (2e-2 if low else 1e-6)
+
+    def with_leaves(self, values: Sequence) -> tuple:
+        """The arguments with the float leaves replaced by ``values`` (traced ones, say)."""
+        return replace_paths(self.args, {leaf.path: v for leaf, v in zip(self.leaves, values)})
+
+    def gradients(self, phi: Callable, points: list) -> list:
+        from ..ad.api import grad  # the kit may use every layer; the engine checks the rule
+        try:
+            return list(grad(phi, argnums=tuple(range(len(points))))(*points))
+        except Exception as error:
+            raise AssertionError(f"{self.title}: differentiating the rule with the engine "
+                                 f"raised {type(error).__name__}: {error}") from error
+
+    def compare_with_fd(self, phi: Callable, points: list, gradients: list,
+                        directions: int, what: str) -> list[str]:
+        def value_at(direction: list, scale: float) -> float:
+            moved = [_shift(p, d, scale) for p, d in zip(points, direction)]
+            return float(np.real(phi(*moved)))
+
+        problems = []
+        h = 1e-3 if self.low else 1e-5
+        for k in range(directions):
+            direction = [rand_tangent(point, self.rng) for point in points]
+            predicted = sum(_inner(g, d) for g, d in zip(gradients, direction))
+            fd = (8 * (value_at(direction, h) - value_at(direction, -h))
+                  - (value_at(direction, 2 * h) - value_at(direction, -2 * h))) / (12 * h)
+            if not abs(predicted - fd) <= self.atol + self.rtol * max(abs(fd), abs(predicted)):
+                problems.append(f"direction {k}: the engine's derivative of {what} gives "
+                                f"{predicted!r}, finite differences {fd!r}")
+        return problems
+
+
+def _leaf_inner(weights: Any, tangent: Any, paths: Sequence) -> Any:
+    """``sum_path Re <weights[path], tangent[path]>``, traceable (no float() of values)."""
+    total = 0.0
+    for path in paths:
+        t = unthunk(tangent_at(tangent, path)) if path else unthunk(tangent)
+        if isinstance(t, AbstractZero):
+            continue
+        w = unthunk(tangent_at(weights, path)) if path else unthunk(weights)
+        if isinstance(w, AbstractZero):
+            continue
+        total = total + np.sum(np.real(np.conj(w) * t))
+    return total
+
+
+def _pullback_phi(order2: "_Order2", dy0: Any, vary_dy: bool, vs: list) -> Callable:
+    """``phi(dy, *x_leaves) = Re <pullback(dy) at x, v>`` (``dy`` left out when fixed)."""
+    def phi(*points: Any) -> Any:
+        dy, xs = (points[0], points[1:]) if vary_dy else (dy0, points)
+        args = order2.with_leaves(xs)
+        _, pullback = _call_rule(order2.f, args, order2.fkwargs)
+        cotangents = pullback(dy)
+        total = 0.0
+        for leaf, v in zip(order2.leaves, vs):
+            position, path = leaf.path[0], leaf.path[1:]
+            total = total + _leaf_inner(v, tangent_at(cotangents[position + 1], path)
+                                        if path else cotangents[position + 1], [()])
+        return total
+
+    return phi
+
+
 def test_rrule_order2(f: Callable, *args: Any, fkwargs: dict | None = None,
                       rtol: float | None = None, atol: float | None = None,
                       directions: int = 2, seed: int = 0, **kwargs: Any) -> None:
     """Check that the registered pullback of ``f`` is itself differentiable, and correctly.
 
     For a random output cotangent ``dy`` and random ``v``, the scalar
-    ``phi(x, dy) = Re <pullback(dy)[x], v>`` (summed over the float arguments) is
-    differentiated by the engine (``chainrules.grad``: the pullback runs on traced values,
-    as in ``grad`` of ``grad``) with respect to every float argument and ``dy``, and compared
-    with central finite differences of ``phi`` along random directions. Raises
-    `AssertionError` naming the function and the directional derivatives that differ.
+    ``phi(x, dy) = Re <pullback(dy)[x], v>`` (summed over the float arguments, and over the
+    float arrays inside list and tuple arguments) is differentiated by the engine
+    (``chainrules.grad``: the pullback runs on traced values, as in ``grad`` of ``grad``) with
+    respect to every float argument and ``dy``, and compared with central finite differences
+    of ``phi`` along random directions. Raises `AssertionError` naming the function and the
+    directional derivatives that differ. A structured output's ``dy`` stays fixed.
 
     >>> import numpy as np
     >>> test_rrule_order2(np.sum, np.array([1.0, 2.0, 3.0]))
     >>> test_rrule_order2(np.sort, np.array([3.0, 1.0, 2.0]))
+    >>> test_rrule_order2(np.concatenate, [np.ones(2), np.array([0.5])])
     """
-    from ..ad.api import grad  # the kit may use every layer; the engine checks the rule
-
     fkwargs = {**(fkwargs or {}), **kwargs}
-    name = _name(f)
-    if f in FIRST_ORDER_ONLY:
-        raise AssertionError(f"test_rrule_order2({name}): declared first-order only: "
-                             f"{FIRST_ORDER_ONLY[f]}")
-    rule = rrule.lookup(f)
-    if rule is None:
-        raise AssertionError(f"test_rrule_order2({name}): no rrule is registered")
-    rng = np.random.default_rng(seed)
-    positions = [p for p, a in enumerate(args) if _is_float_value(a)]
-    if not positions:
-        raise AssertionError(f"test_rrule_order2({name}): no float argument to differentiate")
-    y, _ = _call_rule(f, args, fkwargs)
-    dy0 = rand_tangent(y, rng)
-    vs = {p: rand_tangent(args[p], rng) for p in positions}
-    low = any(np.result_type(a) in (np.float32, np.complex64) for a in
-              [args[p] for p in positions] + [y] if _is_float_value(a))
-    rtol = rtol if rtol is not None else (2e-2 if low else 1e-5)
-    atol = atol if atol is not None else (2e-2 if low else 1e-6)
-
-    vary_dy = _is_float_value(dy0)  # a structured output's cotangent stays fixed
-
-    def phi(*points: Any) -> Any:
-        dy, xs = (points[0], points[1:]) if vary_dy else (dy0, points)
-        full = list(args)
-        for p, x in zip(positions, xs):
-            full[p] = x
-        _, pullback = _call_rule(f, tuple(full), fkwargs)
-        cotangents = pullback(dy)
-        total = 0.0
-        for p in positions:
-            dx = unthunk(cotangents[p + 1])
-            if isinstance(dx, AbstractZero):
-                continue
-            total = total + np.sum(np.real(np.conj(vs[p]) * dx))
-        return total
-
-    points = ([dy0] if vary_dy else []) + [args[p] for p in positions]
-    try:
-        gradients = grad(phi, argnums=tuple(range(len(points))))(*points)
-    except Exception as error:
-        raise AssertionError(f"test_rrule_order2({name}): differentiating the pullback raised "
-                             f"{type(error).__name__}: {error}") from error
-
-    def value_at(offset: list, scale: float) -> float:
-        moved = [_shift(point, direction, scale) for point, direction in zip(points, offset)]
-        return float(np.real(phi(*moved)))
-
-    problems = []
-    for k in range(directions):
-        direction = [rand_tangent(point, rng) for point in points]
-        predicted = sum(float(np.sum(np.real(np.conj(unthunk(g)) * d)))
-                        for g, d in zip(gradients, direction) if not isinstance(g, AbstractZero))
-        h = 1e-3 if low else 1e-5
-        fd = (8 * (value_at(direction, h) - value_at(direction, -h))
-              - (value_at(direction, 2 * h) - value_at(direction, -2 * h))) / (12 * h)
-        if not abs(predicted - fd) <= atol + rtol * max(abs(fd), abs(predicted)):
-            problems.append(f"direction {k}: the engine's derivative of the pullback gives "
-                            f"{predicted!r}, finite differences {fd!r}")
+    if rrule.lookup(f) is None and f not in FIRST_ORDER_ONLY:
+        raise AssertionError(f"test_rrule_order2({_name(f)}): no rrule is registered")
+    order2 = _Order2("test_rrule_order2", f, args, fkwargs, rtol, atol, seed)
+    y, _ = _call_rule(f, order2.args, fkwargs)
+    order2.tolerances(y)
+    dy0 = rand_tangent(y, order2.rng)
+    vs = [rand_tangent(leaf.value, order2.rng) for leaf in order2.leaves]
+    vary_dy = _is_float_value(dy0)
+    phi = _pullback_phi(order2, dy0, vary_dy, vs)
+    points = ([dy0] if vary_dy else []) + [leaf.value for leaf in order2.leaves]
+    gradients = order2.gradients(phi, points)
+    problems = order2.compare_with_fd(phi, points, gradients, directions, "the pullback")
     if problems:
-        raise AssertionError(f"test_rrule_order2({name}) at ({', '.join(_describe(a) for a in args)}"
-                             f"): the pullback's own derivative is wrong:\n  "
+        raise AssertionError(f"{order2.title}: the pullback's own derivative is wrong:\n  "
                              + "\n  ".join(problems))
 
 
 test_rrule_order2.__test__ = False
+
+
+def test_frule_order2(f: Callable, *args: Any, fkwargs: dict | None = None,
+                      rtol: float | None = None, atol: float | None = None,
+                      directions: int = 2, seed: int = 0, check_consistency: bool = True,
+                      **kwargs: Any) -> None:
+    """Check that the registered pushforward of ``f`` is itself differentiable, and correctly.
+
+    Reverse over forward: for random input tangents ``dx`` and a random output weight ``w``,
+    the scalar ``psi(x, dx) = Re <w, frule((NoTangent(), *dx), f, *x)[1]>`` (summed over the
+    float leaves of the output) is differentiated by the engine (``chainrules.grad``: the
+    frule runs on traced values) with respect to every float argument ``x`` and every input
+    tangent ``dx``, and compared with central finite differences of ``psi`` along random
+    directions. Its derivative in ``x`` is the second derivative of ``f`` contracted with
+    ``w`` and ``dx``; in ``dx`` it is the vjp ``J^T w``.
+
+    With ``check_consistency`` and an rrule registered (not declared first-order only), the
+    jvp/vjp consistency at order 2: ``Re <w, J(x) dx>`` is also ``Re <J(x)^T w, dx>``, so the
+    engine's gradient in ``x`` through the frule must equal its gradient in ``x`` through the
+    pullback (both differentiated rules, same ``w`` and ``dx``).
+
+    >>> import numpy as np
+    >>> test_frule_order2(np.sin, np.array([0.5, 1.0]))
+    >>> test_frule_order2(np.stack, [np.ones(2), np.array([0.5, 2.0])])
+    """
+    fkwargs = {**(fkwargs or {}), **kwargs}
+    if frule.lookup(f) is None and f not in FIRST_ORDER_ONLY:
+        raise AssertionError(f"test_frule_order2({_name(f)}): no frule is registered")
+    order2 = _Order2("test_frule_order2", f, args, fkwargs, rtol, atol, seed)
+    dxs0 = [rand_tangent(leaf.value, order2.rng) for leaf in order2.leaves]
+    y, _ = _call_frule(order2, order2.args, dxs0)
+    order2.tolerances(y)
+    out_paths = [leaf.path for leaf in _float_leaves(y)]
+    if not out_paths:
+        raise AssertionError(f"{order2.title}: the output has no float value to weigh")
+    w = rand_tangent(y, order2.rng)
+    count = len(order2.leaves)
+
+    def psi(*points: Any) -> Any:
+        xs, dxs = points[:count], points[count:]
+        _, dy = _call_frule(order2, order2.with_leaves(xs), dxs)
+        return _leaf_inner(w, dy, out_paths)
+
+    points = [leaf.value for leaf in order2.leaves] + dxs0
+    gradients = order2.gradients(psi, points)
+    problems = order2.compare_with_fd(psi, points, gradients, directions, "the pushforward")
+    reverse = rrule.lookup(f)
+    if check_consistency and not problems and reverse is not None and \
+            f not in FIRST_ORDER_ONLY:
+        problems += _order2_consistency(order2, w, dxs0, gradients[:count])
+    if problems:
+        raise AssertionError(f"{order2.title}: the pushforward's own derivative is wrong:\n  "
+                             + "\n  ".join(problems))
+
+
+test_frule_order2.__test__ = False
+
+
+def _order2_consistency(order2: _Order2, w: Any, dxs: list, through_frule: list) -> list[str]:
+    """The gradient in ``x`` of ``Re <J(x)^T w, dx>`` (pullback) equals that of
+    ``Re <w, J(x) dx>`` (pushforward)."""
+    phi = _pullback_phi(order2, w, False, dxs)
+    points = [leaf.value for leaf in order2.leaves]
+    through_rrule = order2.gradients(phi, points)
+    problems = []
+    for leaf, a, b in zip(order2.leaves, through_frule, through_rrule):
+        a = np.zeros(np.shape(leaf.value)) if isinstance(unthunk(a), AbstractZero) else unthunk(a)
+        b = np.zeros(np.shape(leaf.value)) if isinstance(unthunk(b), AbstractZero) else unthunk(b)
+        problem = Tolerance(order2.rtol, order2.atol).mismatch(
+            b, a, np.max(np.abs(np.asarray(b, dtype=np.complex128)), initial=0.0))
+        if problem:
+            where = f"argument {leaf.path[0] + 1}" + (format_path(leaf.path[1:])
+                                                     if len(leaf.path) > 1 else "")
+            problems.append(f"jvp/vjp consistency at order 2, {where}: d/dx Re<w, J dx> "
+                            f"through the frule is {_show(a)}, through the pullback "
+                            f"{_show(b)}; {problem}")
+    return problems
 
 
 def _call_rule(f: Callable, args: tuple, fkwargs: dict) -> tuple:
@@ -1493,8 +1630,32 @@ def _call_rule(f: Callable, args: tuple, fkwargs: dict) -> tuple:
     return result
 
 
+def _call_frule(order2: _Order2, args: tuple, dxs: Sequence) -> tuple:
+    """The frule at ``args`` with the float leaves' tangents ``dxs`` (zero elsewhere)."""
+    by_position: dict = {}
+    for leaf, dx in zip(order2.leaves, dxs):
+        by_position.setdefault(leaf.path[0], {})[leaf.path[1:]] = dx
+    tangents = [NoTangent()]
+    for position, arg in enumerate(args):
+        parts = by_position.get(position)
+        if parts is None:
+            tangents.append(NoTangent() if not perturbable_leaves(arg) else ZeroTangent())
+        elif () in parts:
+            tangents.append(parts[()])
+        else:
+            tangents.append(tangent_from_paths(arg, parts))
+    rule, needs_config = frule.lookup(order2.f)
+    fkwargs = order2.fkwargs
+    result = rule(TestConfig(), tuple(tangents), *args, **fkwargs) if needs_config else \
+        rule(tuple(tangents), *args, **fkwargs)
+    if result is None:
+        raise AssertionError(f"test_frule_order2({_name(order2.f)}): the frule declined the "
+                             f"arguments")
+    return result
+
+
 def _shift(point: Any, direction: Any, scale: float) -> Any:
-    value = np.asarray(point) + scale * np.asarray(direction)
+    value = np.asarray(point) + scale * np.asarray(unthunk(direction))
     if isinstance(point, np.ndarray):
         return value.astype(point.dtype)
     if isinstance(point, np.generic):

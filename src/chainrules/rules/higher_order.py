@@ -23,7 +23,7 @@ from ..core.config import RuleConfig, _name, frule_via_ad, rrule_via_ad
 from ..core.dtypes import tangent_dtype
 from ..core.projection import ProjectTo
 from ..core.registry import first_order_only, frule, recorded_whole, rrule
-from ..core.sparse import SparseCotangent
+from ..core.sparse import SparseCotangent, scatter_sum
 from ..core.tangents import AbstractZero, NoTangent, Tangent, ZeroTangent
 from ..core.thunks import unthunk
 
@@ -256,13 +256,13 @@ def _part(tangent: Any, index: Any) -> Any:
 
 
 def _dense_output_tangent(y: np.ndarray, parts: list, positions: list) -> Any:
-    if all(isinstance(part, AbstractZero) for part in parts):
+    kept = [(position, unthunk(part)) for position, part in zip(positions, parts)
+            if not isinstance(unthunk(part), AbstractZero)]
+    if not kept:
         return ZeroTangent()
-    dy = np.zeros(y.shape, y.dtype)
-    for position, part in zip(positions, parts):
-        if not isinstance(part, AbstractZero):
-            dy[position] = unthunk(part)
-    return ProjectTo(y)(dy)
+    # scatter_sum, not writes into a buffer: traced parts (order 2) are recorded.
+    return ProjectTo(y)(scatter_sum(y.shape, y.dtype, tuple(p for p, _ in kept),
+                                    *(part for _, part in kept)))
 
 
 @frule.register(vectorized_call, config=True)

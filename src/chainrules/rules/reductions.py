@@ -515,14 +515,14 @@ def _order_derivative(call: Call) -> Any:
 
 def _order_back(call: Call, dy: Any) -> Any:
     derivative = call.memo(_order_derivative)
-    if not isinstance(derivative, np.ndarray):
+    if isinstance(derivative, (NoTangent, ZeroTangent)):  # a traced ord (order 2) is no array
         return derivative
     return np.sum(derivative * call.axes.keep(dy))
 
 
 def _order_forward(call: Call, d: Any) -> Any:
     derivative = call.memo(_order_derivative)
-    if not isinstance(derivative, np.ndarray):
+    if isinstance(derivative, (NoTangent, ZeroTangent)):
         return ZeroTangent()
     return np.reshape(derivative, np.shape(call.y)) * d
 

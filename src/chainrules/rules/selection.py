@@ -126,7 +126,7 @@ def _select_choices(call, dy):
     choices = call["choicelist"]
     parts = [unbroadcast(np.where(mask, dy, 0), np.shape(choice))
              for mask, choice in zip(call.memo(_select_masks)[0], choices)]
-    return np.stack(parts) if isinstance(choices, np.ndarray) else parts
+    return parts if isinstance(choices, (list, tuple)) else np.stack(parts)
 
 
 def _select_default(call, dy):
@@ -136,13 +136,14 @@ def _select_default(call, dy):
 def _choose_choices(call, dy):
     a, choices = call.args[:2]
     chosen = np.broadcast_to(_wrapped(a, len(choices), call["mode"]), np.shape(call.y))
-    if isinstance(choices, np.ndarray) and choices.shape[1:] == np.shape(call.y):
+    in_one_array = not isinstance(choices, (list, tuple))  # plain or traced (order 2)
+    if in_one_array and np.shape(choices)[1:] == np.shape(call.y):
         # choose reads choices[chosen, i0, i1, ...]: a sparse cotangent of that index.
         index = (chosen,) + np.indices(np.shape(call.y), sparse=True)
         return SparseCotangent(index, dy, choices.shape, tangent_dtype(choices.dtype))
     parts = [unbroadcast(np.where(chosen == i, dy, 0), np.shape(choice))
              for i, choice in enumerate(choices)]
-    return np.stack(parts) if isinstance(choices, np.ndarray) else parts
+    return np.stack(parts) if in_one_array else parts
 
 
 def _clip_sources(call) -> tuple[np.ndarray, np.ndarray]:

@@ -1,0 +1,149 @@
+"""Order 2 over the whole registry: every function that chainrules registers a rule for
+passes the kit's order-2 checks (`test_rrule_order2` for its rrule, `test_frule_order2` for
+its frule, with the jvp/vjp consistency at order 2) on at least one case of the rule test
+modules' ``CASES``, or is declared `first_order_only` with a reason (which
+``python -m chainrules.coverage`` prints).
+
+The sweep samples, it does not enumerate: per function, the cases are tried from the cheapest
+(fewest elements, double precision first) and the first one that passes both checks settles
+it. A case can fail for want of a derivative where its data sits (ties of ``np.max``, an exact
+zero in ``np.cumprod``); the next case is tried then. A function registered later with no
+usable case, or whose cases all fail, fails here by name, as tests/rules/test_coverage.py does
+at order 1. Functions declared non-differentiable have no derivative at any order and are not
+swept.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pytest
+
+import chainrules  # noqa: F401  (registers the rules)
+from chainrules.core.config import _name
+from chainrules.core.registry import FIRST_ORDER_ONLY, NON_DIFFERENTIABLE, frule, rrule
+from chainrules.testing import (RuleCase, first_order_only, perturbable_leaves,
+                                test_frule_order2, test_rrule_order2)
+from tests.numpy_features import running
+
+RULE_TESTS = Path(__file__).resolve().parent
+_TRIED = 6  # cases tried per function before it counts as failing
+
+# This module's own cases (the coverage test reads every CASES list): none needed so far.
+CASES: list = []
+
+
+def _registered_by_chainrules() -> list:
+    """The functions whose rrule or frule chainrules itself registers (rules that tests
+    register for their own functions are left out), minus the non-differentiable ones."""
+    functions: dict = {}
+    for table in (rrule, frule):
+        for f in table.functions():
+            rule = table.lookup(f)[0]
+            if (getattr(rule, "__module__", "") or "").startswith("chainrules.") and \
+                    f not in NON_DIFFERENTIABLE:
+                functions[id(f)] = f
+    return sorted(functions.values(), key=_name)
+
+
+def _double_precision(c: RuleCase) -> bool:
+    return all(np.result_type(leaf.value) in (np.float64, np.complex128)
+               for leaf in perturbable_leaves(c.args))
+
+
+def _cost(c: RuleCase) -> tuple:
+    return (sum(np.size(leaf.value) for leaf in perturbable_leaves(c.args)),
+            not _double_precision(c), c.id)
+
+
+def _cases_by_function() -> dict:
+    found: dict = {}
+    for path in sorted(RULE_TESTS.glob("test_*.py")):
+        if path.stem in ("test_coverage", Path(__file__).stem):
+            continue
+        module = importlib.import_module(f"tests.rules.{path.stem}")
+        for c in running(getattr(module, "CASES", ())):
+            if c.options.get("non_differentiable") or not any(
+                    np.result_type(leaf.value).kind in "fc"
+                    for leaf in perturbable_leaves(c.args)):
+                continue
+            found.setdefault(c.function, []).append(c)
+    return {f: sorted(cases, key=_cost) for f, cases in found.items()}
+
+
+def order2_failures(f: Callable, cases: list[RuleCase]) -> list[str] | None:
+    """``None`` when ``f`` passes the order-2 checks on one of ``cases`` (tried cheapest
+    first) or is declared first-order only; otherwise why not, per case tried."""
+    if f in FIRST_ORDER_ONLY:
+        return None
+    if not cases:
+        return [f"{_name(f)} has a registered rule but no case with a float argument in any "
+                f"CASES list of tests/rules/test_*.py: add one, or declare it with "
+                f"chainrules.core.registry.first_order_only(f, reason)"]
+    checks = [check for check, table in ((test_rrule_order2, rrule), (test_frule_order2, frule))
+              if table.lookup(f) is not None]
+    failures = []
+    for c in cases[:_TRIED]:
+        errors = []
+        for check in checks:
+            try:
+                check(c.function, *c.args, fkwargs=c.fkwargs)
+            except AssertionError as error:
+                errors.append(f"case {c.id}: {error}")
+        if not errors:
+            return None
+        failures += errors
+    return failures
+
+
+FUNCTIONS = _registered_by_chainrules()
+CASES_BY_FUNCTION = _cases_by_function()
+
+
+@pytest.mark.parametrize("f", FUNCTIONS, ids=[_name(f) for f in FUNCTIONS])
+def test_every_registered_rule_is_differentiable_at_order_2_or_declared(f):
+    failures = order2_failures(f, CASES_BY_FUNCTION.get(f, []))
+    assert failures is None, (
+        f"{_name(f)}: no case passes the order-2 checks, and it is not declared "
+        f"first-order only (chainrules.core.registry.first_order_only(f, reason)):\n"
+        + "\n".join(failures))
+
+
+def test_the_sweep_covers_every_rule_family():
+    names = {_name(f) for f in FUNCTIONS}
+    for expected in ("numpy.sin", "numpy.power", "numpy.sum", "_operator.getitem",
+                     "numpy.concatenate", "numpy.sort", "numpy.linalg.solve", "numpy.fft.fft",
+                     "numpy.piecewise"):
+        assert expected in names, expected
+    assert len(FUNCTIONS) > 150
+
+
+def test_declarations_give_a_reason():
+    for f, reason in FIRST_ORDER_ONLY.items():
+        assert isinstance(reason, str) and len(reason.split()) >= 4, (_name(f), reason)
+
+
+def test_a_new_rule_without_an_order2_case_fails_until_declared():
+    def brand_new(x):
+        return x * 2.0
+
+    assert order2_failures(brand_new, []) is not None
+    assert "first_order_only" in order2_failures(brand_new, [])[0]
+    first_order_only(brand_new, "its pullback calls a compiled kernel")
+    try:
+        assert order2_failures(brand_new, []) is None
+    finally:
+        FIRST_ORDER_ONLY.pop(brand_new)
+
+
+def test_a_case_that_fails_at_order_2_is_reported():
+    # np.max at tied data: the pullback's weights jump there, finite differences see it
+    from chainrules.testing import case
+    tied = case(np.max, np.array([1.0, 3.0, 3.0]))
+    failures = order2_failures(np.max, [tied])
+    assert failures and "numpy.max" in failures[0] and "direction 0" in failures[0]
+    distinct = case(np.max, np.array([1.0, 3.0, 2.0]))
+    assert order2_failures(np.max, [tied, distinct]) is None

@@ -22,7 +22,7 @@ from ..core.broadcast import unbroadcast
 from ..core.config import RuleConfig, _name, frule_via_ad, rrule_via_ad
 from ..core.dtypes import tangent_dtype
 from ..core.projection import ProjectTo
-from ..core.registry import first_order_only, frule, recorded_whole, rrule
+from ..core.registry import frule, recorded_whole, rrule
 from ..core.sparse import SparseCotangent, scatter_sum
 from ..core.tangents import AbstractZero, NoTangent, Tangent, ZeroTangent
 from ..core.thunks import unthunk
@@ -169,15 +169,11 @@ def _apply_along_axis_rule(config: RuleConfig, func1d: Callable, axis: int, arr:
                                                 owned=True)
         buffer = arr_buffer.buffers[0]
         arr_cotangent = NoTangent() if buffer is None else project_arr(
-            np.moveaxis(buffer, -1, axis))
+            np.moveaxis(unthunk(buffer), -1, axis))  # traced slices (order 2): a SparseSum
         return (NoTangent(), function_tangent, NoTangent(), arr_cotangent,
                 *[project(s) for project, s in zip(project_args, arg_sums)])
 
     return y, apply_along_axis_pullback
-
-
-first_order_only(np.apply_along_axis, "its pullback adds each slice's cotangent into a buffer "
-                                      "in place")
 
 
 @rrule.register(np.piecewise, config=True)

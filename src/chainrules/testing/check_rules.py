@@ -1577,7 +1577,7 @@ def test_frule_order2(f: Callable, *args: Any, fkwargs: dict | None = None,
     order2.tolerances(y)
     out_paths = [leaf.path for leaf in _float_leaves(y)]
     if not out_paths:
-        raise AssertionError(f"{order2.title}: the output has no float value to weigh")
+        return  # an integer or boolean output: no derivative at any order
     w = rand_tangent(y, order2.rng)
     count = len(order2.leaves)
 

@@ -3,7 +3,8 @@
 Run ``python -m chainrules.coverage`` (``--markdown`` for a table, ``--autograd`` to compare
 with HIPS autograd's registry when it is installed). Functions are listed by the categories of
 the rule library; each is marked ``rrule``/``frule`` when registered, ``non-differentiable``
-when declared so, and ``missing`` otherwise.
+when declared so, and ``missing`` otherwise. The last lines list the rules declared
+first-order only (``chainrules.core.registry.first_order_only``), each with its reason.
 
 >>> rows = coverage_rows()
 >>> ("elementwise", "np.sin", True, True, False) in rows
@@ -17,9 +18,10 @@ import importlib
 import sys
 from typing import Any, Iterator
 
+from .core.config import _name
 from .core.registry import FIRST_ORDER_ONLY, NON_DIFFERENTIABLE, frule, rrule
 
-__all__ = ["CATEGORIES", "coverage_rows", "resolve", "main"]
+__all__ = ["CATEGORIES", "coverage_rows", "first_order_only_rows", "resolve", "main"]
 
 # The functions the rule library is meant to cover, by category (names as users write them).
 CATEGORIES: dict[str, list[str]] = {
@@ -193,10 +195,37 @@ def main(argv: list[str] | None = None) -> int:
     for line in _lines(options.markdown, options.autograd):
         print(line)
     print()
-    print(f"First-order only ({len(FIRST_ORDER_ONLY)}: pullbacks not differentiable yet):")
-    for f, reason in FIRST_ORDER_ONLY.items():
-        print(f"  {getattr(f, '__module__', '')}.{getattr(f, '__qualname__', f)}: {reason}")
+    for line in _first_order_lines():
+        print(line)
     return 0
+
+
+def first_order_only_rows() -> list[tuple[str, str]]:
+    """``(function name, reason)`` for every rule declared first-order only (its pullback or
+    pushforward cannot be differentiated yet), sorted by name.
+
+    >>> from chainrules.core.registry import first_order_only
+    >>> def my_op(x): return x
+    >>> _ = first_order_only(my_op, "its pullback calls a C extension")
+    >>> [reason for name, reason in first_order_only_rows() if name.endswith("my_op")]
+    ['its pullback calls a C extension']
+    >>> del FIRST_ORDER_ONLY[my_op]
+    """
+    import chainrules  # noqa: F401  (registers the rules, and their declarations)
+
+    return sorted((_name(f), reason) for f, reason in FIRST_ORDER_ONLY.items())
+
+
+def _first_order_lines() -> Iterator[str]:
+    rows = first_order_only_rows()
+    differentiable = [f for f in set(rrule.functions()) | set(frule.functions())
+                      if f not in NON_DIFFERENTIABLE and f not in FIRST_ORDER_ONLY]
+    yield (f"Order 2: {len(differentiable)} functions with rules are differentiable again "
+           f"(the kit's test_rrule_order2/test_frule_order2 check them: "
+           f"tests/rules/test_order2_registry.py); first-order only: {len(rows)}"
+           + ("" if rows else " (none)"))
+    for name, reason in rows:
+        yield f"  {name:<48} first-order only: {reason}"
 
 
 if __name__ == "__main__":

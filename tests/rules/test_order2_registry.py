@@ -147,3 +147,20 @@ def test_a_case_that_fails_at_order_2_is_reported():
     assert failures and "numpy.max" in failures[0] and "direction 0" in failures[0]
     distinct = case(np.max, np.array([1.0, 3.0, 2.0]))
     assert order2_failures(np.max, [tied, distinct]) is None
+
+
+def test_the_coverage_report_prints_first_order_only_rules_with_their_reasons(capsys):
+    from chainrules.coverage import main
+
+    def kernel_op(x):
+        return x
+
+    first_order_only(kernel_op, "its pullback calls a compiled kernel in place")
+    try:
+        assert main([]) == 0
+    finally:
+        FIRST_ORDER_ONLY.pop(kernel_op)
+    out = capsys.readouterr().out
+    line = next(line for line in out.splitlines() if "kernel_op" in line)
+    assert "first-order only: its pullback calls a compiled kernel in place" in line
+    assert "first-order only: 1" in out

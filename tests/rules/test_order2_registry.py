@@ -178,3 +178,14 @@ def test_the_coverage_report_prints_first_order_only_rules_with_their_reasons(ca
     line = next(line for line in out.splitlines() if "kernel_op" in line)
     assert "first-order only: its pullback calls a compiled kernel in place" in line
     assert "first-order only: 1" in out
+
+
+def test_sinc_has_its_second_derivative_at_zero():
+    # sinc(x) = 1 - (pi x)^2 / 6 + ...: sinc''(0) = -pi^2 / 3 (it was NaN: the quotient
+    # branch of the derivative divided by 0 where the series was taken)
+    second = chainrules.grad(chainrules.grad(np.sinc))(0.0)
+    assert abs(second + np.pi ** 2 / 3) < 1e-9
+    hessian = chainrules.hessian(lambda x: np.sum(np.sinc(x)))(np.array([0.0, 0.02]))
+    np.testing.assert_allclose(np.diag(hessian), [-np.pi ** 2 / 3, -np.pi ** 2 / 3 *
+                                                  (1 - 3 * (np.pi * 0.02) ** 2 / 10)],
+                               rtol=1e-6)

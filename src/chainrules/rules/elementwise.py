@@ -29,11 +29,13 @@ def _sinc_derivative(y, x):
     """d sinc(x)/dx = (cos(pi x) - sinc(x)) / x; its Taylor series near 0, where that cancels
     (so the derivative is 0 at x == 0 and accurate next to it)."""
     t = np.pi * np.asarray(x)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        quotient = (np.cos(t) - y) / x
+    near_zero = np.abs(t) < 0.1
+    # The quotient divides by 1 where the series is taken: finite there, so its derivative
+    # (second derivatives, where np.where's pullback multiplies it by 0) is no NaN either.
+    quotient = (np.cos(t) - y) / np.where(near_zero, np.ones_like(x), x)
     t2 = t * t
     series = -np.pi * t / 3 * (1 - t2 / 10 * (1 - t2 / 28 * (1 - t2 / 54 * (1 - t2 / 88))))
-    return np.where(np.abs(t) < 0.1, series, quotient)
+    return np.where(near_zero, series, quotient)
 
 
 def _power_base(y, a, b):

@@ -58,6 +58,33 @@ class ForwardTrace(Level):
     def apply(self, function: Any, primals: tuple, tangents: tuple, kwargs: dict) -> Any:
         """Run ``function``'s frule on ``primals`` with ``tangents`` (an int marks a constant
         argument, as the reverse engine's parent numbers do) and return its traced output."""
+        entry = _FRULES.get(function)
+        push = getattr(entry[0], "push", None) if entry is not None and not kwargs else None
+        if push is not None and 0 < len(tangents) < 3:
+            # The hot path (operators, ufuncs, indexing): the rule's own pushforward on plain
+            # tangents, without the generic dispatch, thunks and projection of what fits.
+            first = tangents[0]
+            if type(first) not in _VALUES:
+                first = _plain(first)
+            if len(tangents) == 2:
+                second = tangents[1]
+                if type(second) not in _VALUES:
+                    second = _plain(second)
+                if first is None and second is None:
+                    return function(*primals)  # constants in, a constant out
+                y, dy = push(primals, (first, second), kwargs)
+            else:
+                if first is None:
+                    return function(*primals)
+                y, dy = push(primals, (first,), kwargs)
+            kind = type(y)
+            if type(dy) is kind and (kind in _NUMBERS or (
+                    kind is np.ndarray and dy.dtype is y.dtype and dy.shape == y.shape
+                    and y.dtype.kind in "fc")):
+                traced = _new_object(Traced)  # as in `_wrap`, whose checks this passed
+                traced.primal, traced.tape, traced.node = y, self, dy
+                return traced
+            return _wrap(self, y, dy)
         constant = True
         for t in tangents:
             if type(t) is not int and not isinstance(t, AbstractZero):
@@ -158,6 +185,18 @@ def _tangent_of(y: Any, dy: Any) -> Any:
 
 
 _NUMBERS = frozenset({float, complex, np.float64, np.float32, np.complex128, np.complex64})
+# Tangents that are values as they are (no constant marker, zero or thunk): `_plain`'s fast path.
+_VALUES = _NUMBERS | {np.ndarray, Traced}
+_new_object = object.__new__
+
+
+def _plain(tangent: Any) -> Any:
+    """A tangent as a rule's ``push`` takes it: its value, or ``None`` for a zero or a
+    constant argument."""
+    if type(tangent) is int:
+        return None
+    tangent = unthunk(tangent)
+    return None if isinstance(tangent, AbstractZero) else tangent
 
 
 def lift(x: Any, tangent: Any, trace: ForwardTrace, select) -> Any:

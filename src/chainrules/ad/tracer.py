@@ -90,23 +90,25 @@ class Traced:
         return bool(self.primal)
 
     # --- properties read from the primal ----------------------------------------------
+    # The plain value's (through every level: asking an outer level's value would dispatch
+    # np.shape to its trace, an operation per read in second derivatives).
     @property
     def shape(self):
-        return np.shape(self.primal)
+        return np.shape(primal_value(self))
 
     @property
     def dtype(self):
-        primal = self.primal
+        primal = primal_value(self)
         dtype = getattr(primal, "dtype", None)
         return np.dtype(type(primal)) if dtype is None else dtype
 
     @property
     def ndim(self):
-        return np.ndim(self.primal)
+        return np.ndim(primal_value(self))
 
     @property
     def size(self):
-        return np.size(self.primal)
+        return np.size(primal_value(self))
 
     def __len__(self):
         return len(self.primal)

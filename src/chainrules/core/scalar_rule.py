@@ -326,30 +326,53 @@ def scalar_rule(f: Any, *partials: Partial, on_scalars: Callable | None = None) 
         return y, _ScalarPullback(partials, args, y if keeps_output else None,
                                   _as_numpy(args, y))
 
+    def push(args: tuple, tangents: tuple, kwargs: dict):
+        """``(y, dy)`` from plain tangents, one per argument, ``None`` for a zero: the frule
+        once its tangents are unthunked (forward mode calls it directly, without them)."""
+        if kwargs or len(args) != count:
+            y = f(*args, **kwargs)
+        elif on_scalars is not None and (_NUMPY_SCALAR_PAIRS.get((type(args[0]), type(args[1])))
+                                         is not None if count == 2 else _numpy_scalars(args)):
+            y = on_scalars(*args)  # identical results, without a ufunc call (scalar loops)
+        else:
+            y = f(*args)
+        values = args  # as `_as_numpy` leaves them, unless one is a Python number or int 0
+        for arg in args:
+            kind = type(arg)
+            if kind in _PYTHON_NUMBERS or (kind is int and arg == 0):
+                values = _as_numpy(args, y)
+                break
+        dy: Any = None
+        for darg, partial in zip(tangents, partials):
+            if partial is None or darg is None:
+                continue
+            if type(partial) is int:
+                term = darg if partial == 1 else partial * darg  # 1 * darg is darg exactly
+            else:
+                term = partial(y, *values) * darg
+            dy = term if dy is None else accumulate(dy, term)
+        if dy is None:
+            return y, ZeroTangent()
+        kind = type(y)
+        if type(dy) is kind and (kind in _INEXACT_NUMBERS or (
+                kind is np.ndarray and dy.dtype == y.dtype and dy.shape == y.shape
+                and y.dtype.kind in "fc")):
+            return y, dy  # in the output's tangent space: what ProjectTo(y) returns
+        if np.shape(dy) != np.shape(y):
+            dy = np.broadcast_to(dy, np.shape(y))
+        return y, ProjectTo(y)(dy)
+
     def forward(tangents: tuple, *args: Any, **kwargs: Any):
         if len(tangents) != count + 1:
             raise TypeError(f"{name}: expected {count + 1} tangents (for the function and each "
                             f"argument), got {len(tangents)}")
         _check_keywords(f, kwargs)
-        if on_scalars is not None and not kwargs and _numpy_scalars(args):
-            y = on_scalars(*args)  # identical results, without a ufunc call (scalar loops)
-        else:
-            y = f(*args, **kwargs)
-        values = _as_numpy(args, y)
-        dy: Any = ZeroTangent()
-        for darg, partial in zip(tangents[1:], partials):
+        plain = []
+        for darg in tangents[1:]:
             darg = unthunk(darg)
-            if partial is None or isinstance(darg, AbstractZero):
-                continue
-            derivative = partial if type(partial) is int else partial(y, *values)
-            dy = accumulate(dy, derivative * darg)
-        if isinstance(dy, AbstractZero):
-            return y, ZeroTangent()
-        if type(dy) is type(y) and type(y) in _INEXACT_NUMBERS:
-            return y, dy  # a number of the output's own type is in its tangent space
-        if np.shape(dy) != np.shape(y):
-            dy = np.broadcast_to(dy, np.shape(y))
-        return y, ProjectTo(y)(dy)
+            plain.append(None if isinstance(darg, AbstractZero) else darg)
+        return push(args, tuple(plain), kwargs)
 
+    forward.push = push  # type: ignore[attr-defined]
     rrule.register(f, replace=True)(reverse)
     frule.register(f, replace=True)(forward)

@@ -147,10 +147,22 @@ def _container_getitem_rule(x: Any, index: Any):
 @frule.register(operator.getitem)
 def _getitem_frule(tangents: tuple, x: Any, index: Any):
     _, dx, _ = tangents
+    dx = unthunk(dx)
+    return _getitem_push((x, index), (None if isinstance(dx, AbstractZero) else dx, None), {})
+
+
+def _getitem_push(args: tuple, tangents: tuple, kwargs: dict) -> tuple:
+    """The getitem frule on a plain tangent (``None`` for a zero); forward mode calls it
+    directly in index loops."""
+    x, index = args
+    dx = tangents[0]
+    if type(x) is np.ndarray and type(index) is int and type(dx) is np.ndarray:
+        y = x[index]  # the hot path: x[i] in a loop
+        dy = dx[index]
+        return y, dy if type(dy) is type(y) and type(y) in _SCALARS else ProjectTo(y)(dy)
     index = normalize_index(index) if isinstance(x, np.ndarray) else index
     y = x[index]
-    dx = unthunk(dx)
-    if isinstance(dx, AbstractZero):
+    if dx is None:
         return y, ZeroTangent()
     if isinstance(x, np.ndarray):
         return y, ProjectTo(y)(np.asarray(dx)[index])
@@ -162,6 +174,9 @@ def _getitem_frule(tangents: tuple, x: Any, index: Any):
         backing = {k: fields[key] for k, key in enumerate(keys) if key in fields}
         return y, ProjectTo(y)(Tangent(type(y), backing)) if backing else ZeroTangent()
     return y, dx[index]
+
+
+_getitem_frule.push = _getitem_push  # type: ignore[attr-defined]
 
 
 # --- scatter_sum: the dense value of sparse cotangents (order 2); its pullback gathers --------

@@ -51,6 +51,8 @@ class Traced:
             + "; use np.sum, np.prod, np.max, np.cumsum, ... instead.")
 
     def __array_function__(self, function, types, args, kwargs):
+        if function in _QUERIES:  # read the plain value, as the properties do
+            return function(*[primal_value(arg) for arg in args], **kwargs)
         return record(function, args, kwargs)
 
     def __array__(self, dtype=None, copy=None):
@@ -94,7 +96,9 @@ class Traced:
     # np.shape to its trace, an operation per read in second derivatives).
     @property
     def shape(self):
-        return np.shape(primal_value(self))
+        primal = primal_value(self)
+        shape = getattr(primal, "shape", None)  # NumPy's values: without np.shape's dispatch
+        return np.shape(primal) if shape is None else shape
 
     @property
     def dtype(self):
@@ -298,6 +302,10 @@ def _astype():
 
     return astype
 
+
+# Questions about shape and dtype that rules ask of their arguments (at order 2, of traced
+# values): answered from the plain value, not dispatched to a trace as an operation.
+_QUERIES = frozenset({np.shape, np.ndim, np.size, np.iscomplexobj, np.isrealobj})
 
 _UFUNC_METHODS = {
     (np.add, "reduce"): np.sum,

@@ -381,6 +381,8 @@ def _record_output(tape: Tape, function: Any, primals: tuple, parents: tuple,
         records.append((pullback, function, meta) + parents)
     elif type(y) is np.ndarray and y.dtype.kind in "fc":
         records.append((pullback, function, _meta(y.shape, y.dtype, np.ndarray)) + parents)
+    elif type(y) is Traced and y.dtype.kind in "fc":  # order 2: a value of an outer level
+        records.append((pullback, function, _meta(y.shape, y.dtype, Traced)) + parents)
     else:
         return _wrap_output(tape, y, pullback, parents, function)
     traced = _new_object(Traced)  # as Traced(y, tape, node), without a Python-level call

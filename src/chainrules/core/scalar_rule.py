@@ -19,7 +19,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .accumulate import accumulate
-from .broadcast import unbroadcast
+from .broadcast import shape_of, unbroadcast
 from .config import _name
 from .projection import _SCALAR_PROJECTORS, NO_TANGENT_PROJECTOR, ProjectTo
 from .registry import frule, rrule
@@ -79,6 +79,11 @@ def _as_numpy(args: tuple, y: Any) -> tuple:
     >>> _as_numpy((0.0, 2, 0), np.float32(1.0))
     (np.float32(0.0), 2, np.float32(0.0))
     """
+    for arg in args:
+        if type(arg) in _PYTHON_NUMBERS or (type(arg) is int and arg == 0):
+            break
+    else:
+        return args  # nothing to convert
     kind = getattr(y, "dtype", None)
     kind = (kind if kind is not None else np.asarray(y).dtype)
     if kind.kind not in "fc":
@@ -96,6 +101,12 @@ def _as_numpy(args: tuple, y: Any) -> tuple:
     kind = kind.type
     return tuple(kind(arg) if type(arg) in _PYTHON_NUMBERS or (type(arg) is int and arg == 0)
                  else arg for arg in args)
+
+
+def _is_complex(value: Any) -> bool:
+    """``np.iscomplexobj(value)``, from its dtype when it has one (no function dispatch)."""
+    dtype = getattr(value, "dtype", None)
+    return np.iscomplexobj(value) if dtype is None else dtype.kind == "c"
 
 
 def _check_keywords(f: Any, kwargs: dict) -> None:
@@ -124,7 +135,7 @@ def _argument_cotangent(arg: Any, partial: Partial, y: Any, values: tuple, dy: A
         if type(derivative) is np.ndarray:
             if derivative.dtype.kind == "c":
                 derivative = np.conj(derivative)
-        elif type(derivative) not in _REAL_SCALARS and np.iscomplexobj(derivative):
+        elif type(derivative) not in _REAL_SCALARS and _is_complex(derivative):
             derivative = np.conj(derivative)
         cotangent = derivative * dy
     if type(cotangent) is kind and number:
@@ -133,9 +144,9 @@ def _argument_cotangent(arg: Any, partial: Partial, y: Any, values: tuple, dy: A
         if project is None and cotangent.dtype is arg.dtype and cotangent.shape == arg.shape:
             return cotangent  # an array argument's cotangent that already fits
         cotangent = unbroadcast(cotangent, () if number else
-                                arg.shape if kind is np.ndarray else np.shape(arg))
+                                arg.shape if kind is np.ndarray else shape_of(arg))
     elif type(cotangent) not in _SCALARS:  # an engine's traced value (higher order)
-        cotangent = unbroadcast(cotangent, () if number else np.shape(arg))
+        cotangent = unbroadcast(cotangent, () if number else shape_of(arg))
     return (project or ProjectTo(arg))(cotangent)
 
 
@@ -247,7 +258,7 @@ def _number_cotangent(partial: Partial, arg: Any, y: Any, a: Any, b: Any, dy: An
         return _NO_TANGENT
     kind = type(arg)
     derivative = partial if type(partial) is int else partial(y, a, b)
-    if type(derivative) not in _REAL_SCALARS and np.iscomplexobj(derivative):
+    if type(derivative) not in _REAL_SCALARS and _is_complex(derivative):
         derivative = np.conj(derivative)
     cotangent = derivative * dy
     return cotangent if type(cotangent) is kind else _SCALAR_PROJECTORS[kind](cotangent)
@@ -336,12 +347,7 @@ def scalar_rule(f: Any, *partials: Partial, on_scalars: Callable | None = None) 
             y = on_scalars(*args)  # identical results, without a ufunc call (scalar loops)
         else:
             y = f(*args)
-        values = args  # as `_as_numpy` leaves them, unless one is a Python number or int 0
-        for arg in args:
-            kind = type(arg)
-            if kind in _PYTHON_NUMBERS or (kind is int and arg == 0):
-                values = _as_numpy(args, y)
-                break
+        values = _as_numpy(args, y)
         dy: Any = None
         for darg, partial in zip(tangents, partials):
             if partial is None or darg is None:
@@ -358,8 +364,8 @@ def scalar_rule(f: Any, *partials: Partial, on_scalars: Callable | None = None) 
                 kind is np.ndarray and dy.dtype == y.dtype and dy.shape == y.shape
                 and y.dtype.kind in "fc")):
             return y, dy  # in the output's tangent space: what ProjectTo(y) returns
-        if np.shape(dy) != np.shape(y):
-            dy = np.broadcast_to(dy, np.shape(y))
+        if shape_of(dy) != shape_of(y):
+            dy = np.broadcast_to(dy, shape_of(y))
         return y, ProjectTo(y)(dy)
 
     def forward(tangents: tuple, *args: Any, **kwargs: Any):

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.broadcast import unbroadcast
+from ..core.broadcast import shape_of, unbroadcast
 from ..core.dtypes import is_plain, shared_shape
 from ..core.projection import ProjectionError, ProjectTo
 from ..core.registry import frule, rrule
@@ -78,7 +78,7 @@ def _traced_getitem(x: Any, index: Any):
     if x.dtype.kind not in "fc":
         return y, _no_index_tangents
     return y, _GetitemPullback(index, shared_shape(tuple(x.shape)),
-                               shared_shape(tuple(np.shape(y))), x.dtype)
+                               shared_shape(tuple(shape_of(y))), x.dtype)
 
 
 def _no_index_tangents(dy: Any) -> tuple:

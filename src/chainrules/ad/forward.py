@@ -59,24 +59,29 @@ class ForwardTrace(Level):
         """Run ``function``'s frule on ``primals`` with ``tangents`` (an int marks a constant
         argument, as the reverse engine's parent numbers do) and return its traced output."""
         entry = _FRULES.get(function)
-        push = getattr(entry[0], "push", None) if entry is not None and not kwargs else None
-        if push is not None and 0 < len(tangents) < 3:
-            # The hot path (operators, ufuncs, indexing): the rule's own pushforward on plain
-            # tangents, without the generic dispatch, thunks and projection of what fits.
-            first = tangents[0]
-            if type(first) not in _VALUES:
-                first = _plain(first)
-            if len(tangents) == 2:
-                second = tangents[1]
+        push = getattr(entry[0], "push", None) if entry is not None and entry[1] is False \
+            else None
+        if push is not None:
+            # The hot path (operators, ufuncs, indexing, shape functions): the rule's own
+            # pushforward on plain tangents, without the generic dispatch and thunks, and
+            # without projecting what fits.
+            if len(tangents) == 2:  # binary operators, unrolled
+                first, second = tangents
+                if type(first) not in _VALUES:
+                    first = _plain(first)
                 if type(second) not in _VALUES:
                     second = _plain(second)
                 if first is None and second is None:
-                    return function(*primals)  # constants in, a constant out
-                y, dy = push(primals, (first, second), kwargs)
+                    return function(*primals, **kwargs)  # constants in, a constant out
+                plain: tuple = (first, second)
             else:
-                if first is None:
-                    return function(*primals)
-                y, dy = push(primals, (first,), kwargs)
+                plain = tuple([t if type(t) in _VALUES else _plain(t) for t in tangents])
+                for t in plain:
+                    if t is not None:
+                        break
+                else:
+                    return function(*primals, **kwargs)  # constants in, a constant out
+            y, dy = push(primals, plain, kwargs)
             kind = type(y)
             if type(dy) is kind and (kind in _NUMBERS or (
                     kind is np.ndarray and dy.dtype is y.dtype and dy.shape == y.shape

@@ -96,13 +96,17 @@ class Traced:
     # np.shape to its trace, an operation per read in second derivatives).
     @property
     def shape(self):
-        primal = primal_value(self)
+        primal = self.primal
+        while type(primal) is Traced:  # primal_value, inlined: rules ask this very often
+            primal = primal.primal
         shape = getattr(primal, "shape", None)  # NumPy's values: without np.shape's dispatch
         return np.shape(primal) if shape is None else shape
 
     @property
     def dtype(self):
-        primal = primal_value(self)
+        primal = self.primal
+        while type(primal) is Traced:
+            primal = primal.primal
         dtype = getattr(primal, "dtype", None)
         return np.dtype(type(primal)) if dtype is None else dtype
 

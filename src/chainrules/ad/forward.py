@@ -10,6 +10,14 @@ number of operations, and memory does not grow with it.
 
 A function with an rrule and no frule still works: its pushforward is derived from the
 pullback, one pullback per real output component (exact; meant for small outputs).
+
+The hot path: an frule may carry ``push(args, tangents, kwargs) -> (y, dy)``, the same rule on
+plain tangents (``None`` for a zero or a constant argument), which the frule itself calls once
+it has unthunked its tangents; `scalar_rule` (every elementwise ufunc), getitem and `define`
+(matmul, sum, reshape, transpose...) rules have one. `ForwardTrace.apply` calls it directly,
+and wraps an output whose tangent already has its type, dtype and shape without projecting it
+again: one mechanism (the rule), minus the generic dispatch. The operators and ufuncs of
+`Traced` (`record_binary`, `record_unary`) hand forward values straight to `apply`.
 """
 
 from __future__ import annotations

@@ -440,9 +440,11 @@ class _Rule:
         count = len(args) if self.every is not None else len(self.cotangents)
         dargs: list[Any] = []  # NoTangent: not differentiable or not passed; ZeroTangent: zero
         nonzero = False
+        every, has_formula = self.every is not None, self.has_formula
         for position in range(count):
-            if position >= len(args) or not self.differentiable(position):
-                dargs.append(_NO_TANGENT)
+            if position >= len(args) or not (every or (position < len(has_formula)
+                                                       and has_formula[position])):
+                dargs.append(_NO_TANGENT)  # not differentiable (`differentiable`)
                 continue
             d = tangents[position] if position < len(tangents) else None
             if d is None:
@@ -455,6 +457,9 @@ class _Rule:
         if not nonzero:
             return y, ZeroTangent()
         dy = self.pushforward(call, *dargs)
+        if type(y) is np.ndarray and type(dy) is np.ndarray and dy.dtype == y.dtype \
+                and dy.shape == y.shape and y.dtype.kind in "fc":
+            return y, dy  # what ProjectTo(y) returns
         if isinstance(y, (tuple, list)):
             return y, _output_tangent(y, dy)
         return y, dy if isinstance(dy, AbstractZero) else ProjectTo(y)(dy)

@@ -72,7 +72,8 @@ class ForwardTrace(Level):
         if push is not None:
             # The hot path (operators, ufuncs, indexing, shape functions): the rule's own
             # pushforward on plain tangents, without the generic dispatch and thunks, and
-            # without projecting what fits.
+            # without projecting what fits. Other tangents (structures, thunks, batches of
+            # directions) take the generic path below.
             if len(tangents) == 2:  # binary operators, unrolled
                 first, second = tangents
                 if type(first) not in _VALUES:
@@ -81,14 +82,22 @@ class ForwardTrace(Level):
                     second = _plain(second)
                 if first is None and second is None:
                     return function(*primals, **kwargs)  # constants in, a constant out
-                plain: tuple = (first, second)
+                plain: Any = (first, second) if first is not _OTHER and second is not _OTHER \
+                    else None
             else:
                 plain = tuple([t if type(t) in _VALUES else _plain(t) for t in tangents])
+                constant = True
                 for t in plain:
-                    if t is not None:
+                    if t is _OTHER:
+                        plain, constant = None, False
                         break
-                else:
+                    if t is not None:
+                        constant = False
+                if constant:
                     return function(*primals, **kwargs)  # constants in, a constant out
+        else:
+            plain = None
+        if plain is not None:
             y, dy = push(primals, plain, kwargs)
             kind = type(y)
             if type(dy) is kind and (kind in _NUMBERS or (
@@ -204,12 +213,16 @@ _new_object = object.__new__
 
 
 def _plain(tangent: Any) -> Any:
-    """A tangent as a rule's ``push`` takes it: its value, or ``None`` for a zero or a
-    constant argument."""
-    if type(tangent) is int:
+    """A tangent as a rule's ``push`` takes it: ``None`` for a zero or a constant argument,
+    ``_OTHER`` for one that is not a number or array (the frule is called then)."""
+    kind = type(tangent)
+    if kind is int or kind is ZeroTangent or kind is NoTangent:
         return None
-    tangent = unthunk(tangent)
-    return None if isinstance(tangent, AbstractZero) else tangent
+    return tangent if kind in _OTHER_NUMBERS else _OTHER
+
+
+_OTHER = object()  # a tangent that is not a plain value
+_OTHER_NUMBERS = frozenset({np.float16, np.longdouble, np.clongdouble})  # not in `_VALUES`
 
 
 def lift(x: Any, tangent: Any, trace: ForwardTrace, select) -> Any:

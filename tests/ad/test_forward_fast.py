@@ -227,3 +227,47 @@ def test_index_loop_of_float32_stays_float32():
     y, y_dot = cr.jvp(lambda x: sum(x[i] ** 3 * 2.0 for i in range(4)), (x,), (v,))
     assert type(y_dot) is np.float32 and type(y) is np.float32
     assert y_dot == np.float32(6.0) * np.float32(1 + 4 + 9 + 16)  # d/dx 2 x^3 = 6 x^2
+
+
+def _forward_operations(run) -> int:
+    """The number of operations forward traces handle while ``run()`` runs (a count that
+    load cannot change)."""
+    from chainrules.ad.forward import ForwardTrace
+
+    apply = ForwardTrace.apply
+    count = [0]
+
+    def counting(self, *args):
+        count[0] += 1
+        return apply(self, *args)
+
+    ForwardTrace.apply = counting
+    try:
+        run()
+    finally:
+        ForwardTrace.apply = apply
+    return count[0]
+
+
+@pytest.mark.parametrize("transform", ["jvp", "hvp"])
+def test_scalar_index_loop_is_linear_in_forward_mode(transform):
+    from chainrules.testing import check_linear
+
+    def make(n):
+        x = np.linspace(0.5, 1.5, n)
+        v = np.ones(n)
+
+        def f(x):
+            return sum(x[i] ** 3 for i in range(n))
+
+        if transform == "jvp":
+            def run():
+                y, y_dot = cr.jvp(f, (x,), (v,))
+                assert np.isclose(y_dot, np.sum(3 * x ** 2))  # closed form
+        else:
+            def run():
+                np.testing.assert_allclose(cr.hvp(f, x, v), 6 * x)  # H = diag(6 x)
+        return run
+
+    check_linear(make, 200, count=_forward_operations, bound=8.5)  # exact counts
+    check_linear(make, 200, memory=False)  # CPU time, with the default wide bound

@@ -275,6 +275,19 @@ def _deferred_cotangent(arg: Any, partial: Partial, y: Any, values: tuple, dy: A
     return _argument_cotangent(arg, partial, y, values, dy)
 
 
+def _in_tangent_space(y: Any, dy: Any) -> Any:
+    """The output tangent ``dy`` broadcast to ``y``'s shape and projected (at no cost when it
+    already fits)."""
+    kind = type(y)
+    if type(dy) is kind and (kind in _INEXACT_NUMBERS or (
+            kind is np.ndarray and dy.dtype == y.dtype and dy.shape == y.shape
+            and y.dtype.kind in "fc")):
+        return dy  # what ProjectTo(y) returns
+    if shape_of(dy) != shape_of(y):
+        dy = np.broadcast_to(dy, shape_of(y))
+    return ProjectTo(y)(dy)
+
+
 def scalar_rule(f: Any, *partials: Partial, on_scalars: Callable | None = None) -> None:
     """Register the rrule and frule of the elementwise function ``f`` from its partials.
 
@@ -348,6 +361,20 @@ def scalar_rule(f: Any, *partials: Partial, on_scalars: Callable | None = None) 
         else:
             y = f(*args)
         values = _as_numpy(args, y)
+        if count == 2 and len(tangents) == 2:  # binary: the loop below, unrolled
+            first, second = partials
+            da, db = tangents
+            if first is None or da is None:
+                dy = None
+            elif type(first) is int:
+                dy = da if first == 1 else first * da  # 1 * da is da exactly
+            else:
+                dy = first(y, *values) * da
+            if second is not None and db is not None:
+                term = (db if second == 1 else second * db) if type(second) is int else \
+                    second(y, *values) * db
+                dy = term if dy is None else accumulate(dy, term)
+            return y, ZeroTangent() if dy is None else _in_tangent_space(y, dy)
         dy: Any = None
         for darg, partial in zip(tangents, partials):
             if partial is None or darg is None:
@@ -357,16 +384,7 @@ def scalar_rule(f: Any, *partials: Partial, on_scalars: Callable | None = None) 
             else:
                 term = partial(y, *values) * darg
             dy = term if dy is None else accumulate(dy, term)
-        if dy is None:
-            return y, ZeroTangent()
-        kind = type(y)
-        if type(dy) is kind and (kind in _INEXACT_NUMBERS or (
-                kind is np.ndarray and dy.dtype == y.dtype and dy.shape == y.shape
-                and y.dtype.kind in "fc")):
-            return y, dy  # in the output's tangent space: what ProjectTo(y) returns
-        if shape_of(dy) != shape_of(y):
-            dy = np.broadcast_to(dy, shape_of(y))
-        return y, ProjectTo(y)(dy)
+        return y, ZeroTangent() if dy is None else _in_tangent_space(y, dy)
 
     def forward(tangents: tuple, *args: Any, **kwargs: Any):
         if len(tangents) != count + 1:

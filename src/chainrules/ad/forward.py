@@ -77,9 +77,9 @@ class ForwardTrace(Level):
             if len(tangents) == 2:  # binary operators, unrolled
                 first, second = tangents
                 if type(first) not in _VALUES:
-                    first = _plain(first)
+                    first = None if type(first) is int else _plain(first)  # int: a constant
                 if type(second) not in _VALUES:
-                    second = _plain(second)
+                    second = None if type(second) is int else _plain(second)
                 if first is None and second is None:
                     return function(*primals, **kwargs)  # constants in, a constant out
                 plain: Any = (first, second) if first is not _OTHER and second is not _OTHER \

@@ -10,6 +10,14 @@ number of operations, and memory does not grow with it.
 
 A function with an rrule and no frule still works: its pushforward is derived from the
 pullback, one pullback per real output component (exact; meant for small outputs).
+
+The hot path: an frule may carry ``push(args, tangents, kwargs) -> (y, dy)``, the same rule on
+plain tangents (``None`` for a zero or a constant argument), which the frule itself calls once
+it has unthunked its tangents; `scalar_rule` (every elementwise ufunc), getitem and `define`
+(matmul, sum, reshape, transpose...) rules have one. `ForwardTrace.apply` calls it directly,
+and wraps an output whose tangent already has its type, dtype and shape without projecting it
+again: one mechanism (the rule), minus the generic dispatch. The operators and ufuncs of
+`Traced` (`record_binary`, `record_unary`) hand forward values straight to `apply`.
 """
 
 from __future__ import annotations
@@ -58,6 +66,47 @@ class ForwardTrace(Level):
     def apply(self, function: Any, primals: tuple, tangents: tuple, kwargs: dict) -> Any:
         """Run ``function``'s frule on ``primals`` with ``tangents`` (an int marks a constant
         argument, as the reverse engine's parent numbers do) and return its traced output."""
+        entry = _FRULES.get(function)
+        push = getattr(entry[0], "push", None) if entry is not None and entry[1] is False \
+            else None
+        if push is not None:
+            # The hot path (operators, ufuncs, indexing, shape functions): the rule's own
+            # pushforward on plain tangents, without the generic dispatch and thunks, and
+            # without projecting what fits. Other tangents (structures, thunks, batches of
+            # directions) take the generic path below.
+            if len(tangents) == 2:  # binary operators, unrolled
+                first, second = tangents
+                if type(first) not in _VALUES:
+                    first = None if type(first) is int else _plain(first)  # int: a constant
+                if type(second) not in _VALUES:
+                    second = None if type(second) is int else _plain(second)
+                if first is None and second is None:
+                    return function(*primals, **kwargs)  # constants in, a constant out
+                plain: Any = (first, second) if first is not _OTHER and second is not _OTHER \
+                    else None
+            else:
+                plain = tuple([t if type(t) in _VALUES else _plain(t) for t in tangents])
+                constant = True
+                for t in plain:
+                    if t is _OTHER:
+                        plain, constant = None, False
+                        break
+                    if t is not None:
+                        constant = False
+                if constant:
+                    return function(*primals, **kwargs)  # constants in, a constant out
+        else:
+            plain = None
+        if plain is not None:
+            y, dy = push(primals, plain, kwargs)
+            kind = type(y)
+            if type(dy) is kind and (kind in _NUMBERS or (
+                    kind is np.ndarray and dy.dtype is y.dtype and dy.shape == y.shape
+                    and y.dtype.kind in "fc")):
+                traced = _new_object(Traced)  # as in `_wrap`, whose checks this passed
+                traced.primal, traced.tape, traced.node = y, self, dy
+                return traced
+            return _wrap(self, y, dy)
         constant = True
         for t in tangents:
             if type(t) is not int and not isinstance(t, AbstractZero):
@@ -158,6 +207,22 @@ def _tangent_of(y: Any, dy: Any) -> Any:
 
 
 _NUMBERS = frozenset({float, complex, np.float64, np.float32, np.complex128, np.complex64})
+# Tangents that are values as they are (no constant marker, zero or thunk): `_plain`'s fast path.
+_VALUES = _NUMBERS | {np.ndarray, Traced}
+_new_object = object.__new__
+
+
+def _plain(tangent: Any) -> Any:
+    """A tangent as a rule's ``push`` takes it: ``None`` for a zero or a constant argument,
+    ``_OTHER`` for one that is not a number or array (the frule is called then)."""
+    kind = type(tangent)
+    if kind is int or kind is ZeroTangent or kind is NoTangent:
+        return None
+    return tangent if kind in _OTHER_NUMBERS else _OTHER
+
+
+_OTHER = object()  # a tangent that is not a plain value
+_OTHER_NUMBERS = frozenset({np.float16, np.longdouble, np.clongdouble})  # not in `_VALUES`
 
 
 def lift(x: Any, tangent: Any, trace: ForwardTrace, select) -> Any:

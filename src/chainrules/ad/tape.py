@@ -244,6 +244,8 @@ def record(function: Any, args: tuple, kwargs: dict) -> Any:
 def record_unary(function: Any, x: "Traced") -> Any:
     """``record(function, (x,), {})`` for a traced ``x``: the path of ``-x``, ``x.T``..."""
     tape, primals, parents = x.tape, (x.primal,), (x.node,)
+    if not tape.active and tape.forward and not tape.finished:
+        return tape.apply(function, primals, parents, _NO_KEYWORDS)
     entry = _RULES.get(function)
     if entry is None or entry[1] is not False or not tape.active:
         return _apply(tape, function, primals, parents, _NO_KEYWORDS)  # as in record_binary
@@ -270,6 +272,8 @@ def record_binary(function: Any, a: Any, b: Any) -> Any:
         first, second, first_node, second_node = a, b.primal, -1, b.node
     else:
         return record(function, (a, b), {})
+    if not tape.active and tape.forward and not tape.finished:
+        return tape.apply(function, (first, second), (first_node, second_node), _NO_KEYWORDS)
     entry = _RULES.get(function)
     if entry is None or entry[1] is not False or not tape.active:
         # No rule, a rule taking the config, a non-differentiable function, an ended trace.
@@ -377,6 +381,8 @@ def _record_output(tape: Tape, function: Any, primals: tuple, parents: tuple,
         records.append((pullback, function, meta) + parents)
     elif type(y) is np.ndarray and y.dtype.kind in "fc":
         records.append((pullback, function, _meta(y.shape, y.dtype, np.ndarray)) + parents)
+    elif type(y) is Traced and y.dtype.kind in "fc":  # order 2: a value of an outer level
+        records.append((pullback, function, _meta(y.shape, y.dtype, Traced)) + parents)
     else:
         return _wrap_output(tape, y, pullback, parents, function)
     traced = _new_object(Traced)  # as Traced(y, tape, node), without a Python-level call

@@ -51,6 +51,8 @@ class Traced:
             + "; use np.sum, np.prod, np.max, np.cumsum, ... instead.")
 
     def __array_function__(self, function, types, args, kwargs):
+        if function in _QUERIES:  # read the plain value, as the properties do
+            return function(*[primal_value(arg) for arg in args], **kwargs)
         return record(function, args, kwargs)
 
     def __array__(self, dtype=None, copy=None):
@@ -90,23 +92,31 @@ class Traced:
         return bool(self.primal)
 
     # --- properties read from the primal ----------------------------------------------
+    # The plain value's (through every level: asking an outer level's value would dispatch
+    # np.shape to its trace, an operation per read in second derivatives).
     @property
     def shape(self):
-        return np.shape(self.primal)
+        primal = self.primal
+        while type(primal) is Traced:  # primal_value, inlined: rules ask this very often
+            primal = primal.primal
+        shape = getattr(primal, "shape", None)  # NumPy's values: without np.shape's dispatch
+        return np.shape(primal) if shape is None else shape
 
     @property
     def dtype(self):
         primal = self.primal
+        while type(primal) is Traced:
+            primal = primal.primal
         dtype = getattr(primal, "dtype", None)
         return np.dtype(type(primal)) if dtype is None else dtype
 
     @property
     def ndim(self):
-        return np.ndim(self.primal)
+        return np.ndim(primal_value(self))
 
     @property
     def size(self):
-        return np.size(self.primal)
+        return np.size(primal_value(self))
 
     def __len__(self):
         return len(self.primal)
@@ -296,6 +306,10 @@ def _astype():
 
     return astype
 
+
+# Questions about shape and dtype that rules ask of their arguments (at order 2, of traced
+# values): answered from the plain value, not dispatched to a trace as an operation.
+_QUERIES = frozenset({np.shape, np.ndim, np.size, np.iscomplexobj, np.isrealobj})
 
 _UFUNC_METHODS = {
     (np.add, "reduce"): np.sum,

@@ -52,6 +52,8 @@ def accumulate(acc: Any, t: Any, *, owned: bool = False) -> Any:
     """
     if owned and type(acc) is np.ndarray and type(t) is SparseCotangent:
         return _into_array(acc, t)  # the engine's hot path: x[i] read in a loop
+    if not owned and type(acc) in _DENSE and type(t) in _DENSE:
+        return acc + t  # numbers and arrays: the eager sum (forward mode's hot path)
     if type(acc) is SparseSum and owned:
         return acc.add(t)
     if isinstance(t, AbstractZero):
@@ -68,6 +70,10 @@ def accumulate(acc: Any, t: Any, *, owned: bool = False) -> Any:
         if type(acc) is Tangent:
             return _into_tangent(acc, t)
     return _eager_sum(acc, t)
+
+
+_DENSE = frozenset({float, complex, np.float64, np.float32, np.float16, np.complex128,
+                    np.complex64, np.ndarray})
 
 
 def owned_copy(t: Any) -> Any:

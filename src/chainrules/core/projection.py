@@ -98,6 +98,8 @@ class _ProjectToNumeric(ProjectTo):
                 return cotangent
         elif type(cotangent) is self.dtype.type and kind == _NUMPY_SCALAR:
             return cotangent
+        if type(cotangent) in _ARRAY_LIKE_TYPES:
+            return self._project_array_like(cotangent)
         if isinstance(cotangent, AbstractZero):
             return cotangent
         if isinstance(cotangent, AbstractThunk):
@@ -169,8 +171,19 @@ class _ProjectToNumeric(ProjectTo):
 def _is_array_like(value) -> bool:
     """Values that are neither NumPy's nor Python's but say their shape and dtype (the traced
     values of an AD engine)."""
-    return hasattr(value, "shape") and hasattr(value, "dtype") and not isinstance(
+    kind = type(value)
+    if kind in _ARRAY_LIKE_TYPES:
+        return True
+    found = hasattr(value, "shape") and hasattr(value, "dtype") and not isinstance(
         value, (np.ndarray, np.generic, AbstractThunk, Tangent))
+    if found and hasattr(kind, "shape") and hasattr(kind, "dtype"):
+        _ARRAY_LIKE_TYPES.add(kind)  # every value of the type says them (class attributes)
+    return found
+
+
+# Array-like types (`_is_array_like`) whose class defines shape and dtype: one lookup each
+# time their values are projected, which second derivatives do in every pullback.
+_ARRAY_LIKE_TYPES: set = set()
 
 
 def _is_numeric(value) -> bool:
@@ -290,6 +303,10 @@ def _projector_for(x: Any) -> ProjectTo:
     projector = _SCALAR_PROJECTORS.get(type(x))
     if projector is not None:
         return projector
+    if type(x) in _ARRAY_LIKE_TYPES:  # as an array of its shape and dtype (below)
+        projector = _ARRAY_PROJECTORS.get((tuple(x.shape), x.dtype))
+        if projector is not None:
+            return projector
     if isinstance(x, np.ndarray):
         key = (x.shape, x.dtype)
         projector = _ARRAY_PROJECTORS.get(key)
@@ -311,7 +328,13 @@ def _projector_for(x: Any) -> ProjectTo:
         return _NOTHING
     if _is_array_like(x) and not isinstance(x, type):
         dtype = tangent_dtype(x.dtype)
-        return _NOTHING if dtype is None else _numeric(tuple(x.shape), dtype, _ARRAY)
+        if dtype is None:
+            return _NOTHING
+        key = (tuple(x.shape), x.dtype)
+        if len(_ARRAY_PROJECTORS) > 10_000:
+            _ARRAY_PROJECTORS.clear()
+        projector = _ARRAY_PROJECTORS[key] = _numeric(key[0], dtype, _ARRAY)
+        return projector
     if isinstance(x, float):  # float subclasses
         return _SCALAR_PROJECTORS[float]
     if isinstance(x, complex):

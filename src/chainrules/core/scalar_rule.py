@@ -19,7 +19,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .accumulate import accumulate
-from .broadcast import unbroadcast
+from .broadcast import shape_of, unbroadcast
 from .config import _name
 from .projection import _SCALAR_PROJECTORS, NO_TANGENT_PROJECTOR, ProjectTo
 from .registry import frule, rrule
@@ -79,6 +79,11 @@ def _as_numpy(args: tuple, y: Any) -> tuple:
     >>> _as_numpy((0.0, 2, 0), np.float32(1.0))
     (np.float32(0.0), 2, np.float32(0.0))
     """
+    for arg in args:
+        if type(arg) in _PYTHON_NUMBERS or (type(arg) is int and arg == 0):
+            break
+    else:
+        return args  # nothing to convert
     kind = getattr(y, "dtype", None)
     kind = (kind if kind is not None else np.asarray(y).dtype)
     if kind.kind not in "fc":
@@ -96,6 +101,12 @@ def _as_numpy(args: tuple, y: Any) -> tuple:
     kind = kind.type
     return tuple(kind(arg) if type(arg) in _PYTHON_NUMBERS or (type(arg) is int and arg == 0)
                  else arg for arg in args)
+
+
+def _is_complex(value: Any) -> bool:
+    """``np.iscomplexobj(value)``, from its dtype when it has one (no function dispatch)."""
+    dtype = getattr(value, "dtype", None)
+    return np.iscomplexobj(value) if dtype is None else dtype.kind == "c"
 
 
 def _check_keywords(f: Any, kwargs: dict) -> None:
@@ -124,7 +135,7 @@ def _argument_cotangent(arg: Any, partial: Partial, y: Any, values: tuple, dy: A
         if type(derivative) is np.ndarray:
             if derivative.dtype.kind == "c":
                 derivative = np.conj(derivative)
-        elif type(derivative) not in _REAL_SCALARS and np.iscomplexobj(derivative):
+        elif type(derivative) not in _REAL_SCALARS and _is_complex(derivative):
             derivative = np.conj(derivative)
         cotangent = derivative * dy
     if type(cotangent) is kind and number:
@@ -133,9 +144,9 @@ def _argument_cotangent(arg: Any, partial: Partial, y: Any, values: tuple, dy: A
         if project is None and cotangent.dtype is arg.dtype and cotangent.shape == arg.shape:
             return cotangent  # an array argument's cotangent that already fits
         cotangent = unbroadcast(cotangent, () if number else
-                                arg.shape if kind is np.ndarray else np.shape(arg))
+                                arg.shape if kind is np.ndarray else shape_of(arg))
     elif type(cotangent) not in _SCALARS:  # an engine's traced value (higher order)
-        cotangent = unbroadcast(cotangent, () if number else np.shape(arg))
+        cotangent = unbroadcast(cotangent, () if number else shape_of(arg))
     return (project or ProjectTo(arg))(cotangent)
 
 
@@ -247,7 +258,7 @@ def _number_cotangent(partial: Partial, arg: Any, y: Any, a: Any, b: Any, dy: An
         return _NO_TANGENT
     kind = type(arg)
     derivative = partial if type(partial) is int else partial(y, a, b)
-    if type(derivative) not in _REAL_SCALARS and np.iscomplexobj(derivative):
+    if type(derivative) not in _REAL_SCALARS and _is_complex(derivative):
         derivative = np.conj(derivative)
     cotangent = derivative * dy
     return cotangent if type(cotangent) is kind else _SCALAR_PROJECTORS[kind](cotangent)
@@ -262,6 +273,19 @@ def _deferred_cotangent(arg: Any, partial: Partial, y: Any, values: tuple, dy: A
             arg.dtype.kind in "fc" or ProjectTo(arg) is not NO_TANGENT_PROJECTOR):
         return Thunk(lambda: _argument_cotangent(arg, partial, y, values, dy))
     return _argument_cotangent(arg, partial, y, values, dy)
+
+
+def _in_tangent_space(y: Any, dy: Any) -> Any:
+    """The output tangent ``dy`` broadcast to ``y``'s shape and projected (at no cost when it
+    already fits)."""
+    kind = type(y)
+    if type(dy) is kind and (kind in _INEXACT_NUMBERS or (
+            kind is np.ndarray and dy.dtype == y.dtype and dy.shape == y.shape
+            and y.dtype.kind in "fc")):
+        return dy  # what ProjectTo(y) returns
+    if shape_of(dy) != shape_of(y):
+        dy = np.broadcast_to(dy, shape_of(y))
+    return ProjectTo(y)(dy)
 
 
 def scalar_rule(f: Any, *partials: Partial, on_scalars: Callable | None = None) -> None:
@@ -326,30 +350,53 @@ def scalar_rule(f: Any, *partials: Partial, on_scalars: Callable | None = None) 
         return y, _ScalarPullback(partials, args, y if keeps_output else None,
                                   _as_numpy(args, y))
 
+    def push(args: tuple, tangents: tuple, kwargs: dict):
+        """``(y, dy)`` from plain tangents, one per argument, ``None`` for a zero: the frule
+        once its tangents are unthunked (forward mode calls it directly, without them)."""
+        if kwargs or len(args) != count:
+            y = f(*args, **kwargs)
+        elif on_scalars is not None and (_NUMPY_SCALAR_PAIRS.get((type(args[0]), type(args[1])))
+                                         is not None if count == 2 else _numpy_scalars(args)):
+            y = on_scalars(*args)  # identical results, without a ufunc call (scalar loops)
+        else:
+            y = f(*args)
+        values = _as_numpy(args, y)
+        if count == 2 and len(tangents) == 2:  # binary: the loop below, unrolled
+            first, second = partials
+            da, db = tangents
+            if first is None or da is None:
+                dy = None
+            elif type(first) is int:
+                dy = da if first == 1 else first * da  # 1 * da is da exactly
+            else:
+                dy = first(y, *values) * da
+            if second is not None and db is not None:
+                term = (db if second == 1 else second * db) if type(second) is int else \
+                    second(y, *values) * db
+                dy = term if dy is None else accumulate(dy, term)
+            return y, ZeroTangent() if dy is None else _in_tangent_space(y, dy)
+        dy: Any = None
+        for darg, partial in zip(tangents, partials):
+            if partial is None or darg is None:
+                continue
+            if type(partial) is int:
+                term = darg if partial == 1 else partial * darg  # 1 * darg is darg exactly
+            else:
+                term = partial(y, *values) * darg
+            dy = term if dy is None else accumulate(dy, term)
+        return y, ZeroTangent() if dy is None else _in_tangent_space(y, dy)
+
     def forward(tangents: tuple, *args: Any, **kwargs: Any):
         if len(tangents) != count + 1:
             raise TypeError(f"{name}: expected {count + 1} tangents (for the function and each "
                             f"argument), got {len(tangents)}")
         _check_keywords(f, kwargs)
-        if on_scalars is not None and not kwargs and _numpy_scalars(args):
-            y = on_scalars(*args)  # identical results, without a ufunc call (scalar loops)
-        else:
-            y = f(*args, **kwargs)
-        values = _as_numpy(args, y)
-        dy: Any = ZeroTangent()
-        for darg, partial in zip(tangents[1:], partials):
+        plain = []
+        for darg in tangents[1:]:
             darg = unthunk(darg)
-            if partial is None or isinstance(darg, AbstractZero):
-                continue
-            derivative = partial if type(partial) is int else partial(y, *values)
-            dy = accumulate(dy, derivative * darg)
-        if isinstance(dy, AbstractZero):
-            return y, ZeroTangent()
-        if type(dy) is type(y) and type(y) in _INEXACT_NUMBERS:
-            return y, dy  # a number of the output's own type is in its tangent space
-        if np.shape(dy) != np.shape(y):
-            dy = np.broadcast_to(dy, np.shape(y))
-        return y, ProjectTo(y)(dy)
+            plain.append(None if isinstance(darg, AbstractZero) else darg)
+        return push(args, tuple(plain), kwargs)
 
+    forward.push = push  # type: ignore[attr-defined]
     rrule.register(f, replace=True)(reverse)
     frule.register(f, replace=True)(forward)

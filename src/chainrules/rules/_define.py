@@ -426,26 +426,47 @@ class _Rule:
 
     def forward(self, tangents: tuple, *args: Any, **kwargs: Any) -> tuple:
         """The frule: ``(y, dy)``."""
+        plain = []
+        for tangent in tangents[1:]:
+            tangent = unthunk(tangent)
+            plain.append(None if isinstance(tangent, AbstractZero) else tangent)
+        return self.push(args, plain, kwargs)
+
+    def push(self, args: tuple, tangents: Sequence, kwargs: dict) -> tuple:
+        """The frule on plain tangents, one per positional argument (``None`` for a zero or a
+        missing one); forward mode calls it directly."""
         call = self.begin(Call, args, kwargs)
         y = call.y = self.f(*args, **kwargs)
         count = len(args) if self.every is not None else len(self.cotangents)
         dargs: list[Any] = []  # NoTangent: not differentiable or not passed; ZeroTangent: zero
+        nonzero = False
+        every, has_formula = self.every is not None, self.has_formula
         for position in range(count):
-            if position >= len(args) or not self.differentiable(position):
-                dargs.append(NoTangent())
+            if position >= len(args) or not (every or (position < len(has_formula)
+                                                       and has_formula[position])):
+                dargs.append(_NO_TANGENT)  # not differentiable (`differentiable`)
                 continue
-            d = unthunk(tangents[position + 1]) if position + 1 < len(tangents) else None
-            if d is None or isinstance(d, AbstractZero):
-                d = ZeroTangent()
-            elif isinstance(args[position], (list, tuple)):
-                d = dense_tangent(args[position], d)
+            d = tangents[position] if position < len(tangents) else None
+            if d is None:
+                d = _ZERO_TANGENT
+            else:
+                nonzero = True
+                if isinstance(args[position], (list, tuple)):
+                    d = dense_tangent(args[position], d)
             dargs.append(d)
-        if all(isinstance(d, AbstractZero) for d in dargs):
+        if not nonzero:
             return y, ZeroTangent()
         dy = self.pushforward(call, *dargs)
+        if type(y) is np.ndarray and type(dy) is np.ndarray and dy.dtype == y.dtype \
+                and dy.shape == y.shape and y.dtype.kind in "fc":
+            return y, dy  # what ProjectTo(y) returns
         if isinstance(y, (tuple, list)):
             return y, _output_tangent(y, dy)
         return y, dy if isinstance(dy, AbstractZero) else ProjectTo(y)(dy)
+
+
+_NO_TANGENT = NoTangent()
+_ZERO_TANGENT = ZeroTangent()
 
 
 def _has_tangent_space(y: Any) -> bool:
@@ -567,4 +588,8 @@ def define(f: Any, *cotangents: Formula, every: Formula = None,
     """
     rule = _Rule(f, cotangents, every, pushforward, prepare, check, refused, keeps_values, calls)
     rrule.register(f, replace=True)(rule.reverse)
-    frule.register(f, replace=True)(rule.forward)
+    def forward(tangents: tuple, *args: Any, **kwargs: Any) -> tuple:
+        return rule.forward(tangents, *args, **kwargs)
+
+    forward.push = rule.push  # type: ignore[attr-defined]
+    frule.register(f, replace=True)(forward)

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.broadcast import unbroadcast
+from ..core.broadcast import shape_of, unbroadcast
 from ..core.dtypes import is_plain, shared_shape
 from ..core.projection import ProjectionError, ProjectTo
 from ..core.registry import frule, rrule
@@ -78,7 +78,7 @@ def _traced_getitem(x: Any, index: Any):
     if x.dtype.kind not in "fc":
         return y, _no_index_tangents
     return y, _GetitemPullback(index, shared_shape(tuple(x.shape)),
-                               shared_shape(tuple(np.shape(y))), x.dtype)
+                               shared_shape(tuple(shape_of(y))), x.dtype)
 
 
 def _no_index_tangents(dy: Any) -> tuple:
@@ -147,10 +147,22 @@ def _container_getitem_rule(x: Any, index: Any):
 @frule.register(operator.getitem)
 def _getitem_frule(tangents: tuple, x: Any, index: Any):
     _, dx, _ = tangents
+    dx = unthunk(dx)
+    return _getitem_push((x, index), (None if isinstance(dx, AbstractZero) else dx, None), {})
+
+
+def _getitem_push(args: tuple, tangents: tuple, kwargs: dict) -> tuple:
+    """The getitem frule on a plain tangent (``None`` for a zero); forward mode calls it
+    directly in index loops."""
+    x, index = args
+    dx = tangents[0]
+    if type(x) is np.ndarray and type(index) is int and type(dx) is np.ndarray:
+        y = x[index]  # the hot path: x[i] in a loop
+        dy = dx[index]
+        return y, dy if type(dy) is type(y) and type(y) in _SCALARS else ProjectTo(y)(dy)
     index = normalize_index(index) if isinstance(x, np.ndarray) else index
     y = x[index]
-    dx = unthunk(dx)
-    if isinstance(dx, AbstractZero):
+    if dx is None:
         return y, ZeroTangent()
     if isinstance(x, np.ndarray):
         return y, ProjectTo(y)(np.asarray(dx)[index])
@@ -162,6 +174,9 @@ def _getitem_frule(tangents: tuple, x: Any, index: Any):
         backing = {k: fields[key] for k, key in enumerate(keys) if key in fields}
         return y, ProjectTo(y)(Tangent(type(y), backing)) if backing else ZeroTangent()
     return y, dx[index]
+
+
+_getitem_frule.push = _getitem_push  # type: ignore[attr-defined]
 
 
 # --- scatter_sum: the dense value of sparse cotangents (order 2); its pullback gathers --------

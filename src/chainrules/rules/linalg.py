@@ -24,6 +24,7 @@ from ..core.accumulate import accumulate
 from ..core.broadcast import unbroadcast
 from ..core.tangents import AbstractZero, Tangent, ZeroTangent
 from ._define import define, dense_tangent
+from .indexing import _is_traced_array
 
 inv, solve = np.linalg.inv, np.linalg.solve
 
@@ -50,11 +51,20 @@ def _matmul_dy(dy, a_ndim: int, b_ndim: int):
     return dy
 
 
+def _is_array(x: Any) -> bool:
+    """An ndarray, or an engine's traced array (at order 2): one that has ``ndim``, ``.T``."""
+    return type(x) is np.ndarray or _is_traced_array(x)
+
+
 def _matmul_da(call, dy):
     a, b = call.args[:2]
-    if type(a) is np.ndarray and type(b) is np.ndarray and a.ndim == 2 \
-            and b.dtype.kind == "f" and b.ndim <= 2:  # real matrix-vector or matrix-matrix
-        return np.multiply.outer(dy, b) if b.ndim == 1 else dy @ b.T
+    if _is_array(a) and _is_array(b) and a.ndim == 2 \
+            and b.dtype.kind == "f" and 1 <= b.ndim <= 2:  # real matrix-vector or matrix-matrix
+        if b.ndim == 2:
+            return dy @ b.T
+        # np.outer is np.multiply.outer of vectors; traced values have the function only
+        return np.multiply.outer(dy, b) if type(dy) is np.ndarray and type(b) is np.ndarray \
+            else np.outer(dy, b)
     a, b = np.asarray(a), np.asarray(b)
     matrix_b = b[:, None] if b.ndim == 1 else b
     da = _matmul_dy(dy, a.ndim, b.ndim) @ H(matrix_b)
@@ -63,8 +73,8 @@ def _matmul_da(call, dy):
 
 def _matmul_db(call, dy):
     a, b = call.args[:2]
-    if type(a) is np.ndarray and type(b) is np.ndarray and a.ndim == 2 \
-            and a.dtype.kind == "f" and b.ndim <= 2:  # real matrix times vector or matrix
+    if _is_array(a) and _is_array(b) and a.ndim == 2 \
+            and a.dtype.kind == "f" and 1 <= b.ndim <= 2:  # real matrix times vector or matrix
         return a.T @ dy
     a, b = np.asarray(a), np.asarray(b)
     matrix_a = a[None, :] if a.ndim == 1 else a

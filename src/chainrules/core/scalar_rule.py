@@ -351,5 +351,6 @@ def scalar_rule(f: Any, *partials: Partial, on_scalars: Callable | None = None) 
             dy = np.broadcast_to(dy, np.shape(y))
         return y, ProjectTo(y)(dy)
 
+    forward.partials = partials  # read by the batched forward trace (chainrules.ad.batching)
     rrule.register(f, replace=True)(reverse)
     frule.register(f, replace=True)(forward)

@@ -44,6 +44,7 @@ from ..core.structure import is_structure, leaves, replace_paths, tangent_at, \
     tangent_from_paths
 from ..core.tangents import AbstractZero, NoTangent, ZeroTangent
 from ..core.thunks import unthunk
+from ..rules._define import Call
 from ..rules.indexing import normalize_index
 from ..rules.shape import astype as _astype
 from .forward import ForwardTrace, _part, _tangent_of, _zeros_like
@@ -137,13 +138,29 @@ class _Paths:
         return tangent_from_paths(self.structure, {path: v[b] for path, v in
                                                    self.values.items()})
 
-    def elements(self) -> list | None:
-        """The tangent of each element of a list or tuple argument (None for a zero one), or
-        None if the structure is not a flat sequence of leaves."""
-        if not isinstance(self.structure, (list, tuple)) or \
-                any(len(path) != 1 for path in self.values):
+    def elements(self, size: int, dtype: np.dtype) -> list | None:
+        """The batched tangent of each element of a list or tuple argument (None for a zero
+        one), an element that is itself a list of numbers or arrays (``[s]`` in
+        ``np.concatenate([a, [s]])``) stacked as NumPy reads it; None if the structure is
+        deeper."""
+        structure = self.structure
+        if not isinstance(structure, (list, tuple)) or \
+                any(len(path) > 2 for path in self.values):
             return None
-        return [self.values.get((position,)) for position in range(len(self.structure))]
+        parts = []
+        for position, element in enumerate(structure):
+            if (position,) in self.values:
+                parts.append(self.values[(position,)])
+            elif not any(path[0] == position for path in self.values):
+                parts.append(None)
+            elif isinstance(element, (list, tuple)) and all(
+                    not is_structure(value) for value in element):
+                parts.append(np.stack([
+                    self.values.get((position, k), np.zeros((size,) + np.shape(value), dtype))
+                    for k, value in enumerate(element)], axis=1))
+            else:
+                return None
+        return parts
 
 
 # --- the tangents of values of the trace ---------------------------------------------------------
@@ -400,12 +417,12 @@ def _join(trace, function, primals, tangents, kwargs):
     arguments = _bind(function, primals, kwargs)
     if not _only(arguments, ("arrays", "axis")) or type(tangents[0]) is not _Paths:
         return None
-    parts = tangents[0].elements()
-    if parts is None:
-        return None
     y = function(*primals, **kwargs)
     dtype = _dtype(y)
     size = trace.size
+    parts = tangents[0].elements(size, dtype)
+    if parts is None:
+        return None
     arrays = [np.zeros((size,) + np.shape(a), dtype) if t is None else t
               for a, t in zip(primals[0], parts)]
     axis = arguments.get("axis", 0)
@@ -546,6 +563,21 @@ def _matmul(trace, function, primals, tangents, kwargs):
     return y, dy.reshape((dy.shape[0],) + _shape(y))
 
 
+def _outer(trace, function, primals, tangents, kwargs):
+    if len(primals) != 2 or kwargs:
+        return None
+    a, b = primals
+    y = function(a, b)
+    ta, tb = tangents
+    dy = None
+    if ta is not None:
+        dy = ta.reshape(ta.shape[0], -1, 1) * np.reshape(b, (1, 1, -1))
+    if tb is not None:
+        term = np.reshape(a, (1, -1, 1)) * tb.reshape(tb.shape[0], 1, -1)
+        dy = term if dy is None else dy + term
+    return y, dy
+
+
 def _where(trace, function, primals, tangents, kwargs):
     if len(primals) != 3 or kwargs or tangents[0] is not None:
         return None
@@ -561,6 +593,24 @@ def _inv(trace, function, primals, tangents, kwargs):
         return None
     y = function(primals[0])
     return y, -(y @ tangents[0] @ y)
+
+
+def _matrix_pushforward(trace, function, primals, tangents, kwargs):
+    """Rules whose pushforward is written for stacks of matrices (``...`` axes first): with
+    the primal matrices unstacked, the batch axis is one more stack axis of the tangents."""
+    if any(len(_shape(p)) > 2 for p in primals) or _shape(primals[0]) == ():
+        return None
+    rule = getattr(_FRULES[function][0], "__self__", None)  # `define`'s rule, if it is one
+    if rule is None or getattr(rule, "pushforward", None) is None:
+        return None
+    call = rule.begin(Call, primals, kwargs)
+    y = call.y = function(*primals, **kwargs)
+    dargs = [_ZERO if t is None else t for t in tangents[:len(rule.cotangents)]]
+    dargs += [_NO_TANGENT] * (len(rule.cotangents) - len(dargs))
+    dy = rule.pushforward(call, *dargs)
+    if isinstance(y, (tuple, list)):
+        return y, [None if isinstance(d, AbstractZero) else d for d in dy]
+    return y, dy
 
 
 _BATCH_RULES: dict[Any, Callable] = {
@@ -592,6 +642,11 @@ _BATCH_RULES: dict[Any, Callable] = {
     np.pad: _pad_rule,
     np.matmul: _matmul,
     np.dot: _matmul,
+    np.outer: _outer,
     np.where: _where,
     np.linalg.inv: _inv,
+    np.linalg.solve: _matrix_pushforward,
+    np.linalg.cholesky: _matrix_pushforward,
+    np.linalg.det: _matrix_pushforward,
+    np.linalg.slogdet: _matrix_pushforward,
 }

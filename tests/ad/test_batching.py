@@ -70,7 +70,8 @@ BATCHED = {
     "reshape, transpose, swapaxes, moveaxis": lambda x: np.concatenate([
         np.transpose(x.reshape(1, 2, 3) ** 2, (2, 0, 1)).ravel(),
         np.swapaxes(x.reshape(3, 2, 1), 0, -1).ravel() * 3.0,
-        np.moveaxis(np.sin(x).reshape(2, 3, 1), 0, -1).ravel(), x.reshape(2, 3).T.ravel()]),
+        np.moveaxis(np.sin(x).reshape(2, 3, 1), 0, -1).ravel(), x.reshape(2, 3).T.ravel(),
+        np.reshape(x.reshape(2, 3).T, 6, order="F") ** 2, np.ravel(x.reshape(3, 2), "F")]),
     "expand_dims, squeeze, broadcast_to": lambda x: (
         np.broadcast_to(np.expand_dims(x ** 2, 0), (2, 6)) *
         np.squeeze(x.reshape(1, 6, 1)) + np.broadcast_to(x[0], (2, 6))),
@@ -313,3 +314,16 @@ def test_gaussian_log_likelihood_with_cholesky_covariance():
     np.testing.assert_allclose(H, finite_jacobian(cr.grad(log_likelihood), theta),
                                rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(H, H.T, rtol=1e-10, atol=1e-12)
+
+
+def test_arrays_built_from_lists_of_traced_values(loops):
+    def f(x):
+        a, b, c = x[0], x[1], x[2]
+        m = np.array([[a * b, 1.0], [np.sin(c), a]])
+        v = np.asarray([a ** 2, b, 3.0])
+        return np.concatenate([m.ravel(), v, np.array(x[3:] * 2.0).ravel()])
+
+    J = cr.jacfwd(f)(X)
+    np.testing.assert_allclose(J, per_column_jvp(f, X), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(J, finite_jacobian(f, X), rtol=1e-6, atol=1e-7)
+    assert loops == []

@@ -84,7 +84,7 @@ class BatchedForwardTrace(ForwardTrace):
         result = None
         batch_rule = _BATCH_RULES.get(function)
         if batch_rule is not None:
-            if batch_rule is _join or not any(type(t) is _Paths for t in tangents):
+            if batch_rule in _STRUCTURES or not any(type(t) is _Paths for t in tangents):
                 result = batch_rule(self, function, primals, tangents, kwargs)
         elif entry is not None and not any(type(t) is _Paths for t in tangents):
             partials = getattr(entry[0], "partials", None)
@@ -319,9 +319,17 @@ def _elementwise(function: Any, partials: tuple, primals: tuple, tangents: tuple
     return y, dy
 
 
+_SIGNATURES: dict = {}
+
+
 def _bind(function: Any, primals: tuple, kwargs: dict) -> dict | None:
+    """The arguments of a call by parameter name (those given), or None if they do not
+    bind."""
     try:
-        return signature(function).bind(*primals, **kwargs).arguments
+        found = _SIGNATURES.get(function)
+        if found is None:
+            found = _SIGNATURES[function] = signature(function)
+        return found.bind(*primals, **kwargs).arguments
     except (TypeError, ValueError):
         return None
 
@@ -368,11 +376,34 @@ def _same_elements(trace, function, primals, tangents, kwargs):
     if any(t is not None for t in tangents[1:]):
         return None
     arguments = _bind(function, primals, kwargs)
-    if arguments is None or arguments.get("order", "C") not in ("C", "K", "A", None):
+    order = arguments.get("order", "C") if arguments is not None and \
+        function in (np.reshape, np.ravel) else "C"
+    if arguments is None or order not in ("C", "F"):
+        return None  # "A", "K": the order depends on the primal's memory layout
+    y = function(*primals, **kwargs)
+    t = tangents[0]
+    if order == "F":  # the batch axis last is the slowest in Fortran order
+        return y, np.moveaxis(np.moveaxis(t, 0, -1).reshape(_shape(y) + (_shape(t)[0],),
+                                                            order="F"), -1, 0)
+    return y, t.reshape((_shape(t)[0],) + _shape(y))
+
+
+def _array(trace, function, primals, tangents, kwargs):
+    """np.array and np.asarray: of a traced array, its elements; of a list of traced values,
+    their tangents stacked after the batch axis."""
+    if any(t is not None for t in tangents[1:]):
         return None
     y = function(*primals, **kwargs)
     t = tangents[0]
-    return y, t.reshape((_shape(t)[0],) + _shape(y))
+    if type(t) is not _Paths:
+        return y, t.reshape((_shape(t)[0],) + _shape(y))
+    parts = t.elements(trace.size, _dtype(y))
+    if parts is None:
+        return None
+    stacked = np.stack([np.zeros((trace.size,) + np.shape(element), _dtype(y))
+                        if part is None else part for element, part in zip(primals[0], parts)],
+                       axis=1)
+    return y, stacked.reshape((trace.size,) + _shape(y))
 
 
 def _transpose(trace, function, primals, tangents, kwargs):
@@ -613,6 +644,8 @@ def _matrix_pushforward(trace, function, primals, tangents, kwargs):
     return y, dy
 
 
+_STRUCTURES = (_join, _array)  # the rules that take a structure argument (a `_Paths`)
+
 _BATCH_RULES: dict[Any, Callable] = {
     operator.getitem: _getitem,
     scatter_sum: _scatter_sum,
@@ -625,6 +658,8 @@ _BATCH_RULES: dict[Any, Callable] = {
     np.squeeze: _same_elements,
     np.copy: _same_elements,
     _astype: _same_elements,
+    np.array: _array,
+    np.asarray: _array,
     np.transpose: _transpose,
     np.swapaxes: _swapaxes,
     np.moveaxis: _moveaxis,

@@ -95,6 +95,12 @@ BATCHED = {
         (x.reshape(2, 3) @ x.reshape(3, 2)).ravel(),
         (x.reshape(2, 1, 3) @ x.reshape(3, 2)).ravel(), (x[:3] @ x.reshape(2, 3, 1)).ravel(),
         np.dot(x.reshape(3, 2), x[:2]), [np.dot(x[:2], x[4:])]]),
+    "einsum, take, take_along_axis": lambda x: np.concatenate([
+        np.einsum("ij,jk->ik", x.reshape(2, 3), x.reshape(3, 2)).ravel(),
+        np.einsum("i,i->", x, np.sin(x))[None], np.einsum("ij->j", x.reshape(3, 2) ** 2),
+        np.take(x, [4, 0, 0]) ** 2, np.take(x.reshape(2, 3), [2, 1], axis=1).ravel(),
+        np.take_along_axis(x.reshape(2, 3), np.array([[2, 0], [1, 1]]), axis=1).ravel(),
+        np.take_along_axis(x, np.array([5, 1]), axis=None)]),
     "where": lambda x: np.where(x > 0, x ** 2, 3.0 * x) + np.where(x[0] > 0, 1.0, x),
     "real, imag, conj of complex intermediates": lambda x: np.real(
         np.exp(1j * x) * (1 + 2j)) + np.imag(np.conj(x * (2 - 1j))),
@@ -115,7 +121,8 @@ LOOPED = {
     "sort and prod": (lambda x: np.sort(x) * np.prod(x[:3]), {np.sort, np.prod}),
     "eigh (a tuple output)": (lambda x: np.linalg.eigh(
         np.outer(x[:3], x[:3]) + np.diag(x[3:]))[0], {np.linalg.eigh}),
-    "max and einsum": (lambda x: np.max(x) * np.einsum("i,i->", x, x), {np.max, np.einsum}),
+    "max and implicit einsum": (lambda x: np.max(x) * np.einsum("i,i", x, x),
+                                {np.max, np.einsum}),
 }
 
 

@@ -609,6 +609,56 @@ def _outer(trace, function, primals, tangents, kwargs):
     return y, dy
 
 
+def _einsum(trace, function, primals, tangents, kwargs):
+    """einsum with explicit subscripts: a new letter for the batch axis, in the operand whose
+    tangent it is and in the output (linear in each operand)."""
+    subscripts = primals[0]
+    if not isinstance(subscripts, str) or "->" not in subscripts or "." in subscripts \
+            or set(kwargs) - {"optimize"} or tangents[0] is not None:
+        return None
+    inputs, output = subscripts.replace(" ", "").split("->")
+    inputs = inputs.split(",")
+    letter = next(c for c in "ZYXWVUTSRQPONMLKJIHGFEDCBAzyxwvutsrqponmlkjihgfedcba"
+                  if c not in subscripts)
+    operands = list(primals[1:])
+    if len(inputs) != len(operands):
+        return None
+    y = function(*primals, **kwargs)
+    dy = None
+    for position, t in enumerate(tangents[1:]):
+        if t is None:
+            continue
+        marked = ",".join(letter + part if k == position else part
+                          for k, part in enumerate(inputs))
+        term = np.einsum(f"{marked}->{letter}{output}",
+                         *operands[:position], t, *operands[position + 1:], **kwargs)
+        dy = term if dy is None else dy + term
+    return y, dy
+
+
+def _take(trace, function, primals, tangents, kwargs):
+    """take and take_along_axis, linear in the array: the axis shifted, None flattened."""
+    arguments = _bind(function, primals, kwargs)
+    if arguments is None or any(t is not None for t in tangents[1:]) or \
+            set(arguments) - {"a", "arr", "indices", "axis", "mode"}:
+        return None
+    t = tangents[0]
+    ndim = len(_shape(primals[0]))
+    axis = arguments.get("axis")
+    indices = arguments["indices"]
+    y = function(*primals, **kwargs)
+    if axis is None:
+        t, axis = t.reshape(t.shape[0], -1), 1
+        if function is np.take_along_axis:
+            indices = np.ravel(indices)
+    else:
+        axis = _axis(axis, ndim)
+    if function is np.take_along_axis:
+        return y, function(t, np.expand_dims(indices, 0), axis)
+    return y, function(t, indices, axis, **({"mode": arguments["mode"]} if "mode" in
+                                            arguments else {}))
+
+
 def _where(trace, function, primals, tangents, kwargs):
     if len(primals) != 3 or kwargs or tangents[0] is not None:
         return None
@@ -678,6 +728,9 @@ _BATCH_RULES: dict[Any, Callable] = {
     np.matmul: _matmul,
     np.dot: _matmul,
     np.outer: _outer,
+    np.einsum: _einsum,
+    np.take: _take,
+    np.take_along_axis: _take,
     np.where: _where,
     np.linalg.inv: _inv,
     np.linalg.solve: _matrix_pushforward,

@@ -334,3 +334,36 @@ def test_arrays_built_from_lists_of_traced_values(loops):
     np.testing.assert_allclose(J, per_column_jvp(f, X), rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(J, finite_jacobian(f, X), rtol=1e-6, atol=1e-7)
     assert loops == []
+
+
+BINARY = [np.add, np.subtract, np.multiply, np.divide, np.power, np.arctan2, np.hypot,
+          np.maximum, np.logaddexp]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(BINARY), st.sampled_from([((3,), (2, 3)), ((2, 1), (1, 3)),
+                                                 ((), (2, 3)), ((2, 3), (3,)), ((1,), (2, 1))]),
+       st.booleans(), st.integers(0, 2 ** 31))
+def test_binary_ufuncs_broadcast_batched_tangents(ufunc, shapes, scalar, seed):
+    """Each operand's batched tangent padded to the output's rank, whatever the broadcasting
+    (and a Python number in place of one operand)."""
+    rng = np.random.default_rng(seed)
+    a_shape, b_shape = shapes
+    a, b = rng.uniform(0.5, 1.5, a_shape), rng.uniform(0.5, 1.5, b_shape)
+    x = np.concatenate([np.ravel(a), np.ravel(b)])
+
+    def f(x):
+        first = x[:a.size].reshape(a_shape)
+        second = 1.3 if scalar else x[a.size:].reshape(b_shape)
+        return ufunc(np.sin(first), second) * 1.0
+
+    J = cr.jacfwd(f)(x)
+    np.testing.assert_allclose(J, per_column_jvp(f, x), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(J, finite_jacobian(f, x), rtol=1e-6, atol=1e-7)
+
+
+def test_empty_inputs():
+    J = cr.jacfwd(lambda a, b: np.sum(a) + b * 2.0, argnums=(0, 1))(np.zeros(0), np.ones(2))
+    assert J[0].shape == (2, 0)
+    np.testing.assert_array_equal(J[1], 2.0 * np.eye(2))
+    assert cr.jacfwd(lambda a: a * 2.0)(np.zeros((0, 3))).shape == (0, 3, 0, 3)

@@ -65,6 +65,10 @@ BATCHED = {
     "sum, mean over axes": lambda x: np.concatenate([
         np.sum(x.reshape(2, 3) ** 2, axis=0), np.mean(np.exp(x).reshape(3, 2), axis=-1),
         np.sum(x.reshape(2, 3), axis=(0, 1), keepdims=True).ravel(), [np.mean(x * x)]]),
+    "prod, max, min, ptp, var, std (weighted reductions)": lambda x: np.concatenate([
+        np.prod(x.reshape(2, 3), axis=1), [np.max(x ** 2)], np.min(x.reshape(3, 2), axis=0),
+        np.ptp(x.reshape(2, 3), axis=-1, keepdims=True).ravel(), [np.var(np.sin(x))],
+        np.std(x.reshape(2, 3), axis=0, ddof=1), [np.nanmax(x), np.nanvar(x)]]),
     "cumsum": lambda x: np.concatenate([np.cumsum(x ** 2), np.cumsum(x.reshape(2, 3), axis=1)
                                         .ravel(), np.cumsum(x.reshape(3, 2))]),
     "reshape, transpose, swapaxes, moveaxis": lambda x: np.concatenate([
@@ -118,11 +122,10 @@ BATCHED = {
 
 # Functions that have no batch rule: they must go through the loop and still be exact.
 LOOPED = {
-    "sort and prod": (lambda x: np.sort(x) * np.prod(x[:3]), {np.sort, np.prod}),
+    "sort and cumprod": (lambda x: np.sort(x) * np.cumprod(x[::-1]), {np.sort, np.cumprod}),
     "eigh (a tuple output)": (lambda x: np.linalg.eigh(
         np.outer(x[:3], x[:3]) + np.diag(x[3:]))[0], {np.linalg.eigh}),
-    "max and implicit einsum": (lambda x: np.max(x) * np.einsum("i,i", x, x),
-                                {np.max, np.einsum}),
+    "implicit einsum": (lambda x: np.einsum("i,i", x, x), {np.einsum}),
 }
 
 

@@ -694,6 +694,38 @@ def _matrix_pushforward(trace, function, primals, tangents, kwargs):
     return y, dy
 
 
+class _BatchedAxes:
+    """A reduction's `Axes` whose ``reduce`` sums a batched value (the batch axis first);
+    everything else, read on the primal, unchanged."""
+
+    __slots__ = ("axes", "keepdims", "kept_shape", "count", "_shifted")
+
+    def __init__(self, axes: Any):
+        self.axes, self.keepdims = axes.axes, axes.keepdims
+        self.kept_shape, self.count = axes.kept_shape, axes.count
+        self._shifted = tuple(a + 1 for a in axes.axes)
+
+    def keep(self, value: Any) -> Any:
+        return np.reshape(value, self.kept_shape)
+
+    def reduce(self, value: Any) -> Any:
+        return np.sum(value, axis=self._shifted, keepdims=self.keepdims)
+
+
+def _weighted_reduction(trace, function, primals, tangents, kwargs):
+    """Reductions whose pushforward is ``axes.reduce(weights * dx)`` (prod, max, min, ptp,
+    var, std and their NaN-ignoring forms): the weights read the primal, the sum is over the
+    shifted axes."""
+    rule = getattr(_FRULES[function][0], "__self__", None)
+    if rule is None or len(rule.cotangents) != 1 or type(primals[0]) is not np.ndarray \
+            or any(t is not None for t in tangents[1:]):
+        return None
+    call = rule.begin(Call, primals, kwargs)
+    y = call.y = function(*primals, **kwargs)
+    call._axes = _BatchedAxes(call.axes)
+    return y, rule.pushforward(call, tangents[0])
+
+
 _STRUCTURES = (_join, _array)  # the rules that take a structure argument (a `_Paths`)
 
 _BATCH_RULES: dict[Any, Callable] = {
@@ -733,6 +765,9 @@ _BATCH_RULES: dict[Any, Callable] = {
     np.take_along_axis: _take,
     np.where: _where,
     np.linalg.inv: _inv,
+    **{f: _weighted_reduction for f in (np.prod, np.max, np.min, np.amax, np.amin, np.ptp,
+                                        np.nanmax, np.nanmin, np.var, np.std, np.nanvar,
+                                        np.nanstd)},
     np.linalg.solve: _matrix_pushforward,
     np.linalg.cholesky: _matrix_pushforward,
     np.linalg.det: _matrix_pushforward,

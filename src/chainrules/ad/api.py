@@ -25,6 +25,9 @@ from ..core.thunks import unthunk
 from .reverse import backward
 from ..core.structure import (fields, get_at, is_structure, leaves, replace_at, replace_leaves,
                               tangent_at, tangent_from_paths)
+from .batching import BatchedForwardTrace
+from .batching import lift as batched_lift
+from .batching import output_tangent as batched_output_tangent
 from .forward import ForwardTrace, output_tangent
 from .forward import lift as forward_lift
 from .tape import Tape, TracingError, _is_differentiable, no_garbage_collection, record
@@ -529,20 +532,37 @@ def jvp(f: Callable, primals: Sequence, tangents: Sequence):
     return y, y_dot
 
 
-def jacfwd(f: Callable, argnums: int | Sequence[int] = 0, allow_int: bool = False):
-    """The Jacobian of ``f`` by forward mode, one `jvp` per input element: the cheaper way for
-    functions with fewer inputs than outputs. Same layout as `jacrev`.
+# The directions pushed through one batched trace by `jacfwd`: all of them up to this many
+# input elements, else chunks of it. Memory grows with it (each traced value carries a tangent
+# of CHUNK_SIZE times its size; under `hessian`, the gradient's whole tape does), and time per
+# column falls with it until NumPy's per-call cost is amortized.
+JACFWD_CHUNK_SIZE = 128
+
+
+def jacfwd(f: Callable, argnums: int | Sequence[int] = 0, allow_int: bool = False,
+           chunk_size: int | None = JACFWD_CHUNK_SIZE):
+    """The Jacobian of ``f`` by forward mode: the cheaper way for functions with fewer inputs
+    than outputs. Same layout as `jacrev`.
+
+    The basis vectors of all the inputs are pushed through ``f`` together, as one batch of
+    tangents (`chainrules.ad.batching`), ``chunk_size`` at a time (None: all at once);
+    memory grows with the chunk.
 
     >>> import numpy as np
     >>> jacfwd(lambda x: x ** 2)(np.array([1.0, 2.0]))
     array([[2., 0.],
            [0., 4.]])
     """
+    if chunk_size is not None and (not isinstance(chunk_size, (int, np.integer))
+                                   or chunk_size < 1):
+        raise ValueError(f"jacfwd({_name(f)}): chunk_size must be a positive int or None, got "
+                         f"{chunk_size!r}.")
+
     @functools.wraps(f)
     def jacobian_of(*args: Any, **kwargs: Any):
         numbers, single = _normalize_argnums(f, argnums, args, allow_int)
-        columns: dict = {}  # (argument, input path) -> output tangents, one per element
-        y = None
+        inputs = []  # (argument, input path, value, offset of its first column)
+        total = 0
         for number in numbers:
             for path, leaf in leaves(args[number], _is_input_leaf):
                 value = np.asarray(primal(leaf))
@@ -550,31 +570,31 @@ def jacfwd(f: Callable, argnums: int | Sequence[int] = 0, allow_int: bool = Fals
                     raise TypeError(
                         f"jacfwd({_name(f)}): argument {number} is complex; forward mode gives "
                         f"J v, not the gradient convention of reverse mode. Use jacrev.")
-                outputs = []
-                for k in range(value.size):
-                    unit = np.zeros(value.size, value.dtype)
-                    unit[k] = 1
-                    unit = unit.reshape(value.shape) if value.ndim else type(leaf)(unit[0])
-                    tangents = [_seed_at(path, unit) if n == number else ZeroTangent()
-                                for n in range(len(args))]
-                    y, y_dot = jvp(lambda *a: f(*a, **kwargs), args, tangents)
-                    outputs.append(y_dot)
-                columns[number, path] = (value, outputs)
-        if y is None:  # no differentiable input: evaluate once for the output's structure
+                inputs.append((number, path, value, total))
+                total += value.size
+        if total == 0:  # no differentiable input: evaluate once for the output's structure
             y = f(*args, **kwargs)
+            chunks: list = []
+        else:
+            chunk = total if chunk_size is None else min(int(chunk_size), total)
+            chunks = [_jacfwd_columns(f, args, kwargs, numbers, inputs, start,
+                                      min(start + chunk, total))
+                      for start in range(0, total, chunk)]
+            y = chunks[0][0]
         result = y
         for out_path, out_leaf in list(leaves(y, _is_output_leaf)):
-            out_shape = np.shape(out_leaf)
+            out_shape = np.shape(primal(out_leaf))
+            parts = [columns[out_path] for _, columns in chunks]
+            stacked = parts[0] if len(parts) == 1 else np.concatenate(parts) if parts else \
+                np.zeros((0,) + out_shape)
             per_argument = []
             for number in numbers:
                 blocks = {}
-                for (n, path), (value, outputs) in columns.items():
+                for n, path, value, offset in inputs:
                     if n != number:
                         continue
-                    parts = [np.asarray(get_at(output, out_path)) for output in outputs]
-                    stacked = np.stack(parts, axis=-1) if parts else \
-                        np.zeros(out_shape + (0,))
-                    blocks[path] = _as_leaf(stacked.reshape(out_shape + value.shape),
+                    block = np.moveaxis(stacked[offset:offset + value.size], 0, -1)
+                    blocks[path] = _as_leaf(np.array(block.reshape(out_shape + value.shape)),
                                             get_at(args[number], path))
                 per_argument.append(_gradient_structure(args[number], blocks, True))
             result = replace_at(result, out_path, per_argument[0] if single else
@@ -584,18 +604,54 @@ def jacfwd(f: Callable, argnums: int | Sequence[int] = 0, allow_int: bool = Fals
     return jacobian_of
 
 
+def _jacfwd_columns(f: Callable, args: tuple, kwargs: dict, numbers: tuple, inputs: list,
+                    start: int, stop: int) -> tuple[Any, dict]:
+    """``f(*args)`` and, for each output leaf by path, the columns ``start:stop`` of its
+    Jacobian (over all the inputs' elements in order) as an array ``(stop - start, *shape)``:
+    one batched forward trace of the basis vectors ``e_start ... e_stop-1``."""
+    size = stop - start
+    parts: dict = {number: {} for number in numbers}  # argument -> input path -> tangents
+    for number, path, value, offset in inputs:
+        first, last = max(start, offset), min(stop, offset + value.size)
+        if first < last:
+            basis = np.zeros((size, value.size), value.dtype)
+            basis[np.arange(first - start, last - start),
+                  np.arange(first - offset, last - offset)] = 1
+            parts[number][path] = basis.reshape((size,) + value.shape)
+    tangents = {number: paths[()] if () in paths else tangent_from_paths(args[number], paths)
+                for number, paths in parts.items()}
+    trace = BatchedForwardTrace(ENGINE_CONFIG, size)
+    with trace:
+        lifted = [batched_lift(x, tangents[n], trace, _is_input_leaf) if n in tangents else x
+                  for n, x in enumerate(args)]
+        try:
+            out = f(*lifted, **kwargs)
+        except Exception as error:
+            if trace.deferred:
+                raise trace.deferred[0] from error
+            raise
+        trace.raise_deferred()
+    own = _is_own(trace)
+    y = replace_leaves(out, _unwrap, own)
+    columns = {path: batched_output_tangent(leaf, trace)
+               for path, leaf in leaves(out, lambda v: own(v) or _is_output_leaf(v))}
+    return y, columns
+
+
 jacrev = jacobian
 
 
-def hessian(f: Callable, argnums: int | Sequence[int] = 0):
-    """The Hessian of a real scalar ``f``: forward over reverse (``jacfwd(grad(f))``).
+def hessian(f: Callable, argnums: int | Sequence[int] = 0,
+            chunk_size: int | None = JACFWD_CHUNK_SIZE):
+    """The Hessian of a real scalar ``f``: forward over reverse (``jacfwd(grad(f))``), the
+    gradient traced once per chunk of ``chunk_size`` basis vectors (see `jacfwd`).
 
     >>> import numpy as np
     >>> hessian(lambda x: np.sum(x ** 3))(np.array([1.0, 2.0]))
     array([[ 6.,  0.],
            [ 0., 12.]])
     """
-    return jacfwd(grad(f, argnums), argnums)
+    return jacfwd(grad(f, argnums), argnums, chunk_size=chunk_size)
 
 
 def hvp(f: Callable, x: Any, v: Any) -> Any:

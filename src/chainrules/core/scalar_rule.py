@@ -398,5 +398,6 @@ def scalar_rule(f: Any, *partials: Partial, on_scalars: Callable | None = None) 
         return push(args, tuple(plain), kwargs)
 
     forward.push = push  # type: ignore[attr-defined]
+    forward.partials = partials  # read by the batched forward trace (chainrules.ad.batching)
     rrule.register(f, replace=True)(reverse)
     frule.register(f, replace=True)(forward)

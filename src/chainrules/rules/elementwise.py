@@ -148,6 +148,7 @@ def _unary_frule(f, pushforward_of):
             return y, ZeroTangent()
         return y, ProjectTo(y)(pushforward_of(x, y, dx))
 
+    forward.elementwise_pushforward = pushforward_of  # broadcasts a batch of tangents too
     frule.register(f, replace=True)(forward)
 
 

@@ -681,7 +681,7 @@ def _matrix_pushforward(trace, function, primals, tangents, kwargs):
     the primal matrices unstacked, the batch axis is one more stack axis of the tangents."""
     if any(len(_shape(p)) > 2 for p in primals) or _shape(primals[0]) == ():
         return None
-    rule = getattr(_FRULES[function][0], "__self__", None)  # `define`'s rule, if it is one
+    rule = getattr(_FRULES[function][0], "rule", None)  # `define`'s rule, if it is one
     if rule is None or getattr(rule, "pushforward", None) is None:
         return None
     call = rule.begin(Call, primals, kwargs)
@@ -716,7 +716,7 @@ def _weighted_reduction(trace, function, primals, tangents, kwargs):
     """Reductions whose pushforward is ``axes.reduce(weights * dx)`` (prod, max, min, ptp,
     var, std and their NaN-ignoring forms): the weights read the primal, the sum is over the
     shifted axes."""
-    rule = getattr(_FRULES[function][0], "__self__", None)
+    rule = getattr(_FRULES[function][0], "rule", None)
     if rule is None or len(rule.cotangents) != 1 or type(primals[0]) is not np.ndarray \
             or any(t is not None for t in tangents[1:]):
         return None

@@ -592,4 +592,5 @@ def define(f: Any, *cotangents: Formula, every: Formula = None,
         return rule.forward(tangents, *args, **kwargs)
 
     forward.push = rule.push  # type: ignore[attr-defined]
+    forward.rule = rule  # type: ignore[attr-defined]  # read by chainrules.ad.batching
     frule.register(f, replace=True)(forward)

@@ -798,3 +798,48 @@ define(np.linalg.pinv, _pinv_da, pushforward=_pinv_pushforward)
 define(np.linalg.matrix_power, _matrix_power_da, pushforward=_matrix_power_pushforward)
 define(np.linalg.multi_dot, _multi_dot_cotangent, pushforward=_multi_dot_pushforward)
 define(np.linalg.lstsq, _lstsq_da, _lstsq_db, pushforward=_lstsq_pushforward)
+
+
+# --- eig, eigvals: general square matrices -------------------------------------------------------
+# a = V diag(w) V^-1, with complex w and V for a real a that has complex eigenvalues. NumPy
+# (LAPACK geev) scales each eigenvector to unit norm; its phase (a sign for real ones) is
+# LAPACK's choice, not a smooth function of a. The tangent dV below keeps the norm and adds
+# V^-1-coordinates F * K; the gradient is right for every function that does not depend on the
+# phases (eigenvalues, |V|^2, eigenprojectors...), the only well-defined ones.
+
+
+def _eig_pushforward(call, da):
+    w, V = call.y
+    K = solve(V, da @ V)  # V^-1 da V
+    dV = V @ (_inverse_gaps(w) * K)
+    dV = dV - V * np.real(np.diagonal(H(V) @ dV, axis1=-2, axis2=-1))[..., None, :]
+    return np.diagonal(K, axis1=-2, axis2=-1), dV
+
+
+def _eig_gradient(w, V, dw, dV):
+    """V^-H (diag(dw) + conj(F) * (V^H dV0)) V^H, dV0 = dV - V Re(diag(V^H dV)): the adjoint
+    of `_eig_pushforward` (its norm-keeping step is self-adjoint)."""
+    inner = _diag(dense_tangent(w, dw)).astype(np.result_type(V, w, np.complex64))
+    if not isinstance(dV, AbstractZero):
+        kept = dV - V * np.real(np.diagonal(H(V) @ dV, axis1=-2, axis2=-1))[..., None, :]
+        inner = inner + np.conj(_inverse_gaps(w)) * (H(V) @ kept)
+    return solve(H(V), inner @ H(V))
+
+
+def _eig_da(call, dy):
+    w, V = call.y
+    return _eig_gradient(w, V, *dy)
+
+
+def _eigvals_da(call, dy):
+    V = np.linalg.eig(call.x)[1]
+    return _eig_gradient(call.y, V, dy, ZeroTangent())
+
+
+def _eigvals_pushforward(call, da):
+    V = np.linalg.eig(call.x)[1]
+    return np.diagonal(solve(V, da @ V), axis1=-2, axis2=-1)
+
+
+define(np.linalg.eig, _eig_da, pushforward=_eig_pushforward)
+define(np.linalg.eigvals, _eigvals_da, pushforward=_eigvals_pushforward)

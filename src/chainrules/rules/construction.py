@@ -1,0 +1,1 @@
+"""Construction rules (being written)."""

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..core.broadcast import unbroadcast
 from ..core.dtypes import tangent_dtype
-from ..core.registry import first_order_only, non_differentiable
+from ..core.registry import non_differentiable
 from ..core.sparse import SparseCotangent
 from ..core.tangents import AbstractZero, ZeroTangent
 from ._define import define, linear
@@ -216,9 +216,6 @@ define(np.choose, None, _choose_choices)
 define(np.where, None, _where_x, _where_other, pushforward=linear)
 define(np.select, None, _select_choices, _select_default, pushforward=linear)
 define(np.clip, _clip_a, _clip_lower, _clip_upper, pushforward=_clip_pushforward)
-first_order_only(np.full_like, "NumPy fills the new array with np.copyto, which cannot take a "
-                 "traced fill value")
-define(np.full_like, None, lambda call, dy: unbroadcast(dy, np.shape(call["fill_value"])))
 define(np.unique, _reads(_unique_first, "ar", _unique_values), pushforward=_unique_pushforward)
 
 non_differentiable(

@@ -49,7 +49,7 @@ def _with_routed(call: Call, routed: tuple, replace: Any) -> Any:
     names = {position: name for name, position in call.rule.positions.items()}
     for p in routed:
         if p < len(args):
-            args[p] = replace(p, args[p])
+            args[p] = None if args[p] is None else replace(p, args[p])
         elif kwargs.get(names.get(p)) is not None:
             kwargs[names[p]] = replace(p, kwargs[names[p]])
     return call.rule.f(*args, **kwargs)
@@ -87,6 +87,8 @@ def _routed_pushforward(*routed: int) -> Any:
     differentiated), its other arguments (indices, axes) kept."""
     def pushforward(call: Call, *dargs: Any) -> Any:
         def tangent(p: int, x: Any) -> Any:
+            if x is None:  # an optional argument not given (ediff1d's to_begin=None)
+                return None
             d = dargs[p] if p < len(dargs) and p < len(call.args) else NoTangent()
             return dense_tangent(x, ZeroTangent() if isinstance(d, AbstractZero) else d)
 
@@ -309,6 +311,27 @@ def _replacement(kind: str) -> Any:
     return cotangent
 
 
+def _nan_to_num(x: Any, copy: bool = True, nan: Any = 0.0, posinf: Any = None,
+                neginf: Any = None) -> Any:
+    """np.nan_to_num, traceable in the replacement values (NumPy writes them with np.copyto):
+    a traced one is added where its kind of value was replaced by 0."""
+    values = {"nan": nan, "posinf": posinf, "neginf": neginf}
+    traced = {kind: v for kind, v in values.items() if v is not None and not is_plain(v)}
+    if not traced:
+        return np.nan_to_num(x, copy, nan, posinf, neginf)
+    plain = {kind: 0.0 if kind in traced else v for kind, v in values.items()}
+    y = np.nan_to_num(x, copy, **plain)
+    parts = (np.real(x), np.imag(x)) if np.iscomplexobj(x) else (x,)
+    for kind, value in traced.items():
+        for part, unit in zip(parts, (1, 1j)):
+            mask = np.isnan(part) if kind == "nan" else np.isinf(part) & (
+                (part > 0) if kind == "posinf" else (part < 0))
+            y = y + unit * np.where(mask, value, 0)
+    from .shape import astype
+
+    return astype(y, np.result_type(x))
+
+
 def _nan_to_num_pushforward(call: Call, dx: Any, dcopy: Any, dnan: Any, dposinf: Any,
                             dneginf: Any) -> Any:
     dy = np.zeros(np.shape(call.y), np.result_type(call.y)) if isinstance(dx, AbstractZero) \
@@ -511,7 +534,8 @@ define(np.gradient, every=_gradient_cotangent, pushforward=_gradient_pushforward
 define(np.ediff1d, _ediff1d_ary, _ediff1d_end, _ediff1d_begin,
        pushforward=_routed_pushforward(0, 1, 2))
 define(np.nan_to_num, _nan_to_num_x, None, _replacement("nan"), _replacement("posinf"),
-       _replacement("neginf"), pushforward=_nan_to_num_pushforward, check=_nan_to_num_check)
+       _replacement("neginf"), pushforward=_nan_to_num_pushforward, check=_nan_to_num_check,
+       calls=_nan_to_num)
 define(np.real_if_close, lambda call, dy: dy, pushforward=lambda call, da: da)
 define(np.linspace, _linspace_end(of_stop=False), _linspace_end(of_stop=True),
        pushforward=linear)

@@ -105,6 +105,7 @@ CASES = [
     case(np.full, (2,), normal(1, dtype=C128), C128),
     case(np.full, (3,), np.float32(2.0)),
     # the function form of astype (NumPy 2.1)
+    accepted(case(ASTYPE, normal(3), C128), "np.astype (NumPy 2.1)"),
     accepted(case(ASTYPE, normal(3), F32), "np.astype (NumPy 2.1)"),
     accepted(case(ASTYPE, normal(2, 3, dtype=C128), np.complex64), "np.astype (NumPy 2.1)"),
     accepted(case(ASTYPE, normal(3, dtype=F32), C128), "np.astype (NumPy 2.1)"),

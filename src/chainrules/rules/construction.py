@@ -125,6 +125,16 @@ def _as_3d(x: Any, axis: int) -> Any:
     return x
 
 
+def _cross(x: Any, y: Any) -> Any:
+    """np.cross, of complex vectors by real and imaginary parts: NumPy 1.26's complex
+    multiplication rounds differently with the memory alignment of its operands, and a
+    cotangent must be the same number each time it is computed."""
+    if not (np.iscomplexobj(x) or np.iscomplexobj(y)):
+        return np.cross(x, y)
+    xr, xi, yr, yi = np.real(x), np.imag(x), np.real(y), np.imag(y)
+    return (np.cross(xr, yr) - np.cross(xi, yi)) + 1j * (np.cross(xr, yi) + np.cross(xi, yr))
+
+
 def _cross_cotangent(of_b: bool) -> Any:
     def cotangent(call: Call, dy: Any) -> Any:
         a, b = call.args[:2]
@@ -136,7 +146,7 @@ def _cross_cotangent(of_b: bool) -> Any:
         else:
             dc = np.moveaxis(dy, axis_c, -1)
         other = np.conj(_as_3d(a if of_b else b, axis_a if of_b else axis_b))
-        d = np.cross(dc, other) if of_b else np.cross(other, dc)
+        d = _cross(dc, other) if of_b else _cross(other, dc)
         x, axis = (b, axis_b) if of_b else (a, axis_a)
         shape = list(np.shape(x))
         axis %= len(shape)

@@ -115,6 +115,7 @@ CASES = [
     case(np.partition, normal(6), 2),
     case(np.partition, normal(3, 5, dtype=F32), [0, 2], axis=0),
     case(np.partition, normal(3, 4), 5, axis=None),
+    case(np.partition, normal(5, dtype=C128), 1),
     case(np.argpartition, normal(5), 2),
     # Vandermonde matrices
     case(np.vander, normal(4)),

@@ -16,6 +16,8 @@ Decisions a NumPy user may want to know:
   constants (a traced one raises NotImplementedError when its cotangent is asked for).
 - ``np.nan_to_num``: the replaced values (``nan=``, ``posinf=``, ``neginf=``) are
   differentiable; ``copy=False`` (writes into the input) is refused.
+- ``np.real_if_close``: where NumPy drops the imaginary parts (all within ``tol``), they get no
+  gradient, as the output does not depend on them there.
 - ``np.partition``: the value is computed as ``take_along_axis(a, argpartition(a))``, so value
   and gradient use one permutation; ``np.argpartition`` is non-differentiable.
 - ``np.put_along_axis`` writes into its first argument: in differentiated code it raises a

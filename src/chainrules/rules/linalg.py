@@ -7,6 +7,14 @@ each argument separately:
     define(np.linalg.inv, lambda call, dy: -H(call.y) @ dy @ H(call.y),
            pushforward=lambda call, da: -call.y @ da @ call.y)
 
+Eigenvectors (``eig``, ``eigh``) and singular vectors (``svd``) have a free phase each (a sign
+for real ones): NumPy scales them to unit norm and LAPACK picks the phase, which is not a
+smooth function of the matrix. Their tangents keep the norm and fix the phase one way (for
+``eig``: ``Re(v_j^H dv_j) = 0``, ``dV = V (F * V^-1 da V)`` corrected so); the gradients are
+right for every function of the outputs that does not depend on the phases (eigenvalues,
+``|V|^2``, eigenprojectors), the only well-defined ones. ``eig`` of a real matrix with complex
+eigenvalues has complex outputs and a real gradient.
+
 Complex convention: the cotangent of an argument is ``conj(d y / d arg)`` applied to ``dy``, so
 for ``y = a @ b``: ``da = dy @ b^H`` and ``db = a^H @ dy``. Broadcast batch dimensions are
 summed out with `unbroadcast` before projecting.

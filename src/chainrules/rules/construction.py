@@ -532,7 +532,7 @@ def _vander_forward(call: Call, dx: Any) -> Any:
     return _vander_derivative(call) * np.expand_dims(dx, -1)
 
 
-# --- the table -------------------------------------------------------------------------------------
+# --- the table ------------------------------------------------------------------------------------
 
 define(np.append, _routed(0, (0, 1)), _routed(1, (0, 1)), pushforward=_routed_pushforward(0, 1))
 define(np.insert, _routed(0, (0, 2)), None, _routed(2, (0, 2)),

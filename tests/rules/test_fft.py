@@ -64,6 +64,11 @@ CASES = [
     # keyword-only options
     case(fft.fft, normal(5, dtype=C128), n=6, axis=0),
     case(fft.irfft, normal(2, 4, dtype=C128), axis=0, n=3),
+    # shifts: permutations of the frequencies
+    case(fft.fftshift, normal(5)),
+    case(fft.fftshift, normal(4, 5, dtype=C128), axes=(0, 1)),
+    case(fft.ifftshift, normal(4, 5, dtype=F32), 1),
+    case(fft.ifftshift, normal(3, dtype=C64)),
 ]
 
 
@@ -125,3 +130,13 @@ def test_real_input_gets_real_cotangent():
     _, pullback = rrule(fft.fft, normal(4))
     cotangent = unthunk(pullback(normal(4, dtype=C128))[1])
     assert cotangent.dtype == F64
+
+
+@pytest.mark.parametrize("f", [fft.fftshift, fft.ifftshift])
+def test_shifts_at_order_2(f):
+    from chainrules.testing import test_rrule_order2
+    from tests.second_order import assert_jvp_of_grad
+
+    test_rrule_order2(f, normal(4, 5), axes=0)
+    weights = normal(4, 5)
+    assert_jvp_of_grad(lambda x: np.sum(weights * f(x) ** 3), normal(4, 5))

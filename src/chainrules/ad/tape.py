@@ -28,7 +28,7 @@ import numpy as np
 from .._compat import signature
 from ..core.config import RuleConfig, _name
 from ..core.dtypes import shared_shape
-from ..core.registry import FIRST_ORDER_ONLY, rrule
+from ..core.registry import FIRST_ORDER_ONLY, WRITES_IN_PLACE, rrule
 from ..core.tangents import NoTangent, Tangent
 from . import intercept
 from .reverse import StructureArgument
@@ -352,6 +352,12 @@ def _apply(tape: Tape, function: Any, primals: tuple, parents: tuple, kwargs: di
             f"differentiated (store primal values, or return them as has_aux output).")
     entry = _RULES.get(function)
     if entry is None:
+        if function in WRITES_IN_PLACE:
+            raise TracingError(
+                f"{_name(function)} writes into its argument in place, which cannot be "
+                f"differentiated (traced arrays are immutable, and a plain array that receives "
+                f"traced values cuts them out of the gradient); "
+                f"{WRITES_IN_PLACE[function]}.")
         raise NoRuleError(_no_rule_message(function, primals))
     if function in FIRST_ORDER_ONLY and _holds_traced(primals):
         # Its pullback will run on values of an outer level, and cannot be differentiated.

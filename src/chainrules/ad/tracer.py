@@ -145,6 +145,8 @@ class Traced:
     def __rfloordiv__(self, other): return record_binary(np.floor_divide, other, self)
     def __mod__(self, other): return record_binary(np.remainder, self, other)
     def __rmod__(self, other): return record_binary(np.remainder, other, self)
+    def __divmod__(self, other): return record(np.divmod, (self, other), {})
+    def __rdivmod__(self, other): return record(np.divmod, (other, self), {})
     def __neg__(self): return record_unary(np.negative, self)
     def __pos__(self): return self
     def __abs__(self): return record_unary(np.abs, self)

@@ -19,7 +19,8 @@ from .config import DEFAULT_CONFIG, RuleConfig, _name
 from .tangents import NoTangent, ZeroTangent
 
 __all__ = ["RuleTable", "rrule", "frule", "non_differentiable", "NON_DIFFERENTIABLE",
-           "PRIMITIVE_MARK", "UnusedRuleWarning", "recorded_whole"]
+           "PRIMITIVE_MARK", "UnusedRuleWarning", "recorded_whole", "writes_in_place",
+           "WRITES_IN_PLACE"]
 
 # The attribute by which an engine marks a Python function whose calls it records whole
 # (chainrules' `primitive` decorator sets it), so that its rule is used.
@@ -206,4 +207,21 @@ def first_order_only(f: Callable, reason: str) -> Callable:
     >>> del FIRST_ORDER_ONLY[my_op]
     """
     FIRST_ORDER_ONLY[f] = reason
+    return f
+
+
+WRITES_IN_PLACE: dict = {}  # function -> how to compute its result without writing in place
+
+
+def writes_in_place(f: Callable, instead: str) -> Callable:
+    """Declare that ``f`` writes into one of its arguments (``np.put_along_axis``): an engine
+    refuses it on traced values with an error that says so and what to do ``instead``, rather
+    than a "no rule" error or a gradient that misses the write.
+
+    >>> def fill(out, value): out[...] = value
+    >>> writes_in_place(fill, "use np.full_like(out, value)") is fill
+    True
+    >>> del WRITES_IN_PLACE[fill]
+    """
+    WRITES_IN_PLACE[f] = instead
     return f

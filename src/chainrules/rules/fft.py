@@ -1,4 +1,5 @@
-"""FFT rules: ``np.fft.fft``/``ifft``/``rfft``/``irfft`` and their 2-d and n-d forms.
+"""FFT rules: ``np.fft.fft``/``ifft``/``rfft``/``irfft``, their 2-d and n-d forms, and
+``fftshift``/``ifftshift`` (whose adjoints are each other).
 
 Every transform is linear, so its frule applies the transform to the tangent (the default of
 `_define.define`) and its rule is one formula, the adjoint:
@@ -128,3 +129,9 @@ for _kind in ("fft", "ifft", "rfft", "irfft"):
     define(getattr(np.fft, _kind), _one_dimensional(_kind))
     define(getattr(np.fft, _kind + "2"), _n_dimensional(_kind))
     define(getattr(np.fft, _kind + "n"), _n_dimensional(_kind))
+
+
+# --- shifts: permutations of the frequencies, each the other's inverse --------------------------
+
+define(np.fft.fftshift, lambda call, dy: np.fft.ifftshift(dy, call["axes"]))
+define(np.fft.ifftshift, lambda call, dy: np.fft.fftshift(dy, call["axes"]))

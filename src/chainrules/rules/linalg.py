@@ -7,6 +7,14 @@ each argument separately:
     define(np.linalg.inv, lambda call, dy: -H(call.y) @ dy @ H(call.y),
            pushforward=lambda call, da: -call.y @ da @ call.y)
 
+Eigenvectors (``eig``, ``eigh``) and singular vectors (``svd``) have a free phase each (a sign
+for real ones): NumPy scales them to unit norm and LAPACK picks the phase, which is not a
+smooth function of the matrix. Their tangents keep the norm and fix the phase one way (for
+``eig``: ``Re(v_j^H dv_j) = 0``, ``dV = V (F * V^-1 da V)`` corrected so); the gradients are
+right for every function of the outputs that does not depend on the phases (eigenvalues,
+``|V|^2``, eigenprojectors), the only well-defined ones. ``eig`` of a real matrix with complex
+eigenvalues has complex outputs and a real gradient.
+
 Complex convention: the cotangent of an argument is ``conj(d y / d arg)`` applied to ``dy``, so
 for ``y = a @ b``: ``da = dy @ b^H`` and ``db = a^H @ dy``. Broadcast batch dimensions are
 summed out with `unbroadcast` before projecting.
@@ -808,3 +816,48 @@ define(np.linalg.pinv, _pinv_da, pushforward=_pinv_pushforward)
 define(np.linalg.matrix_power, _matrix_power_da, pushforward=_matrix_power_pushforward)
 define(np.linalg.multi_dot, _multi_dot_cotangent, pushforward=_multi_dot_pushforward)
 define(np.linalg.lstsq, _lstsq_da, _lstsq_db, pushforward=_lstsq_pushforward)
+
+
+# --- eig, eigvals: general square matrices -------------------------------------------------------
+# a = V diag(w) V^-1, with complex w and V for a real a that has complex eigenvalues. NumPy
+# (LAPACK geev) scales each eigenvector to unit norm; its phase (a sign for real ones) is
+# LAPACK's choice, not a smooth function of a. The tangent dV below keeps the norm and adds
+# V^-1-coordinates F * K; the gradient is right for every function that does not depend on the
+# phases (eigenvalues, |V|^2, eigenprojectors...), the only well-defined ones.
+
+
+def _eig_pushforward(call, da):
+    w, V = call.y
+    K = solve(V, da @ V)  # V^-1 da V
+    dV = V @ (_inverse_gaps(w) * K)
+    dV = dV - V * np.real(np.diagonal(H(V) @ dV, axis1=-2, axis2=-1))[..., None, :]
+    return np.diagonal(K, axis1=-2, axis2=-1), dV
+
+
+def _eig_gradient(w, V, dw, dV):
+    """V^-H (diag(dw) + conj(F) * (V^H dV0)) V^H, dV0 = dV - V Re(diag(V^H dV)): the adjoint
+    of `_eig_pushforward` (its norm-keeping step is self-adjoint)."""
+    inner = _diag(dense_tangent(w, dw)).astype(np.result_type(V, w, np.complex64))
+    if not isinstance(dV, AbstractZero):
+        kept = dV - V * np.real(np.diagonal(H(V) @ dV, axis1=-2, axis2=-1))[..., None, :]
+        inner = inner + np.conj(_inverse_gaps(w)) * (H(V) @ kept)
+    return solve(H(V), inner @ H(V))
+
+
+def _eig_da(call, dy):
+    w, V = call.y
+    return _eig_gradient(w, V, *dy)
+
+
+def _eigvals_da(call, dy):
+    V = np.linalg.eig(call.x)[1]
+    return _eig_gradient(call.y, V, dy, ZeroTangent())
+
+
+def _eigvals_pushforward(call, da):
+    V = np.linalg.eig(call.x)[1]
+    return np.diagonal(solve(V, da @ V), axis1=-2, axis2=-1)
+
+
+define(np.linalg.eig, _eig_da, pushforward=_eig_pushforward)
+define(np.linalg.eigvals, _eigvals_da, pushforward=_eigvals_pushforward)

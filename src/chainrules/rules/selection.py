@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..core.broadcast import unbroadcast
-from ..core.dtypes import cast_to, is_plain, tangent_dtype
+from ..core.dtypes import tangent_dtype
 from ..core.registry import non_differentiable
 from ..core.sparse import SparseCotangent
 from ..core.tangents import AbstractZero, ZeroTangent
@@ -217,17 +217,6 @@ define(np.choose, None, _choose_choices)
 define(np.where, None, _where_x, _where_other, pushforward=linear)
 define(np.select, None, _select_choices, _select_default, pushforward=linear)
 define(np.clip, _clip_a, _clip_lower, _clip_upper, pushforward=_clip_pushforward)
-def _full_like(a: Any, fill_value: Any, *args: Any, **kwargs: Any) -> Any:
-    """np.full_like; a traced fill value (the rule differentiated again) is broadcast onto
-    the new array's shape and cast to its dtype, as np.copyto would, but recordably."""
-    if is_plain(fill_value):
-        return np.full_like(a, fill_value, *args, **kwargs)
-    template = np.empty_like(a, *args, **kwargs)
-    return cast_to(np.broadcast_to(fill_value, template.shape), template.dtype)
-
-
-define(np.full_like, None, lambda call, dy: unbroadcast(dy, np.shape(call["fill_value"])),
-       calls=_full_like)
 define(np.unique, _reads(_unique_first, "ar", _unique_values), pushforward=_unique_pushforward)
 
 non_differentiable(

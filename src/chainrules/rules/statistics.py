@@ -81,8 +81,10 @@ class _Ranks:
 
 def _ranks(call: Call, scale: float, ignore_nan: bool) -> _Ranks:
     a = np.asarray(call.args[0])
-    ndim, shape = np.ndim(a), np.shape(a)
     axis = call["axis"]
+    if np.ndim(a) == 0:  # a number: its own median, read as a 1-element array
+        a, axis = np.reshape(a, (1,)), None
+    ndim, shape = np.ndim(a), np.shape(a)
     axes = tuple(range(ndim)) if axis is None else normalize_axis_tuple(axis, ndim)
     others = tuple(i for i in range(ndim) if i not in axes)
     kept = tuple(shape[i] for i in others)
@@ -161,7 +163,8 @@ def _quantile_rule(f: Any, scale: float, ignore_nan: bool) -> None:
         r = call.memo(ranks)
         total: Any = 0
         if not isinstance(da, AbstractZero):
-            read = np.asarray(da)[r.index]
+            read = np.reshape(da, (-1,))[r.index] if np.ndim(da) == 0 else \
+                np.asarray(da)[r.index]
             total = r.low * read[0] + r.high * read[1]
         if not isinstance(dq, AbstractZero):
             dq = np.reshape(dq, np.shape(dq) + (1,) * (len(r.shape) - np.ndim(dq)))
@@ -327,7 +330,15 @@ def _histogram_a(call: Call, dy: list) -> Any:
 
 
 def _histogram_bins(call: Call, dy: list) -> Any:
-    return dy[1] if not isinstance(dy[1], AbstractZero) else ZeroTangent()
+    """The cotangent of bin edges given as an array: the edges' own, and with
+    ``density=True`` the counts' through the bin widths (``hist = counts / (widths S)``)."""
+    dh, dedges = dy
+    total: Any = ZeroTangent() if isinstance(dedges, AbstractZero) else dedges
+    if call["density"] and not isinstance(dh, AbstractZero):
+        hist, edges = call.y
+        by_width = -np.conj(hist / np.diff(np.asarray(edges))) * dh
+        total = total + (np.pad(by_width, (1, 0)) - np.pad(by_width, (0, 1)))
+    return total
 
 
 def _bins_of(call: Call) -> tuple:
@@ -368,8 +379,13 @@ def _histogram_forward(call: Call, da: Any, dbins: Any, drange: Any, ddensity: A
         if call["density"]:
             total = call.memo(_weight_total)
             dh = dh / (np.diff(edges) * total) - call.y[0] * np.sum(dh) / total
-    dedges = dbins if not isinstance(dbins, AbstractZero) and np.ndim(call["bins"]) == 1 \
-        else ZeroTangent()
+    dedges: Any = ZeroTangent()
+    if not isinstance(dbins, AbstractZero) and np.ndim(call["bins"]) == 1:
+        dedges = dbins
+        if call["density"]:
+            hist, edges = call.y
+            dh = (0 if isinstance(dh, AbstractZero) else dh) - hist * np.diff(dbins) / \
+                np.diff(np.asarray(edges))
     return [dh, dedges]
 
 

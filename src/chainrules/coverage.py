@@ -73,6 +73,11 @@ CATEGORIES: dict[str, list[str]] = {
         "np.fft.ifft2", "np.fft.rfft2", "np.fft.irfft2", "np.fft.fftn", "np.fft.ifftn",
         "np.fft.rfftn", "np.fft.irfftn", "np.fft.fftshift", "np.fft.ifftshift",
     ],
+    "statistics, signals and polynomials": [
+        "np.median", "np.percentile", "np.quantile", "np.nanmedian", "np.nanpercentile",
+        "np.nanquantile", "np.cov", "np.corrcoef", "np.histogram", "np.convolve",
+        "np.correlate", "np.interp", "np.trapezoid", "np.trapz", "np.polyval", "np.polyfit",
+    ],
     "higher-order": [
         "chainrules.rules.higher_order.vectorized_call", "np.apply_along_axis",
         "np.piecewise",

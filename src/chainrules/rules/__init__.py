@@ -16,3 +16,4 @@ except ImportError:
     pass
 else:
     from . import scipy  # noqa: F401,E402
+from . import polynomial, signal, statistics  # noqa: F401,E402

@@ -1,0 +1,132 @@
+"""Rules for sampled signals (chainrules.rules.signal): convolve, correlate, interp and
+trapezoid (trapz where NumPy has it) through the kit (order 1 and 2), forward over reverse
+against finite differences, closed forms and refused options."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import chainrules as cr
+from chainrules.testing import case, check_case, test_rrule_order2
+from tests.numpy_features import needs, running
+from tests.rules.second_order import assert_jvp_of_grad
+
+_rng = np.random.default_rng(20240614)
+F32, C128 = np.float32, np.complex128
+TRAPEZOID = getattr(np, "trapezoid", None)
+TRAPZ = getattr(np, "trapz", None)
+
+
+def normal(*shape, dtype=np.float64):
+    x = _rng.standard_normal(shape)
+    if np.dtype(dtype).kind == "c":
+        x = x + 1j * _rng.standard_normal(shape)
+    return x.astype(dtype)
+
+
+XP = np.array([0.0, 1.0, 2.0, 3.0])
+X_OUT = np.array([-1.0, 0.3, 1.7, 2.5, 5.0])  # below, inside, above the breakpoints
+
+CASES = [
+    *[case(f, normal(n), normal(m), mode) for f in (np.convolve, np.correlate)
+      for n, m in ((5, 3), (3, 5), (4, 4), (2, 5)) for mode in ("full", "same", "valid")],
+    case(np.convolve, normal(5), normal(1)), case(np.correlate, normal(5), normal(2)),
+    case(np.convolve, normal(4, dtype=F32), normal(3, dtype=F32), "same"),
+    case(np.correlate, normal(4, dtype=C128), normal(3, dtype=C128), "full"),
+    case(np.convolve, normal(3, dtype=C128), normal(5), mode="valid"),
+    case(np.correlate, normal(6, dtype=F32), normal(2, dtype=F32)),
+    # interp: x, xp, fp, left, right
+    case(np.interp, X_OUT, XP, normal(4)),
+    case(np.interp, np.array([0.3, 1.7, 2.5]), XP, normal(4, dtype=C128)),
+    case(np.interp, X_OUT, XP, normal(4), 0.5, -2.0),
+    case(np.interp, 1.3, XP, normal(4)),
+    case(np.interp, np.array([[0.2, 2.6], [1.1, 1.9]]), np.array([0.0, 0.5, 2.0, 3.5]), normal(4)),
+    case(np.interp, X_OUT.astype(F32), XP.astype(F32), normal(4, dtype=F32)),
+    case(np.interp, np.array([0.3, 1.2]), np.array([1.0]), np.array([2.0])),
+]
+if TRAPEZOID is not None:
+    CASES += [
+        case(TRAPEZOID, normal(5)),
+        case(TRAPEZOID, normal(3, 4), np.array([0.0, 0.5, 1.5, 2.0])),
+        case(TRAPEZOID, normal(3, 4), normal(3, 4), axis=0),
+        case(TRAPEZOID, normal(4, 3), None, 0.3, 0),
+        case(TRAPEZOID, normal(5, dtype=C128)),
+        case(TRAPEZOID, normal(2, 5, dtype=F32), None, 0.5),
+    ]
+if TRAPZ is not None:
+    CASES += [case(TRAPZ, normal(3, 4), np.array([0.0, 0.5, 1.5, 2.0])),
+              case(TRAPZ, normal(4, 3), None, 0.3, 0)]
+
+
+@pytest.mark.parametrize("rule_case", CASES, ids=lambda c: c.id)
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # np.trapz (NumPy 2.0 to 2.3)
+def test_rule(rule_case):
+    check_case(rule_case)
+
+
+ORDER2 = running(CASES)[::3]
+
+
+@pytest.mark.parametrize("rule_case", ORDER2, ids=lambda c: c.id)
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_rule_at_order_2(rule_case):
+    test_rrule_order2(rule_case.function, *rule_case.args, fkwargs=rule_case.fkwargs)
+
+
+K, W = normal(3), normal(7)
+SECOND_ORDER = {
+    "convolve": (lambda a: np.sum(W[:5] * np.convolve(a * a, K, "same")), normal(5)),
+    "correlate": (lambda a: np.sum(np.correlate(a, a, "full") ** 2), normal(4)),
+    "interp in x": (lambda x: np.sum(np.interp(x * x, XP, [0.0, 1.0, 4.0, 9.0]) ** 2),
+                    np.array([0.3, 1.2, 1.5])),
+    "interp in fp": (lambda fp: np.sum(np.interp(X_OUT, XP, fp) ** 3), normal(4)),
+    "interp in xp": (lambda xp: np.sum(np.interp(np.array([0.5, 1.5]), np.cumsum(xp * xp),
+                                                 [0.0, 1.0, 3.0, 2.0]) ** 2),
+                     np.array([0.2, 1.0, 1.1, 0.9])),
+}
+if TRAPEZOID is not None:
+    SECOND_ORDER["trapezoid"] = (lambda x: TRAPEZOID(np.sin(x), np.cumsum(x * x)) ** 2,
+                                 normal(6))
+
+
+@pytest.mark.parametrize("name", SECOND_ORDER)
+def test_forward_over_reverse(name):
+    f, x = SECOND_ORDER[name]
+    assert_jvp_of_grad(f, x)
+
+
+def test_interp_closed_forms():
+    fp = np.array([2.0, 6.0, 4.0])
+    xp = np.array([0.0, 1.0, 3.0])
+    np.testing.assert_allclose(cr.grad(lambda f: np.interp(0.25, xp, f))(fp), [0.75, 0.25, 0])
+    assert cr.grad(lambda x: np.interp(x, xp, fp))(2.0) == pytest.approx(-1.0)
+    assert cr.grad(lambda x: np.interp(x, xp, fp))(7.0) == 0.0
+    # left/right default to the end values: the cotangent goes to fp[0] and fp[-1]
+    np.testing.assert_allclose(cr.grad(lambda f: np.sum(np.interp([-1.0, 5.0], xp, f)))(fp),
+                               [1.0, 0.0, 1.0])
+    # (left and right reach the rule when x, xp or fp is traced: NumPy dispatches on those)
+    dleft, dfp = cr.grad(lambda left, f: np.interp(-1.0, xp, f, left), argnums=(0, 1))(3.0, fp)
+    assert dleft == 1.0
+    np.testing.assert_array_equal(dfp, 0.0)
+
+
+def test_interp_period_is_refused():
+    with pytest.raises(NotImplementedError, match="period=360"):
+        cr.grad(lambda x: np.interp(x, [0.0, 90.0], [0.0, 1.0], period=360))(10.0)
+
+
+@needs(TRAPEZOID is not None, "np.trapezoid (NumPy 2.0)")
+def test_trapezoid_closed_form():
+    x = np.array([0.0, 1.0, 3.0])
+    np.testing.assert_allclose(cr.grad(lambda y: TRAPEZOID(y, x))(np.ones(3)), [0.5, 1.5, 1.0])
+
+
+def test_convolve_closed_form():
+    # y = convolve(a, [1, 2]): y[i] = a[i] + 2 a[i-1]; sum(y) = 3 sum(a) - 2 a[-1] ... full
+    np.testing.assert_allclose(cr.grad(lambda a: np.sum(np.convolve(a, [1.0, 2.0])))(
+        np.ones(3)), [3.0, 3.0, 3.0])
+    np.testing.assert_allclose(cr.grad(lambda a: np.sum(np.convolve(a, [1.0, 2.0], "valid")))(
+        np.ones(3)), [2.0, 3.0, 1.0])

@@ -1,0 +1,200 @@
+"""Rules for quantiles, covariances and weighted histograms (chainrules.rules.statistics):
+the kit against finite differences (order 1), the kit's order-2 check, forward over reverse
+against finite differences, NaN-ignoring forms with NaNs, closed forms and refused options."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import chainrules as cr
+from chainrules import NoTangent, frule, rrule, unthunk
+from chainrules.testing import case, check_case, fd_jvp, fd_vjp, test_rrule_order2
+from tests.numpy_features import running
+from tests.rules.second_order import assert_jvp_of_grad
+
+_rng = np.random.default_rng(20240613)
+F32, C128 = np.float32, np.complex128
+
+
+def normal(*shape, dtype=np.float64):
+    x = _rng.standard_normal(shape)
+    if np.dtype(dtype).kind == "c":
+        x = x + 1j * _rng.standard_normal(shape)
+    return x.astype(dtype)
+
+
+def distinct(*shape, dtype=np.float64):
+    """Values at least 0.5 apart (finite differences do not cross a change of rank)."""
+    values = _rng.permutation(np.prod(shape, dtype=int)) * 0.7 + _rng.uniform(0, 0.1)
+    return values.reshape(shape).astype(dtype)
+
+
+COUNTS = np.array([0, 1, 1, 2, 5, 7, 3])
+
+CASES = [
+    # median, quantile, percentile: q chosen between ranks (the derivative in q jumps at them)
+    case(np.median, distinct(5)),
+    case(np.median, distinct(6, dtype=F32)),
+    case(np.median, distinct(3, 4), 1),
+    case(np.median, distinct(3, 4), axis=0, keepdims=True),
+    case(np.median, distinct(2, 3, 4), axis=(0, 2)),
+    case(np.median, 1.5),
+    case(np.quantile, distinct(7), 0.3),
+    case(np.quantile, distinct(3, 5), np.array([0.125, 0.625]), axis=1),
+    case(np.quantile, distinct(3, 5, dtype=F32), 0.375, axis=-1, keepdims=True),
+    case(np.quantile, distinct(6), 0.5, method="lower"),
+    case(np.quantile, distinct(6), 0.5, method="higher"),
+    case(np.quantile, distinct(6), 0.5, method="midpoint"),
+    case(np.percentile, distinct(4, 5), np.array([[10.0], [65.0]]), axis=(0, 1)),
+    case(np.percentile, distinct(9), 30.0),
+    case(np.nanmedian, distinct(3, 4), axis=1),
+    case(np.nanquantile, distinct(2, 5), 0.375, axis=1),
+    case(np.nanpercentile, distinct(7), np.array([30.0, 80.0])),
+    # covariances and correlations
+    case(np.cov, normal(3, 6)),
+    case(np.cov, normal(6)),
+    case(np.cov, normal(6, 2), normal(6), rowvar=False),
+    case(np.cov, normal(2, 5), normal(5), bias=True),
+    case(np.cov, normal(2, 5, dtype=C128)),
+    case(np.cov, normal(2, 5, dtype=F32), ddof=0),
+    case(np.corrcoef, normal(3, 6)),
+    case(np.corrcoef, normal(6), normal(6)),
+    case(np.corrcoef, normal(5, 2), rowvar=False),
+    case(np.corrcoef, normal(2, 5, dtype=C128)),
+    case(np.corrcoef, normal(2, 5, dtype=F32)),
+    # weighted histograms (integer data: the counts are piecewise constant in the data)
+    case(np.histogram, COUNTS, 3, None, False, normal(7)),
+    case(np.histogram, COUNTS, 4, (0, 6), True, normal(7)),
+    case(np.histogram, COUNTS, 4, (1, 6), False, normal(7, dtype=F32)),
+    case(np.histogram, COUNTS, 3, None, False, normal(7, dtype=C128)),
+    case(np.histogram, np.array([0.5, 1.5, 1.5, 2.5]), np.array([0.0, 1.0, 2.0, 3.0]), None,
+         True, normal(4)),
+]
+
+
+@pytest.mark.parametrize("rule_case", CASES, ids=lambda c: c.id)
+def test_rule(rule_case):
+    check_case(rule_case)
+
+
+ORDER2 = [c for c in running(CASES) if c.function not in (np.histogram,)
+          and not (c.fkwargs.get("method") in ("lower", "higher", "midpoint"))][::2] + [
+    case(np.histogram, COUNTS, 4, (0, 6), True, normal(7))]
+
+
+@pytest.mark.parametrize("rule_case", ORDER2, ids=lambda c: c.id)
+def test_rule_at_order_2(rule_case):
+    test_rrule_order2(rule_case.function, *rule_case.args, fkwargs=rule_case.fkwargs)
+
+
+W = normal(3, 4)
+SECOND_ORDER = {
+    "median": (lambda x: np.sum(W[:, 0] * np.median(x, axis=1) ** 2), distinct(3, 4)),
+    "quantile": (lambda x: np.sum(np.quantile(x * x, [0.125, 0.625], axis=0) ** 2),
+                 distinct(5, 2) + 1),
+    "quantile in q": (lambda q: np.sum(np.quantile(np.array([1.0, 4.0, 2.0, 8.0]), q * q)),
+                      np.array([0.5, 0.7])),
+    "nanpercentile": (lambda x: np.nanpercentile(x, 30.0) ** 2, distinct(7)),
+    "cov": (lambda x: np.sum(W[:2, :2] * np.cov(x) ** 2), normal(2, 6)),
+    "corrcoef": (lambda x: np.sum(W[:3, :3] * np.corrcoef(x)), normal(3, 5)),
+    "histogram": (lambda w: np.sum(np.histogram(COUNTS, 3, None, True, w * w)[0] ** 2),
+                  normal(7)),
+}
+
+
+@pytest.mark.parametrize("name", SECOND_ORDER)
+def test_forward_over_reverse(name):
+    f, x = SECOND_ORDER[name]
+    assert_jvp_of_grad(f, x)
+
+
+# --- NaN-ignoring forms with NaNs ----------------------------------------------------------------
+
+@pytest.mark.parametrize("f, args", [(np.nanmedian, ()), (np.nanquantile, (0.3,)),
+                                     (np.nanpercentile, (np.array([20.0, 70.0]),))])
+@pytest.mark.parametrize("axes", [{}, dict(axis=1), dict(axis=0, keepdims=True)])
+def test_nan_forms_with_nans(f, args, axes):
+    """NaNs get a zero cotangent; the others match finite differences in the finite values."""
+    x = distinct(3, 5)
+    x.flat[[1, 7, 8]] = np.nan
+    present = ~np.isnan(x)
+
+    def of_finite_values(values, x=x, present=present, f=f, args=args, axes=axes):
+        filled = x.copy()  # (default arguments: finite differences perturb captured arrays)
+        filled[present] = values
+        return f(filled, *args, **axes)
+
+    y, pullback = rrule(f, x, *args, **axes)
+    dy = normal(*np.shape(y))
+    cotangent = unthunk(pullback(dy)[1])
+    np.testing.assert_allclose(cotangent[present], fd_vjp(of_finite_values, dy, x[present])[1],
+                               rtol=1e-6, atol=1e-9)
+    np.testing.assert_array_equal(cotangent[~present], 0.0)
+    dx = normal(3, 5)
+    tangents = (NoTangent(), dx) + (NoTangent(),) * len(args)
+    np.testing.assert_allclose(frule(tangents, f, x, *args, **axes)[1],
+                               fd_jvp(of_finite_values, (NoTangent(), dx[present]), x[present]),
+                               rtol=1e-6, atol=1e-9)
+
+
+def test_all_nan_slice_has_zero_cotangent():
+    x = np.array([[np.nan, np.nan], [1.0, 3.0]])
+    with pytest.warns(RuntimeWarning):
+        g = cr.grad(lambda x: np.nansum(np.nanmedian(x, axis=1)))(x)
+    np.testing.assert_array_equal(g, [[0.0, 0.0], [0.5, 0.5]])
+
+
+# --- closed forms --------------------------------------------------------------------------------
+
+def test_median_of_an_even_count_averages_the_middle_pair():
+    g = cr.grad(np.median)(np.array([3.0, 1.0, 2.0, 5.0]))
+    np.testing.assert_array_equal(g, [0.5, 0.0, 0.5, 0.0])
+
+
+def test_quantile_gradient_in_q_is_the_rank_slope():
+    x = np.array([1.0, 4.0, 2.0, 8.0])  # sorted 1, 2, 4, 8; q = 0.5 sits between 2 and 4
+    assert cr.grad(lambda q: np.quantile(x, q))(0.5) == pytest.approx(3 * (4 - 2))
+    assert cr.grad(lambda q: np.percentile(x, q))(50.0) == pytest.approx(3 * (4 - 2) / 100)
+
+
+def test_traced_numbers_stacked():
+    assert cr.grad(lambda a, b: np.median(np.array([a, b, 3.0])), argnums=(0, 1))(1.0, 2.0) \
+        == (0.0, 1.0)
+
+
+def test_cov_closed_form():
+    x = normal(2, 6)
+    w = normal(2, 2)
+    xc = x - x.mean(axis=1, keepdims=True)
+    expected = (w + w.T) @ xc / 5
+    np.testing.assert_allclose(cr.grad(lambda x: np.sum(w * np.cov(x)))(x), expected)
+
+
+def test_corrcoef_of_one_variable_is_constant():
+    np.testing.assert_allclose(cr.grad(np.corrcoef)(normal(5)), 0.0, atol=1e-12)
+
+
+# --- refused options -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("f, args, kwargs, match", [
+    (np.quantile, (0.3,), dict(method="weibull"), "method='weibull'"),
+    (np.percentile, (30.0,), dict(method="nearest"), "method='nearest'"),
+    (np.median, (), dict(overwrite_input=True), "overwrite_input"),
+    (np.cov, (), dict(aweights=np.ones(4)), "aweights"),
+    (np.cov, (), dict(fweights=np.ones(4, int)), "fweights"),
+])
+def test_refused_options(f, args, kwargs, match):
+    with pytest.raises(NotImplementedError, match=match):
+        cr.grad(lambda x: np.sum(f(x, *args, **kwargs)))(distinct(2, 4))
+
+
+def test_histogram_edges_from_traced_data_are_refused():
+    def loss(a):
+        counts, edges = np.histogram(a, 3)
+        return np.sum(edges)
+
+    with pytest.raises(NotImplementedError, match="range="):
+        cr.grad(loss)(np.array([0.2, 1.4, 2.9]))
+    counts_only = cr.grad(lambda a: np.sum(np.histogram(a, 3, weights=a)[0]))
+    np.testing.assert_array_equal(counts_only(np.array([0.2, 1.4, 2.9])), [1.0, 1.0, 1.0])

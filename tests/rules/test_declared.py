@@ -11,6 +11,8 @@ import chainrules as cr
 from chainrules.rules.declared import DECLARED
 from chainrules.testing import case, check_case
 
+pytestmark = pytest.mark.filterwarnings("ignore:`in1d` is deprecated:DeprecationWarning")
+
 _rng = np.random.default_rng(13)
 X = np.array([[0.5, -1.0, np.inf], [2.0, -np.inf, 0.0]])
 V = _rng.standard_normal(6)
@@ -52,6 +54,7 @@ CASES = [
     _declared(np.spacing, V), _declared(np.spacing, F32),
     _declared(np.packbits, INTS > 5), _declared(np.unpackbits, np.array([3, 250], np.uint8)),
     _declared(np.linalg.matrix_rank, _rng.standard_normal((3, 4))),
+    _declared(np.einsum_path, "ij,jk->ik", X, X.T, optimize="greedy"),
 ]
 
 

@@ -35,6 +35,8 @@ _NAMES = {
         "can_cast", "common_type", "min_scalar_type",
         # integer-only and piecewise-constant ufuncs
         "gcd", "lcm", "bitwise_count", "spacing", "packbits", "unpackbits",
+        # a contraction plan for np.einsum (lists and strings)
+        "einsum_path",
     ),
     np.linalg: ("matrix_rank",),
 }

@@ -26,6 +26,8 @@ _RULES_IN_OTHER_BRANCHES = frozenset("""
     np.trapezoid np.trapz np.histogram
 """.split())
 
+CASES: list = []  # no rules of its own (tests/rules/test_coverage.py reads every CASES list)
+
 _HOW = ("Classify it: register its rule (chainrules.rules; add a kit case), declare it with "
         "chainrules.non_differentiable (chainrules.rules.declared) if its outputs do not "
         "depend differentiably on its inputs, or add it with a reason to EXCLUDED or "

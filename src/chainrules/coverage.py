@@ -162,8 +162,8 @@ EXCLUDED: dict[str, str] = {name: reason for reason, names in _EXCLUDED_GROUPS.i
 
 # Differentiable public callables without a rule yet, each with the reason.
 _NO_RULE_YET_GROUPS: dict[str, str] = {
-    "cumulative and nan-skipping scans: need the cumsum/cumprod rules with include_initial "
-    "and NaN masks": "np.cumulative_sum np.cumulative_prod np.nancumsum np.nancumprod",
+    "cumulative products with include_initial or NaN masks: np.cumprod's rule with a leading "
+    "one or ones for NaNs, not yet written": "np.cumulative_prod np.nancumprod",
     "elementwise with a second, integer or piecewise-constant output (frexp's exponent, "
     "modf's integral part) or an almost-everywhere identity (nextafter): partials simple, "
     "tuple outputs not yet written": "np.frexp np.modf np.nextafter",
@@ -171,20 +171,19 @@ _NO_RULE_YET_GROUPS: dict[str, str] = {
         "np.i0 np.kaiser",
     "vector products of the array API (NumPy 2.0+): conjugating dot products along an axis, "
     "not yet written": "np.vecdot np.matvec np.vecmat np.linalg.vecdot",
-    "array-API spellings of existing rules with other defaults (axes -2, -1; ord; keepdims): "
-    "not yet mapped onto np.linalg.norm, np.trace, np.diagonal and np.linalg.svd": (
-        "np.linalg.vector_norm np.linalg.matrix_norm np.linalg.trace np.linalg.diagonal "
-        "np.linalg.svdvals np.linalg.cond np.linalg.cross"),
+    "array-API matrix norms and condition numbers: the ord-dependent formulas of "
+    "np.linalg.norm on the last two axes, not yet mapped": "np.linalg.matrix_norm np.linalg.cond",
+    "array-API spelling of np.cross (3-vectors only): waits for np.cross's rule (rules13a)":
+        "np.linalg.cross",
     "tensor inverse and solve: reshapes around np.linalg.inv and np.linalg.solve, not yet "
     "written": "np.linalg.tensorinv np.linalg.tensorsolve",
     "Hermitian FFTs: the rfft/irfft rules with conjugated input, not yet written":
         "np.fft.hfft np.fft.ihfft",
-    "assembling and splitting arrays: np.block's nested lists, broadcast_arrays' list output, "
-    "unstack, resize's wrap-around, trim_zeros' data-dependent slice": (
-        "np.block np.broadcast_arrays np.unstack np.resize np.trim_zeros"),
+    "assembling arrays: np.block's nested lists, resize's wrap-around, trim_zeros' "
+    "data-dependent slice": "np.block np.resize np.trim_zeros",
     "sorted and set-like selections of values (like np.unique, which has a rule): which of two "
     "inputs a shared value's gradient goes to is a convention still to decide": (
-        "np.sort_complex np.unique_all np.unique_counts np.unique_inverse np.unique_values "
+        "np.unique_all np.unique_counts np.unique_inverse np.unique_values "
         "np.intersect1d np.union1d np.setdiff1d np.setxor1d"),
     "weighted counts: differentiable in `weights`, a keyword argument, which the rule "
     "library's `define` does not differentiate yet; np.histogram_bin_edges moves with the "

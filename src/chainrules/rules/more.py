@@ -1,7 +1,7 @@
 """Rules for public NumPy functions that the namespace walk found without one and that are
 short: the array-API spellings of existing products (``np.linalg.matmul``, ``outer``,
 ``tensordot``; each reuses the formulas of the rule it restates), matrix transposes, traces
-and diagonals, ``np.linalg.vector_norm`` and ``svdvals``, the scans ``np.cumulative_sum`` and
+and diagonals, ``np.linalg.vector_norm`` and ``svdvals``, ``np.vecdot``, the scans ``np.cumulative_sum`` and
 ``np.nancumsum``, ``np.unstack``, ``np.broadcast_arrays``, ``np.sort_complex``, and the
 elementwise ``copysign`` and ``ldexp``. Every formula is made of differentiable NumPy calls,
 so the rules work at order 2.
@@ -112,6 +112,26 @@ if hasattr(np.linalg, "vector_norm"):  # NumPy 2.0
     define(np.linalg.vector_norm, _vector_norm_back, check=_vector_norm_check,
            pushforward=_vector_norm_forward)
     define(np.linalg.svdvals, _svdvals_back, pushforward=_svdvals_forward)
+
+
+# --- vecdot: sum(conj(x1) * x2, axis), the core axes broadcast against each other ------------------
+
+def _vecdot_cotangent(of_x2: bool):
+    def cotangent(call, dy):
+        x1, x2 = (np.asarray(x) for x in call.args[:2])
+        axis = call.kwargs.get("axis", -1)
+        a, b = np.moveaxis(x1, axis, -1), np.moveaxis(x2, axis, -1)
+        dy = np.expand_dims(dy, -1)
+        if of_x2:  # linear in x2
+            return np.moveaxis(unbroadcast(a * dy, b.shape), -1, axis)
+        return np.moveaxis(unbroadcast(b * np.conj(dy), a.shape), -1, axis)  # antilinear in x1
+    return cotangent
+
+
+for _vecdot in (getattr(np, "vecdot", None), getattr(np.linalg, "vecdot", None)):  # NumPy 2.0
+    if _vecdot is not None:
+        define(_vecdot, _vecdot_cotangent(of_x2=False), _vecdot_cotangent(of_x2=True),
+               refused=("out", "axes"))
 
 
 # --- scans ---------------------------------------------------------------------------------------

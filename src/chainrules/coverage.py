@@ -169,8 +169,6 @@ _NO_RULE_YET_GROUPS: dict[str, str] = {
     "tuple outputs not yet written": "np.frexp np.modf np.nextafter",
     "Bessel I0: its derivative I1 is not in NumPy (scipy.special.i1); np.kaiser calls it":
         "np.i0 np.kaiser",
-    "matrix-vector products of the array API (NumPy 2.2+): np.matmul with a vector, "
-    "vecmat conjugating it, not yet written": "np.matvec np.vecmat",
     "array-API matrix norms and condition numbers: the ord-dependent formulas of "
     "np.linalg.norm on the last two axes, not yet mapped": "np.linalg.matrix_norm np.linalg.cond",
     "array-API spelling of np.cross (3-vectors only): waits for np.cross's rule (rules13a)":

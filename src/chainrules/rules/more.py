@@ -1,7 +1,7 @@
 """Rules for public NumPy functions that the namespace walk found without one and that are
 short: the array-API spellings of existing products (``np.linalg.matmul``, ``outer``,
 ``tensordot``; each reuses the formulas of the rule it restates), matrix transposes, traces
-and diagonals, ``np.linalg.vector_norm`` and ``svdvals``, ``np.vecdot``, the scans ``np.cumulative_sum`` and
+and diagonals, ``np.linalg.vector_norm`` and ``svdvals``, ``np.vecdot``, ``matvec``, ``vecmat``, the scans ``np.cumulative_sum`` and
 ``np.nancumsum``, ``np.unstack``, ``np.broadcast_arrays``, ``np.sort_complex``, and the
 elementwise ``copysign`` and ``ldexp``. Every formula is made of differentiable NumPy calls,
 so the rules work at order 2.
@@ -132,6 +132,32 @@ for _vecdot in (getattr(np, "vecdot", None), getattr(np.linalg, "vecdot", None))
     if _vecdot is not None:
         define(_vecdot, _vecdot_cotangent(of_x2=False), _vecdot_cotangent(of_x2=True),
                refused=("out", "axes"))
+
+
+# matvec(A, v) = A @ v and vecmat(v, A) = conj(v) @ A (NumPy 2.2), on their default axes.
+def _matvec_da(call, dy):
+    a, v = (np.asarray(x) for x in call.args[:2])
+    return unbroadcast(np.expand_dims(dy, -1) * np.expand_dims(np.conj(v), -2), a.shape)
+
+
+def _matvec_dv(call, dy):
+    a, v = (np.asarray(x) for x in call.args[:2])
+    return unbroadcast(np.sum(np.conj(a) * np.expand_dims(dy, -1), axis=-2), v.shape)
+
+
+def _vecmat_dv(call, dy):
+    v, a = (np.asarray(x) for x in call.args[:2])
+    return unbroadcast(np.sum(a * np.expand_dims(np.conj(dy), -2), axis=-1), v.shape)
+
+
+def _vecmat_da(call, dy):
+    v, a = (np.asarray(x) for x in call.args[:2])
+    return unbroadcast(np.expand_dims(v, -1) * np.expand_dims(dy, -2), a.shape)
+
+
+if hasattr(np, "matvec"):
+    define(np.matvec, _matvec_da, _matvec_dv, refused=("out", "axes", "axis"))
+    define(np.vecmat, _vecmat_dv, _vecmat_da, refused=("out", "axes", "axis"))
 
 
 # --- scans ---------------------------------------------------------------------------------------

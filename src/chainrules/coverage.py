@@ -3,8 +3,12 @@
 Run ``python -m chainrules.coverage`` (``--markdown`` for a table, ``--autograd`` to compare
 with HIPS autograd's registry when it is installed). Functions are listed by the categories of
 the rule library; each is marked ``rrule``/``frule`` when registered, ``non-differentiable``
-when declared so, and ``missing`` otherwise. The last lines list the rules declared
-first-order only (``chainrules.core.registry.first_order_only``), each with its reason.
+when declared so, and ``missing`` otherwise. Then the whole namespace (`namespace_walk`): the
+counts of NumPy's public callables (``numpy``, ``numpy.linalg``, ``numpy.fft``, ndarray methods
+and operators) that are differentiable, declared non-differentiable, excluded with a reason,
+differentiable without a rule yet, or unclassified; ``--namespaces`` lists every one. The last
+lines list the rules declared first-order only
+(``chainrules.core.registry.first_order_only``), each with its reason.
 
 >>> rows = coverage_rows()
 >>> ("elementwise", "np.sin", True, True, False) in rows
@@ -16,12 +20,15 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import warnings
 from typing import Any, Iterator
 
 from .core.config import _name
 from .core.registry import FIRST_ORDER_ONLY, NON_DIFFERENTIABLE, frule, rrule
 
-__all__ = ["CATEGORIES", "coverage_rows", "first_order_only_rows", "resolve", "main"]
+__all__ = ["CATEGORIES", "EXCLUDED", "NO_RULE_YET", "NAMESPACES", "STATUSES", "coverage_rows",
+           "first_order_only_rows", "resolve", "public_callables", "classify", "namespace_walk", "namespace_counts",
+           "main"]
 
 # The functions the rule library is meant to cover, by category (names as users write them).
 CATEGORIES: dict[str, list[str]] = {
@@ -98,6 +105,258 @@ CATEGORIES: dict[str, list[str]] = {
 }
 
 
+# --------------------------------------------------------------------------------------------
+# The whole namespace: every public callable of numpy, numpy.linalg, numpy.fft and ndarray
+# --------------------------------------------------------------------------------------------
+
+# Why a public callable is left out, by reason; names are as users write them ("np.save",
+# "np.linalg.cond", "ndarray.fill"). Names that an installed NumPy lacks are ignored, so one
+# table serves every release. Scalar types (np.float64, ...) and exception and warning classes
+# are left out by kind (`_excluded_kind`), not by name.
+_EXCLUDED_GROUPS: dict[str, str] = {
+    "I/O: reads or writes files, buffers or other processes' memory; no array function of "
+    "traced values":
+        "np.save np.savez np.savez_compressed np.savetxt np.load np.loadtxt np.genfromtxt "
+        "np.fromfile np.fromregex np.frombuffer np.fromstring np.fromiter np.from_dlpack "
+        "np.DataSource np.memmap np.recfromcsv np.recfromtxt ndarray.tofile ndarray.dump "
+        "ndarray.dumps ndarray.tobytes ndarray.tostring ndarray.to_device",
+    "printing, formatting and documentation": (
+        "np.array2string np.array_repr np.array_str np.base_repr np.binary_repr "
+        "np.format_float_positional np.format_float_scientific np.get_printoptions "
+        "np.set_printoptions np.printoptions np.typename np.info np.show_config "
+        "np.show_runtime np.get_include np.test np.linalg.test np.fft.test np.disp np.source "
+        "np.lookfor np.who np.add_docstring np.add_newdoc np.add_newdoc_ufunc "
+        "np.set_string_function"),
+    "floating-point error and buffer configuration": (
+        "np.errstate np.geterr np.seterr np.geterrcall np.seterrcall np.getbufsize "
+        "np.setbufsize np.geterrobj np.seterrobj np.set_numeric_ops"),
+    "dtypes and type objects: describe types, take no array values": (
+        "np.dtype np.finfo np.iinfo np.promote_types np.mintypecode np.isdtype np.issubdtype "
+        "np.ufunc np.issctype np.issubclass_ np.issubsctype np.maximum_sctype np.obj2sctype "
+        "np.sctype2char np.find_common_type np.format_parser"),
+    "dates and times (datetime64, business days): no float tangent space": (
+        "np.busday_count np.busday_offset np.is_busday np.busdaycalendar "
+        "np.datetime_as_string np.datetime_data np.isnat"),
+    "arrays built from shapes and sizes (integers): no float input to differentiate; "
+    "np.arange's length depends on its values (use np.linspace for traced endpoints)": (
+        "np.empty np.zeros np.ones np.arange np.eye np.identity np.tri np.indices "
+        "np.diag_indices np.tril_indices np.triu_indices np.mask_indices np.bartlett "
+        "np.blackman np.hamming np.hanning np.broadcast_shapes"),
+    "plain Python functions made of dispatched operations: the engine differentiates them "
+    "operation by operation (tests/rules/test_namespace.py checks it)": (
+        "np.fft.fftfreq np.fft.rfftfreq np.fromfunction"),
+    "Python-object helpers: plain functions on Python objects and flags, not dispatched": (
+        "np.isscalar np.iterable np.isfortran np.safe_eval np.byte_bounds np.get_array_wrap"),
+    "iterators and index helpers: classes that walk arrays (index the traced array instead)": (
+        "np.broadcast np.flatiter np.ndenumerate np.ndindex np.nditer np.nested_iters "
+        "np.ndarray np.ix_"),
+    "np.matrix, record and character arrays: subclasses with their own semantics, not "
+    "supported (use 2-D ndarrays and plain dtypes)": (
+        "np.matrix np.asmatrix np.bmat np.mat np.recarray np.record np.chararray "
+        "np.compare_chararrays"),
+    "object arrays: np.frompyfunc makes ufuncs of Python objects, which would hide traced "
+    "values (use np.vectorize)": "np.frompyfunc",
+    "classes whose calls chainrules routes elsewhere: np.vectorize's __call__ is intercepted "
+    "while tracing (chainrules.ad.intercept); a np.poly1d is evaluated with np.polyval": (
+        "np.vectorize np.poly1d"),
+    "writes into its argument: array writes are a separate issue (issue 15); build a new "
+    "array (np.where, np.stack) instead": (
+        "np.copyto np.place np.put np.putmask np.fill_diagonal ndarray.fill ndarray.put "
+        "ndarray.itemset ndarray.setfield ndarray.setflags ndarray.resize ndarray.sort "
+        "ndarray.partition"),
+    "memory views and byte layout: reinterpret bytes, not values": (
+        "ndarray.view ndarray.getfield ndarray.byteswap ndarray.newbyteorder"),
+    "deprecated aliases, removed in NumPy 2.0 (their NumPy 2 names are covered: prod, cumprod, "
+    "round, all, any, asarray, sort(axis=0), ndarray.T)": (
+        "np.product np.cumproduct np.round_ np.alltrue np.sometrue np.asfarray np.msort "
+        "np.fastCopyAndTranspose np.deprecate np.deprecate_with_doc"),
+}
+
+EXCLUDED: dict[str, str] = {name: reason for reason, names in _EXCLUDED_GROUPS.items()
+                            for name in names.split()}
+
+# Differentiable public callables without a rule yet, each with the reason.
+_NO_RULE_YET_GROUPS: dict[str, str] = {
+    "cumulative products with include_initial or NaN masks: np.cumprod's rule with a leading "
+    "one or ones for NaNs, not yet written": "np.cumulative_prod np.nancumprod",
+    "elementwise with a second, integer or piecewise-constant output (frexp's exponent, "
+    "modf's integral part) or an almost-everywhere identity (nextafter): partials simple, "
+    "tuple outputs not yet written": "np.frexp np.modf np.nextafter",
+    "Bessel I0: its derivative I1 is not in NumPy (scipy.special.i1); np.kaiser calls it":
+        "np.i0 np.kaiser",
+    "array-API matrix norms and condition numbers: the ord-dependent formulas of "
+    "np.linalg.norm on the last two axes, not yet mapped": "np.linalg.matrix_norm np.linalg.cond",
+    "array-API spelling of np.cross (3-vectors only): waits for np.cross's rule (rules13a)":
+        "np.linalg.cross",
+    "tensor inverse and solve: reshapes around np.linalg.inv and np.linalg.solve, not yet "
+    "written": "np.linalg.tensorinv np.linalg.tensorsolve",
+    "Hermitian FFTs: the rfft/irfft rules with conjugated input, not yet written":
+        "np.fft.hfft np.fft.ihfft",
+    "assembling arrays: np.block's nested lists, resize's wrap-around, trim_zeros' "
+    "data-dependent slice": "np.block np.resize np.trim_zeros",
+    "sorted and set-like selections of values (like np.unique, which has a rule): which of two "
+    "inputs a shared value's gradient goes to is a convention still to decide": (
+        "np.unique_all np.unique_counts np.unique_inverse np.unique_values "
+        "np.intersect1d np.union1d np.setdiff1d np.setxor1d"),
+    "weighted counts: differentiable in `weights`, a keyword argument, which the rule "
+    "library's `define` does not differentiate yet; np.histogram_bin_edges moves with the "
+    "data's range": "np.bincount np.histogram2d np.histogramdd np.histogram_bin_edges",
+    "np.poly1d-era polynomial arithmetic on coefficient arrays (convolutions, divisions; "
+    "roots and poly through eigenvalues): not yet written": (
+        "np.poly np.polyadd np.polysub np.polymul np.polydiv np.polyder np.polyint np.roots"),
+    "phase unwrapping: the identity plus piecewise-constant multiples of 2*pi, not yet "
+    "written": "np.unwrap",
+    "higher-order: calls a function over axes (np.apply_along_axis has a rule)":
+        "np.apply_over_axes",
+    "plain Python functions that convert with NumPy's own asarray reference, which the "
+    "engine cannot intercept (the limit of `from numpy import asarray`)": (
+        "np.asarray_chkfinite np.require"),
+}
+
+NO_RULE_YET: dict[str, str] = {name: reason for reason, names in _NO_RULE_YET_GROUPS.items()
+                               for name in names.split()}
+
+# ndarray methods whose function has another name (the others route to np.<same name>).
+METHOD_FUNCTIONS: dict[str, str] = {"flatten": "np.ravel", "conj": "np.conjugate",
+                                    "tolist": "np.asarray", "item": "operator.getitem",
+                                    "astype": "chainrules.rules.shape.astype"}
+
+# ndarray operators and the ufunc or function each one routes to; in-place forms (``x += y``)
+# rebind a traced value with the plain operator. Every other ndarray dunder is a Python
+# protocol (conversion, copying, pickling, attribute access), listed in PROTOCOL_METHODS.
+OPERATORS: dict[str, str] = {
+    **{f"__{prefix}{op}__": ufunc for op, ufunc in {
+        "add": "np.add", "sub": "np.subtract", "mul": "np.multiply", "truediv": "np.divide",
+        "floordiv": "np.floor_divide", "mod": "np.remainder", "pow": "np.power",
+        "matmul": "np.matmul", "and": "np.bitwise_and", "or": "np.bitwise_or",
+        "xor": "np.bitwise_xor", "lshift": "np.left_shift", "rshift": "np.right_shift",
+    }.items() for prefix in ("", "r", "i")},
+    "__divmod__": "np.divmod", "__rdivmod__": "np.divmod",
+    "__neg__": "np.negative", "__pos__": "np.positive", "__abs__": "np.absolute",
+    "__invert__": "np.invert", "__eq__": "np.equal", "__ne__": "np.not_equal",
+    "__lt__": "np.less", "__le__": "np.less_equal", "__gt__": "np.greater",
+    "__ge__": "np.greater_equal", "__getitem__": "operator.getitem",
+}
+PROTOCOL_METHODS: frozenset = frozenset(
+    "__array__ __array_finalize__ __array_function__ __array_interface__ __array_namespace__ "
+    "__array_prepare__ __array_priority__ __array_struct__ __array_ufunc__ __array_wrap__ __bool__ __class__ "
+    "__class_getitem__ __complex__ __contains__ __copy__ __deepcopy__ __delattr__ __delitem__ "
+    "__dir__ __dlpack__ __dlpack_device__ __doc__ __float__ __format__ __getattribute__ "
+    "__getstate__ __hash__ __index__ __init__ __init_subclass__ __int__ __iter__ __len__ "
+    "__new__ __reduce__ __reduce_ex__ __repr__ __setattr__ __setitem__ __setstate__ "
+    "__sizeof__ __str__ __subclasshook__".split())
+
+NAMESPACES = ("numpy", "numpy.linalg", "numpy.fft", "ndarray methods", "ndarray operators")
+STATUSES = ("differentiable", "declared", "excluded", "no rule yet", "unclassified")
+
+
+def public_callables(namespace: str) -> dict[str, Any]:
+    """The public callables of a NumPy namespace (``"numpy"``, ``"numpy.linalg"``,
+    ``"numpy.fft"``, ``"ndarray methods"``, ``"ndarray operators"``), by the name users write.
+
+    >>> public_callables("numpy.linalg")["np.linalg.inv"].__name__
+    'inv'
+    """
+    import numpy as np
+
+    if namespace == "ndarray methods":
+        return {f"ndarray.{n}": getattr(np.ndarray, n) for n in dir(np.ndarray)
+                if not n.startswith("_") and callable(getattr(np.ndarray, n))}
+    if namespace == "ndarray operators":
+        return {f"ndarray.{n}": getattr(np.ndarray, n) for n in dir(np.ndarray)
+                if n.startswith("__") and n not in PROTOCOL_METHODS}
+    module = importlib.import_module(namespace)
+    prefix = "np." + namespace[len("numpy."):] + "." if "." in namespace else "np."
+    names = set(getattr(module, "__all__", ())) | set(dir(module))
+    found = {}
+    for name in sorted(n for n in names if not n.startswith("_")):
+        with warnings.catch_warnings():  # deprecated names warn when read
+            warnings.simplefilter("ignore")
+            value = getattr(module, name, None)
+        if callable(value) and not isinstance(value, type(np)):
+            found[prefix + name] = value
+    return found
+
+
+def _excluded_kind(value: Any) -> str | None:
+    import numpy as np
+
+    if isinstance(value, type) and issubclass(value, np.generic):
+        return "scalar type (np.float64, np.int32, ...): a dtype's class, not an array function"
+    if isinstance(value, type) and issubclass(value, BaseException):
+        return "exception or warning class"
+    return None
+
+
+def _function_status(function: Any) -> str | None:
+    if function is None:
+        return None
+    if function in NON_DIFFERENTIABLE:
+        return "declared"
+    if function in rrule:
+        return "differentiable"
+    return None
+
+
+def classify(name: str, value: Any) -> tuple[str, str]:
+    """``(status, detail)`` of one public callable: ``differentiable`` (a registered rule),
+    ``declared`` (non-differentiable), ``excluded`` (the detail says why), ``no rule yet``
+    (differentiable, the detail says why it has no rule) or ``unclassified``. An ndarray
+    method or operator has the status of the function it routes to (the detail names it).
+
+    >>> classify("np.sin", __import__("numpy").sin)
+    ('differentiable', '')
+    """
+    import chainrules  # noqa: F401  (registers the rules)
+
+    if name in EXCLUDED:
+        return "excluded", EXCLUDED[name]
+    kind = _excluded_kind(value)
+    if kind:
+        return "excluded", kind
+    target = ""
+    if name.startswith("ndarray."):
+        method = name[len("ndarray."):]
+        if method.startswith("__"):
+            target = OPERATORS.get(method, "")
+            if not target:
+                return "unclassified", "neither in OPERATORS nor in PROTOCOL_METHODS"
+        else:
+            target = METHOD_FUNCTIONS.get(method) or f"np.{method}"
+        status = _function_status(resolve(target))
+        detail = f"routes to {target}"
+    else:
+        status, detail = _function_status(value), ""
+    if status:
+        return status, detail
+    if name in NO_RULE_YET:
+        return "no rule yet", NO_RULE_YET[name]
+    if target and target in NO_RULE_YET:
+        return "no rule yet", f"routes to {target}: {NO_RULE_YET[target]}"
+    return "unclassified", detail
+
+
+def namespace_walk() -> dict[str, dict[str, tuple[str, str]]]:
+    """Every public callable of each of `NAMESPACES`, classified (`classify`): for the
+    namespace test and the coverage counts.
+
+    >>> walk = namespace_walk()
+    >>> walk["numpy"]["np.exp"][0], walk["ndarray operators"]["ndarray.__mul__"][0]
+    ('differentiable', 'differentiable')
+    """
+    return {namespace: {name: classify(name, value)
+                        for name, value in public_callables(namespace).items()}
+            for namespace in NAMESPACES}
+
+
+def namespace_counts(walk: dict | None = None) -> dict[str, dict[str, int]]:
+    """How many public callables of each namespace have each status."""
+    walk = namespace_walk() if walk is None else walk
+    return {namespace: {status: sum(1 for s, _ in entries.values() if s == status)
+                        for status in STATUSES}
+            for namespace, entries in walk.items()}
+
+
 def resolve(name: str) -> Any:
     """The function object a listed name refers to (``None`` if its module is missing).
 
@@ -106,7 +365,9 @@ def resolve(name: str) -> Any:
     """
     module_name, _, attribute = name.replace("np.", "numpy.", 1).rpartition(".")
     try:
-        return getattr(importlib.import_module(module_name), attribute)
+        with warnings.catch_warnings():  # deprecated names warn when read
+            warnings.simplefilter("ignore")
+            return getattr(importlib.import_module(module_name), attribute)
     except (ImportError, AttributeError):
         return None
 
@@ -198,6 +459,37 @@ def _lines(markdown: bool, compare_autograd: bool) -> Iterator[str]:
         yield "HIPS autograd is not installed (make bench-peers installs it)."
 
 
+def _walk_lines(walk: dict) -> Iterator[str]:
+    for namespace, entries in walk.items():
+        yield f"\n{namespace}"
+        for name, (status, detail) in entries.items():
+            yield f"  {name:<34} {status}" + (f": {detail}" if detail else "")
+
+
+def _count_lines(counts: dict, markdown: bool) -> Iterator[str]:
+    """The counts per namespace, as a table."""
+    import numpy as np
+
+    yield (f"Public callables of NumPy {np.__version__} by namespace (differentiable: a "
+           f"registered rule; declared: non-differentiable; excluded: left out with a reason; "
+           f"no rule yet: differentiable, listed with the reason; unclassified: none of these)")
+    header = ("namespace", *STATUSES, "total")
+    rows = [(namespace, *(str(c[s]) for s in STATUSES), str(sum(c.values())))
+            for namespace, c in counts.items()]
+    totals = [sum(c[s] for c in counts.values()) for s in STATUSES]
+    rows.append(("all", *map(str, totals), str(sum(totals))))
+    if markdown:
+        yield "| " + " | ".join(header) + " |"
+        yield "|---" * len(header) + "|"
+        for row in rows:
+            yield "| " + " | ".join(row) + " |"
+        return
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    for row in [header, *rows]:
+        yield "  " + "  ".join(cell.ljust(w) if i == 0 else cell.rjust(w)
+                               for i, (cell, w) in enumerate(zip(row, widths)))
+
+
 def main(argv: list[str] | None = None) -> int:
     """Print the coverage listing."""
     parser = argparse.ArgumentParser(prog="python -m chainrules.coverage",
@@ -205,8 +497,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
     parser.add_argument("--autograd", action="store_true",
                         help="compare with HIPS autograd's registry (if installed)")
+    parser.add_argument("--namespaces", action="store_true",
+                        help="list every public callable of numpy, numpy.linalg, numpy.fft "
+                             "and ndarray with its status (the namespace walk)")
     options = parser.parse_args(argv)
-    for line in _lines(options.markdown, options.autograd):
+    walk = namespace_walk()
+    if options.namespaces:
+        for line in _walk_lines(walk):
+            print(line)
+        print()
+    else:
+        for line in _lines(options.markdown, options.autograd):
+            print(line)
+        print()
+    for line in _count_lines(namespace_counts(walk), options.markdown):
         print(line)
     print()
     for line in _first_order_lines():

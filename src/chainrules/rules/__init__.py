@@ -8,6 +8,7 @@ algebra) only when SciPy is installed.
 from . import elementwise, fft, indexing, linalg, reductions, selection, shape  # noqa: F401  (registration happens on import)
 from . import higher_order  # noqa: F401,E402
 from . import arithmetic, construction  # noqa: F401,E402
+from . import declared, more  # noqa: F401,E402
 
 try:
     import scipy as _scipy  # noqa: F401  (optional: the SciPy rules need SciPy itself)

@@ -161,7 +161,7 @@ _EXCLUDED_GROUPS: dict[str, str] = {
         "np.vectorize np.poly1d"),
     "writes into its argument: array writes are a separate issue (issue 15); build a new "
     "array (np.where, np.stack) instead": (
-        "np.copyto np.place np.put np.putmask np.fill_diagonal ndarray.fill ndarray.put "
+        "np.copyto np.place np.put np.put_along_axis np.putmask np.fill_diagonal ndarray.fill ndarray.put "
         "ndarray.itemset ndarray.setfield ndarray.setflags ndarray.resize ndarray.sort "
         "ndarray.partition"),
     "memory views and byte layout: reinterpret bytes, not values": (

@@ -80,7 +80,8 @@ def _join_back(call: Call, dy: Any, shapes: list[tuple], axis: int) -> list:
     ends = np.cumsum([shape[axis] for shape in shapes])[:-1]
     pieces = np.split(dy, ends, axis=axis)
     pieces = [np.reshape(piece, np.shape(x)) for piece, x in zip(pieces, call.x)]
-    return np.stack(pieces) if isinstance(call.x, np.ndarray) else pieces  # rows of an array
+    # rows of an array (a traced one at order 2), else one cotangent per element
+    return pieces if isinstance(call.x, (list, tuple)) else np.stack(pieces)
 
 
 def _concatenate_back(call: Call, dy: Any) -> list:

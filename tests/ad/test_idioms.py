@@ -271,12 +271,12 @@ def test_every_public_ndarray_name_is_routed_read_refused_or_listed():
         set(REFUSED_METHODS) | {"choose"}
     assert names <= known, f"unclassified ndarray names: {sorted(names - known)}"
     for name in names - set(LISTED):
-        assert hasattr(Traced, name), name
+        assert hasattr(Traced, name) or not hasattr(M, name), name
 
 
 @pytest.mark.parametrize("name", DIFFERENTIABLE_METHODS)
 def test_differentiable_method(name):
-    if not hasattr(np.ndarray, name):
+    if not hasattr(M, name):  # NumPy 2.0 keeps removed names that raise AttributeError
         pytest.skip(f"ndarray.{name} is not in this NumPy")
     method = DIFFERENTIABLE_METHODS[name]
 

@@ -238,7 +238,7 @@ class Traced:
     argmin = _method(np.argmin)
     argsort = _method(np.argsort)
     nonzero = _method(np.nonzero)
-    if hasattr(np.ndarray, "ptp"):  # NumPy 1.x only
+    if hasattr(np.zeros(0), "ptp"):  # NumPy 1.x (2.0 keeps a name that raises AttributeError)
         ptp = _method(np.ptp)
 
     def compress(self, condition, *args, **kwargs):

@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 
 import chainrules as cr
-from chainrules.ad import array_likes
 from chainrules.ad.tracer import REFUSED_METHODS, Traced
 
 from .finite_differences import numerical_gradient
@@ -109,6 +108,7 @@ def test_a_ufunc_of_a_list_alone_says_how_to_write_it():
 
 def test_numpy_is_untouched_outside_traces_and_calls_without_lists_record_no_conversion():
     originals = {name: getattr(np, name) for name in ("mean", "dot", "stack")}
+    norm = np.linalg.norm
     seen = {}
 
     def f(x):
@@ -118,7 +118,7 @@ def test_numpy_is_untouched_outside_traces_and_calls_without_lists_record_no_con
     cr.grad(f)(X)
     assert seen["inside"]  # replaced while tracing...
     assert all(getattr(np, name) is value for name, value in originals.items())  # ...not after
-    assert np.linalg.norm is array_likes._tables[1][2]["norm"]
+    assert np.linalg.norm is norm and not hasattr(norm, "__wrapped__")
     # the functions themselves reached the engine: no np.array conversion recorded
     records = _recorded_functions(f)
     assert records.count(np.array) == 0 and np.mean in records and np.dot in records

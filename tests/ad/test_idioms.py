@@ -118,7 +118,7 @@ def test_numpy_is_untouched_outside_traces_and_calls_without_lists_record_no_con
     cr.grad(f)(X)
     assert seen["inside"]  # replaced while tracing...
     assert all(getattr(np, name) is value for name, value in originals.items())  # ...not after
-    assert np.linalg.norm is norm and not hasattr(norm, "__wrapped__")
+    assert np.linalg.norm is norm and type(norm) is type(originals["mean"])
     # the functions themselves reached the engine: no np.array conversion recorded
     records = _recorded_functions(f)
     assert records.count(np.array) == 0 and np.mean in records and np.dot in records

@@ -377,11 +377,11 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool 
 
 def _check_scalar(f: Callable, y: Any) -> None:
     value = primal(y)
-    if not (isinstance(value, (float, np.floating, np.ndarray)) and np.shape(value) == ()
+    if not (isinstance(value, (float, np.floating, np.ndarray)) and np.size(value) == 1
             and np.isrealobj(value)):
         shape = np.shape(value) if isinstance(value, (np.ndarray, np.generic, float, complex)) \
             else None
-        if shape not in (None, ()):
+        if shape not in (None, ()) and np.size(value) != 1:
             raise TypeError(
                 f"grad requires {_name(f)} to return a real scalar; it returned an array of "
                 f"shape {shape}. Use chainrules.vjp(f, x) for vector-Jacobian products or "
@@ -401,7 +401,7 @@ def _check_scalar(f: Callable, y: Any) -> None:
 def _one_like(y: Any) -> Any:
     value = primal(y)
     if isinstance(value, np.ndarray):
-        return np.ones((), value.dtype)
+        return np.ones(value.shape, value.dtype)  # shape (1,) or (1, 1) too: see `grad`
     if isinstance(value, np.generic):
         return value.dtype.type(1)
     return 1.0
@@ -413,6 +413,9 @@ def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
 
     An integer or boolean argument in ``argnums`` is a ``TypeError`` (its gradient would be
     ``NoTangent()`` and a descent loop would silently not move); ``allow_int=True`` allows it.
+    An output of one element in an array (shape ``(1,)`` or ``(1, 1)``, common after
+    ``X @ w``) is taken as the real scalar it holds, as in autograd; the value that
+    `value_and_grad` returns keeps its shape.
 
     >>> import numpy as np
     >>> def loss(x):
@@ -421,6 +424,8 @@ def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
     array([0., 2., 4.])
     >>> grad(lambda z: np.abs(z) ** 2)(3 + 4j)    # complex convention: dRe + i dIm
     (6+8j)
+    >>> grad(lambda w: np.ones((1, 2)) @ w ** 2)(np.array([1.0, 3.0]))   # shape (1,)
+    array([2., 6.])
     """
     value_and_gradient = value_and_grad(f, argnums, has_aux, allow_int)
 

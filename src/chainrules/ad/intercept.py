@@ -44,6 +44,8 @@ from typing import Any
 
 import numpy as np
 
+from . import array_likes
+
 __all__ = ["enter", "exit", "CREATION", "ORIGINALS"]
 
 _lock = threading.Lock()
@@ -254,6 +256,7 @@ def enter() -> None:
     with _lock:
         _depth += 1
         if _depth == 1:
+            array_likes.install()  # first: the replacements below take precedence
             for name in CREATION:
                 setattr(np, name, _REPLACEMENTS[name])
             np.vectorize.__call__ = _vectorize_call
@@ -277,3 +280,4 @@ def exit() -> None:
             while _replaced:
                 module, name, original = _replaced.pop()
                 setattr(module, name, original)
+            array_likes.uninstall()

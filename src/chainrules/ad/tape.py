@@ -305,6 +305,8 @@ _NO_KEYWORDS: dict = {}  # shared, never mutated: rules receive keyword argument
 def _record_searching(function: Any, args: tuple, kwargs: dict) -> Any:
     """`record` when some arguments are structures (lists, closures...) that may hold traced
     values, or when traced values of nested traces meet."""
+    if isinstance(function, np.ufunc):
+        args = _ufunc_inputs(args)
     tape, search = _innermost_tape(args)
     if tape is None:
         return function(*args, **kwargs)
@@ -329,6 +331,14 @@ def _record_searching(function: Any, args: tuple, kwargs: dict) -> Any:
             primals.append(arg)
             parents.append(-1)
     return _apply(tape, function, tuple(primals), tuple(parents), kwargs)
+
+
+def _ufunc_inputs(args: tuple) -> tuple:
+    """A ufunc's inputs with each list or tuple holding traced values made a traced array by
+    ``np.array`` (as NumPy reads it: an array-like), so that it is differentiated as an array
+    at every order."""
+    return tuple(np.array(arg) if type(arg) in (list, tuple) and _holds_traced(arg) else arg
+                 for arg in args)
 
 
 def _record_structure(tape: Tape, function: Any, position: int, found: list) -> int:

@@ -21,6 +21,58 @@ from ..core.config import _name
 __all__ = ["Traced"]
 
 
+# NumPy's functions that methods and properties record, bound at import: during a trace,
+# NumPy's namespace holds the wrappers of `array_likes`, which have no rules of their own.
+_FUNCTIONS = {name: getattr(np, name) for name in (
+    "compress", "ravel", "reshape", "transpose", "swapaxes", "real", "imag", "copy")}
+
+
+def _method(function: Any) -> Any:
+    """The ndarray method that is ``function(self, *args, **kwargs)``."""
+    def method(self, *args, **kwargs):
+        return record(function, (self,) + args, kwargs)
+
+    method.__name__ = method.__qualname__ = function.__name__
+    method.__doc__ = f"``np.{function.__name__}(self, ...)``."
+    return method
+
+
+def _refused(name: str, why: str) -> str:
+    return (f"x.{name}() on a traced array is not supported: it {why}. Use "
+            f"chainrules.primal(x).{name}(...) for the plain value.")
+
+
+def _refusing(name: str, why: str) -> Any:
+    """An ndarray method that raises TracingError saying ``why``."""
+    def method(self, *args, **kwargs):
+        raise TracingError(_refused(name, why))
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"Refused: it {why}."
+    return method
+
+
+# In place or about memory: refused, each with the reason and what to write instead.
+REFUSED_METHODS = {
+    "fill": "writes into the array (use np.full_like(x, value))",
+    "put": "writes into the array (use np.where or np.put_along_axis)",
+    "itemset": "writes into the array (use np.where)",
+    "sort": "sorts the array in place (use np.sort(x))",
+    "partition": "partitions the array in place (use np.partition(x, k))",
+    "resize": "resizes the array in place (use np.resize(x, shape))",
+    "setfield": "writes into the array's memory",
+    "setflags": "changes the array's memory flags",
+    "byteswap": "reinterprets the array's bytes",
+    "newbyteorder": "reinterprets the array's bytes",
+    "getfield": "reinterprets the array's memory",
+    "tobytes": "returns raw bytes",
+    "tostring": "returns raw bytes",
+    "tofile": "writes raw bytes to a file",
+    "dump": "pickles the array to a file",
+    "dumps": "pickles the array",
+}
+
+
 class Traced:
     """A traced array or scalar: ``primal`` is its value, ``node`` its place on ``tape``."""
 
@@ -58,12 +110,14 @@ class Traced:
     def __array__(self, dtype=None, copy=None):
         if self.tape.finished:  # escaped its trace (a loss kept for plotting): a value now
             return np.asarray(primal_value(self), dtype)
-        raise TracingError(
+        raise ArrayConversionError(
             "a traced value was converted to a plain NumPy array, which would silently cut it "
             "out of the gradient. This happens with `out[a:b] = t` (writing into a plain "
-            "array), np.asarray/np.array inside code that was imported as `from numpy import "
-            "array`, or C extensions. Build a list and use np.stack(values) (or "
-            "np.array(values)) instead, or np.where for masked updates.")
+            "array), a ufunc given a list of traced values (np.exp([a, b]): write "
+            "np.exp(np.array([a, b]))), np.asarray/np.array or other NumPy functions inside "
+            "code that was imported as `from numpy import array`, or C extensions. Build a "
+            "list and use np.stack(values) (or np.array(values)) instead, or np.where for "
+            "masked updates.")
 
     def __float__(self):
         return _to_number(self, float)
@@ -167,67 +221,146 @@ class Traced:
             "treated as immutable while differentiating. Build the result functionally: "
             "collect values in a list and np.stack them, or use np.where(mask, new, x).")
 
-    # --- ndarray methods, mapped onto the NumPy functions that have rules ---------------
-    def sum(self, *args, **kwargs): return record(np.sum, (self,) + args, kwargs)
-    def mean(self, *args, **kwargs): return record(np.mean, (self,) + args, kwargs)
-    def prod(self, *args, **kwargs): return record(np.prod, (self,) + args, kwargs)
-    def max(self, *args, **kwargs): return record(np.max, (self,) + args, kwargs)
-    def min(self, *args, **kwargs): return record(np.min, (self,) + args, kwargs)
-    def std(self, *args, **kwargs): return record(np.std, (self,) + args, kwargs)
-    def var(self, *args, **kwargs): return record(np.var, (self,) + args, kwargs)
-    def cumsum(self, *args, **kwargs): return record(np.cumsum, (self,) + args, kwargs)
-    def cumprod(self, *args, **kwargs): return record(np.cumprod, (self,) + args, kwargs)
-    def dot(self, other): return record_binary(np.dot, self, other)
-    def ravel(self, *args, **kwargs): return record(np.ravel, (self,) + args, kwargs)
-    def flatten(self): return record_unary(np.ravel, self)
-    def squeeze(self, *args, **kwargs): return record(np.squeeze, (self,) + args, kwargs)
-    def swapaxes(self, a, b): return record(np.swapaxes, (self, a, b), {})
-    def clip(self, *args, **kwargs): return record(np.clip, (self,) + args, kwargs)
-    def trace(self, *args, **kwargs): return record(np.trace, (self,) + args, kwargs)
-    def diagonal(self, *args, **kwargs): return record(np.diagonal, (self,) + args, kwargs)
-    def take(self, *args, **kwargs): return record(np.take, (self,) + args, kwargs)
-    def repeat(self, *args, **kwargs): return record(np.repeat, (self,) + args, kwargs)
-    def argmax(self, *args, **kwargs): return np.argmax(self.primal, *args, **kwargs)
-    def argmin(self, *args, **kwargs): return np.argmin(self.primal, *args, **kwargs)
-    def argsort(self, *args, **kwargs): return np.argsort(self.primal, *args, **kwargs)
-    def nonzero(self): return np.nonzero(self.primal)
-    def tolist(self): return [self[i] for i in range(len(self))] if self.ndim else self
+    # --- ndarray methods: each one is its NumPy function (bound when this module is imported:
+    # during a trace NumPy's namespace holds the wrappers of `array_likes`), reads the primal
+    # (index and truth values), or says why it is refused. tests/ad/test_idioms.py walks
+    # ndarray's public names.
+    sum = _method(np.sum)
+    mean = _method(np.mean)
+    prod = _method(np.prod)
+    max = _method(np.max)
+    min = _method(np.min)
+    std = _method(np.std)
+    var = _method(np.var)
+    cumsum = _method(np.cumsum)
+    cumprod = _method(np.cumprod)
+    dot = _method(np.dot)
+    ravel = _method(np.ravel)
+    squeeze = _method(np.squeeze)
+    swapaxes = _method(np.swapaxes)
+    clip = _method(np.clip)
+    trace = _method(np.trace)
+    diagonal = _method(np.diagonal)
+    take = _method(np.take)
+    repeat = _method(np.repeat)
+    round = _method(np.round)  # piecewise constant: a constant result
+    choose = _method(np.choose)  # x holds the indices: a constant of x
+    searchsorted = _method(np.searchsorted)
+    argmax = _method(np.argmax)
+    argmin = _method(np.argmin)
+    argsort = _method(np.argsort)
+    nonzero = _method(np.nonzero)
+    if hasattr(np.zeros(0), "ptp"):  # NumPy 1.x (2.0 keeps a name that raises AttributeError)
+        ptp = _method(np.ptp)
+
+    def compress(self, condition, *args, **kwargs):
+        """``np.compress(condition, self, ...)``."""
+        return record(_FUNCTIONS["compress"], (condition, self) + args, kwargs)
+
+    def all(self, *args, **kwargs):
+        """``np.all`` of the values (a boolean: nothing to differentiate)."""
+        return np.all(primal_value(self), *args, **kwargs)
+
+    def any(self, *args, **kwargs):
+        """``np.any`` of the values (a boolean: nothing to differentiate)."""
+        return np.any(primal_value(self), *args, **kwargs)
+
+    def argpartition(self, *args, **kwargs):
+        """``np.argpartition`` of the values (indices: nothing to differentiate)."""
+        return np.argpartition(primal_value(self), *args, **kwargs)
+
+    def flatten(self, order="C"):
+        """A flat copy: ``np.ravel(self, order)`` (traced values are immutable)."""
+        return record(_FUNCTIONS["ravel"], (self, order), {})
+
+    @property
+    def flat(self):
+        """``self.ravel()``: indexing and iterating it reads as ``ndarray.flat`` does."""
+        return record_unary(_FUNCTIONS["ravel"], self)
+
+    def tolist(self):
+        """Nested lists of traced numbers (NumPy's gives Python numbers; these keep the
+        gradient, and formatting, comparisons and ``bool()`` read their values)."""
+        if self.ndim == 0:
+            return self
+        return [element.tolist() for element in self]
+
     def item(self, *args):
-        raise TracingError("t.item() cuts a traced value out of the gradient; use t[()] or "
-                           "t[index] instead (or chainrules.primal(t) to read the number).")
+        """The element ``x.item(*args)`` reads, still traced (NumPy returns a Python number; a
+        traced number keeps the gradient, and formatting, comparisons and ``bool()`` read its
+        value; ``chainrules.primal(x).item()`` is the plain number)."""
+        if not args:
+            if self.size != 1:
+                raise ValueError("can only convert an array of size 1 to a Python scalar")
+            return self.reshape(())[()] if self.ndim else self[()]
+        if len(args) == 1 and not isinstance(args[0], tuple):
+            return self.reshape(-1)[args[0]]
+        return self[args[0] if len(args) == 1 else args]
 
     def reshape(self, *shape, **kwargs):
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
-        return record(np.reshape, (self, shape), kwargs)
+        return record(_FUNCTIONS["reshape"], (self, shape), kwargs)
 
     def transpose(self, *axes):
         if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
             axes = tuple(axes[0])
-        return record(np.transpose, (self, axes or None), {})
+        return record(_FUNCTIONS["transpose"], (self, axes or None), {})
 
     @property
     def T(self):
-        return record_unary(np.transpose, self)
+        return record_unary(_FUNCTIONS["transpose"], self)
+
+    @property
+    def mT(self):
+        """The transpose of the last two axes, as ``ndarray.mT``."""
+        if self.ndim < 2:
+            raise ValueError("matrix transpose with ndim < 2 is undefined")
+        return record(_FUNCTIONS["swapaxes"], (self, -1, -2), {})
 
     @property
     def real(self):
-        return record_unary(np.real, self)
+        return record_unary(_FUNCTIONS["real"], self)
 
     @property
     def imag(self):
-        return record_unary(np.imag, self)
+        return record_unary(_FUNCTIONS["imag"], self)
 
     def conj(self):
         return record_unary(np.conj, self)
 
     conjugate = conj
 
-    def copy(self):
-        return record_unary(np.copy, self)
+    def copy(self, order="K"):
+        return record_unary(_FUNCTIONS["copy"], self) if order == "K" else \
+            record(_FUNCTIONS["copy"], (self, order), {})
 
     def astype(self, dtype, *args, **kwargs):
         return record(_astype(), (self, dtype), {})
+
+    def view(self, *args, **kwargs):
+        """``x.view()``: ``x`` itself (traced values are immutable); a view with another dtype
+        or type reinterprets memory and is refused."""
+        if args or kwargs:
+            raise TracingError(_refused("view", "reinterprets the memory of the array"))
+        return self
+
+    @property
+    def itemsize(self):
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self):
+        return self.size * self.dtype.itemsize
+
+    @property
+    def device(self):
+        return "cpu"
+
+    def to_device(self, device, /, *, stream=None):
+        if device != "cpu":
+            raise ValueError(f"unsupported device {device!r}: NumPy arrays live on the cpu")
+        return self
 
     def __copy__(self):
         return self
@@ -324,5 +457,15 @@ _UFUNC_METHODS = {
 
 from ..core.structure import register_leaf_type  # noqa: E402
 from .tape import TracingError, record, record_binary, record_unary  # noqa: E402
+
+
+class ArrayConversionError(TracingError):
+    """NumPy converted a traced value to a plain array (`array_likes` retries the call with
+    its lists of traced values converted by ``np.array``)."""
+
+
+for _name_, _why in REFUSED_METHODS.items():
+    setattr(Traced, _name_, _refusing(_name_, _why))
+del _name_, _why
 
 register_leaf_type(Traced)

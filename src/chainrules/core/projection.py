@@ -212,6 +212,12 @@ class _ProjectToObjectArray(ProjectTo):
         return out
 
 
+def _is_array(x: Any) -> bool:
+    """An ndarray, or an engine's traced array (it takes part in NEP 18 and has a shape)."""
+    return isinstance(x, np.ndarray) or (
+        hasattr(type(x), "__array_function__") and hasattr(x, "ndim"))
+
+
 class _ProjectToStructure(ProjectTo):
     """Containers, dataclasses, objects, closures: a `Tangent`, projected field by field."""
 
@@ -229,10 +235,11 @@ class _ProjectToStructure(ProjectTo):
         primal_type = type(primal)
         if isinstance(cotangent, (tuple, list, dict)) and not isinstance(cotangent, Tangent):
             cotangent = Tangent(primal_type, structural_fields(cotangent))
-        elif isinstance(cotangent, np.ndarray) and isinstance(primal, (list, tuple)) \
+        elif isinstance(primal, (list, tuple)) and _is_array(cotangent) \
                 and cotangent.ndim and len(cotangent) == len(primal):
             # A sequence of numbers or arrays used as an array (np.array([a, b])): its
-            # cotangent may come stacked; element i is cotangent[i].
+            # cotangent may come stacked (an engine's traced array at order 2); element i is
+            # cotangent[i].
             cotangent = Tangent(primal_type, dict(enumerate(cotangent)))
         if not isinstance(cotangent, Tangent):
             raise ProjectionError(

@@ -53,7 +53,7 @@ def _power_derivative(a, b, power):
     there, ``inf`` with NumPy's RuntimeWarning for ``x ** 0.5``. scalar_rule passes Python
     floats as NumPy scalars, so this is NumPy's arithmetic throughout.
     """
-    if type(b) is not np.ndarray:  # one exponent
+    if getattr(b, "ndim", 0) == 0:  # one exponent (b may be traced: second derivatives)
         if b == 0:  # b * power(a, -1) would be 0 * inf at a == 0
             return np.zeros(np.shape(a), np.result_type(a, b))[()]
         # b - 1 in b's own type: a float32 exponent minus a Python int is float64 on NumPy 1

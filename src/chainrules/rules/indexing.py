@@ -64,7 +64,26 @@ def _getitem_rule(x: Any, index: Any):
         return _container_getitem_rule(x, index)
     if _is_traced_array(x):  # order 2: the primal is a value of an outer trace
         return _traced_getitem(x, index)
+    if isinstance(x, np.generic):  # a NumPy number: x[()], x[None], x[...]
+        return _number_getitem(x, index)
     return None
+
+
+def _number_getitem(x: np.generic, index: Any):
+    """``x[index]`` of a NumPy number: every element of the result is ``x``, so its cotangent
+    is the sum of the output's."""
+    y = x[index]
+    if x.dtype.kind not in "fc":
+        return y, _no_index_tangents
+    project = ProjectTo(x)
+
+    def number_getitem_pullback(dy: Any) -> tuple:
+        dy = unthunk(dy)
+        if isinstance(dy, AbstractZero):
+            return _NO_INDEX_TANGENTS
+        return _NO_TANGENT, project(np.sum(dy)), _NO_TANGENT
+
+    return y, number_getitem_pullback
 
 
 def _is_traced_array(x: Any) -> bool:
@@ -164,7 +183,7 @@ def _getitem_push(args: tuple, tangents: tuple, kwargs: dict) -> tuple:
     y = x[index]
     if dx is None:
         return y, ZeroTangent()
-    if isinstance(x, np.ndarray):
+    if isinstance(x, (np.ndarray, np.generic)):
         return y, ProjectTo(y)(np.asarray(dx)[index])
     if isinstance(x, (list, tuple, dict)):
         fields = dx.backing if isinstance(dx, Tangent) else structural_fields(dx)

@@ -411,3 +411,23 @@ def test_integer_operators_on_floats_raise_typeerror_as_numpy_does(op):
         op(X, X)
     with pytest.raises(TypeError):
         cr.grad(lambda x: np.sum(op(x, x)))(X)
+
+
+def test_rules_of_numpy_names_are_found_while_a_trace_wraps_them():
+    """While tracing, NumPy's namespace holds wrappers that accept lists; a rule looked up by
+    the name then (a user's pullback calling `rrule(np.sum, ...)`) is still the original's, and
+    rules that compare functions (np.correlate's window) still see which function ran."""
+    from chainrules import rrule
+
+    seen = []
+
+    def f(x):
+        seen.append(rrule(np.sum, np.ones(2)) is not None)
+        return np.sum(np.correlate(x[:2], x, "same") ** 2)
+
+    x = np.array([0.3, -1.2, 2.0, 0.7])
+    h = cr.hessian(f)(x)  # the pullback runs inside the outer trace, with the names wrapped
+    assert seen and all(seen)
+    step = 1e-6
+    fd = [(cr.grad(f)(x + step * e) - cr.grad(f)(x - step * e)) / (2 * step) for e in np.eye(4)]
+    np.testing.assert_allclose(h, fd, rtol=1e-6, atol=1e-8)

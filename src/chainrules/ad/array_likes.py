@@ -36,6 +36,8 @@ from typing import Any
 
 import numpy as np
 
+from ..core.registry import STANDS_FOR
+
 __all__ = ["install", "uninstall", "accepting_array_likes"]
 
 _DISPATCHER = type(np.mean)  # NumPy's array functions (numpy._ArrayFunctionDispatcher)
@@ -60,6 +62,7 @@ def accepting_array_likes(original: Any) -> Any:
     for attribute in ("__name__", "__qualname__", "__module__", "__doc__"):
         setattr(call, attribute, getattr(original, attribute, None))
     call.__wrapped__ = original
+    setattr(call, STANDS_FOR, original)  # its rules are the original's
     return call
 
 

@@ -31,6 +31,7 @@ array([2., 4.])
 from __future__ import annotations
 
 import operator
+from types import SimpleNamespace
 from typing import Any, Callable
 
 import numpy as np
@@ -56,6 +57,10 @@ __all__ = ["BatchedForwardTrace", "lift", "output_tangent"]
 _NO_TANGENT = NoTangent()
 _ZERO = ZeroTangent()
 _FRULES = frule._rules
+# NumPy's functions as bound at import: while a trace runs, the namespace holds wrappers that
+# accept lists of traced values (chainrules.ad.array_likes), and `function` is the original.
+_ORIGINAL = SimpleNamespace(**{name: getattr(np, name) for name in (
+    "cumsum", "reshape", "ravel", "stack", "diag", "trace", "dot", "take_along_axis")})
 
 
 class BatchedForwardTrace(ForwardTrace):
@@ -360,7 +365,7 @@ def _linear_reduction(trace, function, primals, tangents, kwargs):
     ndim = len(_shape(x))
     options = {name: arguments[name] for name in ("dtype", "keepdims") if name in arguments}
     axis = arguments.get("axis")
-    if function is np.cumsum:
+    if function is _ORIGINAL.cumsum:
         if axis is None:
             t, axis = t.reshape(t.shape[0], -1), 1
         else:
@@ -377,7 +382,7 @@ def _same_elements(trace, function, primals, tangents, kwargs):
         return None
     arguments = _bind(function, primals, kwargs)
     order = arguments.get("order", "C") if arguments is not None and \
-        function in (np.reshape, np.ravel) else "C"
+        function in (_ORIGINAL.reshape, _ORIGINAL.ravel) else "C"
     if arguments is None or order not in ("C", "F"):
         return None  # "A", "K": the order depends on the primal's memory layout
     y = function(*primals, **kwargs)
@@ -457,7 +462,7 @@ def _join(trace, function, primals, tangents, kwargs):
     arrays = [np.zeros((size,) + np.shape(a), dtype) if t is None else t
               for a, t in zip(primals[0], parts)]
     axis = arguments.get("axis", 0)
-    if function is np.stack:
+    if function is _ORIGINAL.stack:
         return y, np.stack(arrays, axis=_axis(axis, len(_shape(y))))
     if axis is None:
         return y, np.concatenate([a.reshape(size, -1) for a in arrays], axis=1)
@@ -476,14 +481,14 @@ def _diagonal(trace, function, primals, tangents, kwargs):
     ndim = len(_shape(primals[0]))
     if arguments is None or ndim < 2:
         return None
-    if function is np.diag:
+    if function is _ORIGINAL.diag:
         offset, axis1, axis2 = arguments.get("k", 0), 0, 1
     else:
         if not _only(arguments, ("a", "offset", "axis1", "axis2")):
             return None
         offset = arguments.get("offset", 0)
         axis1, axis2 = arguments.get("axis1", 0), arguments.get("axis2", 1)
-    reduce = np.trace if function is np.trace else np.diagonal
+    reduce = np.trace if function is _ORIGINAL.trace else np.diagonal
     return function(*primals, **kwargs), reduce(tangents[0], offset, _axis(axis1, ndim),
                                                 _axis(axis2, ndim))
 
@@ -574,7 +579,7 @@ def _matmul(trace, function, primals, tangents, kwargs):
         return None
     a, b = primals
     a_ndim, b_ndim = len(_shape(a)), len(_shape(b))
-    if a_ndim == 0 or b_ndim == 0 or (function is np.dot and max(a_ndim, b_ndim) > 2):
+    if a_ndim == 0 or b_ndim == 0 or (function is _ORIGINAL.dot and max(a_ndim, b_ndim) > 2):
         return None
     y = function(a, b)
     stack = max(a_ndim, b_ndim, 2)  # the rank of the product of the operands as matrices
@@ -649,11 +654,11 @@ def _take(trace, function, primals, tangents, kwargs):
     y = function(*primals, **kwargs)
     if axis is None:
         t, axis = t.reshape(t.shape[0], -1), 1
-        if function is np.take_along_axis:
+        if function is _ORIGINAL.take_along_axis:
             indices = np.ravel(indices)
     else:
         axis = _axis(axis, ndim)
-    if function is np.take_along_axis:
+    if function is _ORIGINAL.take_along_axis:
         return y, function(t, np.expand_dims(indices, 0), axis)
     return y, function(t, indices, axis, **({"mode": arguments["mode"]} if "mode" in
                                             arguments else {}))

@@ -29,6 +29,20 @@ PRIMITIVE_MARK = "__chainrules_primitive__"
 _DISPATCHED_LIBRARIES = frozenset({"numpy", "scipy"})
 
 
+
+STANDS_FOR = "__chainrules_stands_for__"
+
+
+def stands_for(f: Any) -> Any:
+    """The function that ``f`` stands in for, if an engine put ``f`` in its place while
+    tracing (``f.__chainrules_stands_for__``), else ``f``: its rules are that function's.
+
+    >>> import numpy as np
+    >>> stands_for(np.sum) is np.sum
+    True
+    """
+    return getattr(f, STANDS_FOR, f)
+
 class UnusedRuleWarning(UserWarning):
     """A rule was registered for a function that engines never record as one operation."""
 
@@ -55,6 +69,8 @@ class RuleTable:
         >>> rrule(np.fabs, -2.0)[1](1.0)
         (NoTangent(), np.float64(-1.0))
         """
+        f = stands_for(f)
+
         def decorator(rule: Callable) -> Callable:
             if f in self._rules and not replace:
                 raise ValueError(
@@ -73,9 +89,12 @@ class RuleTable:
         is ``None`` (false, like ``False``) for functions declared `non_differentiable`, so
         that an engine can skip them in the same access."""
         try:
-            return self._rules.get(f)
+            entry = self._rules.get(f)
         except TypeError:  # unhashable callables have no rule
             return None
+        if entry is None and hasattr(f, STANDS_FOR):
+            return self._rules.get(stands_for(f))
+        return entry
 
     def __contains__(self, f: Any) -> bool:
         return self.lookup(f) is not None

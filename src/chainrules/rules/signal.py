@@ -47,6 +47,7 @@ def _as_array(value: Any) -> Any:
 
 # --- convolve, correlate -------------------------------------------------------------------------
 
+_CORRELATE = np.correlate  # bound at import: a trace may wrap the namespace's name
 _MODES = {"f": "full", "s": "same", "v": "valid", 0: "valid", 1: "same", 2: "full"}
 
 
@@ -65,7 +66,7 @@ def _window_start(call: Call, n: int, m: int) -> int:
         return 0
     if mode == "valid":
         return min(n, m) - 1
-    if call.rule.f is np.correlate and m > n:  # NumPy correlates the longer one, reversed
+    if call.rule.f is _CORRELATE and m > n:  # NumPy correlates the longer one, reversed
         return n // 2
     return (min(n, m) - 1) // 2
 

@@ -13,14 +13,18 @@ from typing import Any
 
 import numpy as np
 
-from ..core.accumulate import accumulate, owned_sum
+from ..core.accumulate import accumulate, owned_copy, owned_sum
 from ..core.config import _name
 from ..core.sparse import SparseCotangent
 from ..core.tangents import AbstractZero, NoTangent
-from ..core.thunks import InplaceableThunk, Thunk
+from ..core.thunks import InplaceableThunk, Thunk, unthunk
 from ..core.structure import tangent_at
 
-__all__ = ["backward", "RuleError", "StructureArgument"]
+__all__ = ["backward", "RuleError", "StructureArgument", "OWNING_PULLBACKS"]
+
+# Pullbacks that write into the cotangent they are given (array writes, ad/writes.py): the
+# engine hands them one it owns, and passes the result on to their first argument as owned.
+OWNING_PULLBACKS: set = set()
 
 
 class RuleError(ValueError):
@@ -49,6 +53,9 @@ def backward(records: list, seeds: list, retain: bool = False) -> tuple[list, by
         slots[node] = None
         if not retain:
             records[node] = None
+        if type(pullback) in OWNING_PULLBACKS:
+            _pull_owned(slots, owned, records, record, cotangent, owned[node])
+            continue
         cotangents = pullback(cotangent)
         if len(cotangents) != len(record) - 2:
             raise RuleError(
@@ -84,6 +91,26 @@ def backward(records: list, seeds: list, retain: bool = False) -> tuple[list, by
                 else:
                     _contribute(slots, owned, records, parent, cotangent, record[1], position)
     return slots, owned
+
+
+def _pull_owned(slots: list, owned: bytearray, records: list, record: tuple, cotangent: Any,
+                is_owned: int) -> None:
+    """Run an owning pullback: its cotangent made owned (copied once if it is not), written in
+    place, and handed on, owned, to the first argument's slot."""
+    if not is_owned or not (type(cotangent) is np.ndarray or type(cotangent) is Traced):
+        cotangent = unthunk(cotangent)
+        cotangent = np.copy(cotangent) if type(cotangent) is Traced else owned_copy(cotangent)
+    cotangents = record[0](cotangent)
+    parent = record[3]
+    if parent >= 0:
+        buffer, old = cotangents[1], slots[parent]
+        slots[parent] = buffer if old is None else accumulate(buffer, old, owned=True)
+        owned[parent] = 1
+    for position in range(2, len(record) - 2):
+        parent = record[position + 2]
+        if parent >= 0:
+            _contribute(slots, owned, records, parent, cotangents[position], record[1],
+                        position)
 
 
 def _contribute(slots: list, owned: bytearray, records: list, node: int, cotangent: Any,
@@ -160,3 +187,6 @@ class StructureArgument:
 _NO_TANGENT = NoTangent()
 _FLOAT64 = np.dtype(np.float64)
 _COMPLEX128 = np.dtype(np.complex128)
+
+
+from .tracer import Traced  # noqa: E402  (the tracer imports this module through the tape)

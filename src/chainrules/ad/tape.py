@@ -92,13 +92,13 @@ class Tape(Level):
 
     def __enter__(self) -> "Tape":
         self.active = True
-        intercept.enter()
+        intercept.enter(self)
         return self
 
     def __exit__(self, *exc) -> None:
         self.active = False
         self.finished = True
-        intercept.exit()
+        intercept.exit(self)
 
 
 class no_garbage_collection:

@@ -35,7 +35,11 @@ class Traced:
     # --- NumPy protocols ----------------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         if "out" in kwargs:
+            if any(type(out) is Traced for out in kwargs["out"]):
+                return writes.ufunc_out(ufunc, method, inputs, kwargs)
             raise TracingError(_out_message(ufunc, inputs, kwargs["out"]))
+        if method == "at":
+            return writes.ufunc_at(ufunc, inputs, kwargs)
         if method == "__call__":
             if not kwargs and len(inputs) == 1:
                 return record_unary(ufunc, self)
@@ -54,14 +58,17 @@ class Traced:
         return record(function, args, kwargs)
 
     def __array__(self, dtype=None, copy=None):
-        if self.tape.finished:  # escaped its trace (a loss kept for plotting): a value now
+        if self.tape.finished or writes.is_constant(self):
+            # escaped its trace (a loss kept for plotting), or an array the function created
+            # and wrote no traced value into: a plain value
             return np.asarray(primal_value(self), dtype)
         raise TracingError(
             "a traced value was converted to a plain NumPy array, which would silently cut it "
-            "out of the gradient. This happens with `out[a:b] = t` (writing into a plain "
-            "array), np.asarray/np.array inside code that was imported as `from numpy import "
-            "array`, or C extensions. Build a list and use np.stack(values) (or "
-            "np.array(values)) instead, or np.where for masked updates.")
+            "out of the gradient. This happens with `out[a:b] = t` where `out` is a plain "
+            "array (made by a name imported before differentiating, such as `from numpy "
+            "import zeros`: call np.zeros(...) instead, which the engine follows), "
+            "np.asarray/np.array imported as `from numpy import array`, or C extensions. "
+            "Create arrays with np.* inside the function, or build a list and np.stack it.")
 
     def __float__(self):
         return _to_number(self, float)
@@ -150,10 +157,17 @@ class Traced:
         return record_binary(operator.getitem, self, index)
 
     def __setitem__(self, index, value):
-        raise TracingError(
-            "item assignment into a traced array (`x[i] = v`) is not supported: arrays are "
-            "treated as immutable while differentiating. Build the result functionally: "
-            "collect values in a list and np.stack them, or use np.where(mask, new, x).")
+        writes.write(self, index, value)
+
+    # In-place arithmetic writes into the array, as NumPy does (see ad/writes.py).
+    def __iadd__(self, other): return writes.augmented(self, np.add, other)
+    def __isub__(self, other): return writes.augmented(self, np.subtract, other)
+    def __imul__(self, other): return writes.augmented(self, np.multiply, other)
+    def __itruediv__(self, other): return writes.augmented(self, np.true_divide, other)
+    def __ipow__(self, other): return writes.augmented(self, np.power, other)
+
+    def fill(self, value):
+        writes.write(self, Ellipsis, value)
 
     # --- ndarray methods, mapped onto the NumPy functions that have rules ---------------
     def sum(self, *args, **kwargs): return record(np.sum, (self,) + args, kwargs)
@@ -218,10 +232,11 @@ class Traced:
         return record(_astype(), (self, dtype), {})
 
     def __copy__(self):
-        return self
+        # arrays can be written in place: a copy is a new array; numbers are immutable
+        return self.copy() if isinstance(primal_value(self), np.ndarray) else self
 
     def __deepcopy__(self, memo):
-        return self
+        return self.__copy__()
 
 
 def primal_value(x: Any) -> Any:
@@ -265,8 +280,10 @@ def _to_number(traced: Traced, kind: type) -> Any:
         traced.tape.defer_error(TracingError(
             f"`{_source_line(frame)}` ({frame.f_code.co_filename}, line {frame.f_lineno}) "
             f"writes a traced value into a plain NumPy array, which cuts it out of the "
-            f"gradient. Build the values in a list and np.stack(values) (or np.array(values)) "
-            f"them instead, or use np.where for masked updates."))
+            f"gradient. Create the array inside the differentiated function by calling "
+            f"np.zeros/np.empty/np.array/... through the numpy module (a name imported "
+            f"before differentiating, such as `from numpy import zeros`, makes a plain "
+            f"array), or build the values in a list and np.stack(values) them."))
         return kind(primal_value(traced))
     raise TracingError(message)
 
@@ -280,8 +297,10 @@ def _out_message(ufunc: Any, inputs: tuple, out: tuple) -> str:
     symbol = _AUGMENTED.get(ufunc.__name__)
     if symbol and len(out) == 1 and inputs and out[0] is inputs[0]:  # Python's `a += t`
         return (f"`a {symbol} t` writes a traced value into the plain array `a` in place, "
-                f"which cuts it out of the gradient. Write `a = a {symbol[:-1]} t` instead "
-                f"(a new value, not an update).")
+                f"which cuts it out of the gradient. Create `a` inside the differentiated "
+                f"function with np.zeros/np.ones/... (through the numpy module, not a name "
+                f"imported before differentiating), or write `a = a {symbol[:-1]} t` (a new "
+                f"value, not an update).")
     return (f"np.{ufunc.__name__}(..., out=...) writes into an array in place, which cannot "
             f"be differentiated; use the returned value instead.")
 
@@ -308,5 +327,6 @@ _UFUNC_METHODS = {
 
 from ..core.structure import register_leaf_type  # noqa: E402
 from .tape import TracingError, record, record_binary, record_unary  # noqa: E402
+from . import writes  # noqa: E402
 
 register_leaf_type(Traced)

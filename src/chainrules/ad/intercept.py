@@ -96,7 +96,9 @@ def _creation(name: str) -> Any:
         if kwargs and kwargs.get("like") is not None:
             kwargs = {**kwargs, "like": _like(name, kwargs["like"], strict=False)}
         result = original(*args, **kwargs)
-        if name == "array":  # a new array: the function may write into it (ad/writes.py)
+        if name == "array" and type(result) is np.ndarray and result.base is None and \
+                (not args or result is not args[0]):
+            # a new array: the function may write traced values into it (ad/writes.py)
             from .writes import created
 
             return created(result)

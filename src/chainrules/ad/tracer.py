@@ -226,7 +226,7 @@ class Traced:
     conjugate = conj
 
     def copy(self):
-        return record_unary(np.copy, self)
+        return record_unary(_NP_COPY, self)
 
     def astype(self, dtype, *args, **kwargs):
         return record(_astype(), (self, dtype), {})
@@ -301,13 +301,18 @@ def _out_message(ufunc: Any, inputs: tuple, out: tuple) -> str:
                 f"function with np.zeros/np.ones/... (through the numpy module, not a name "
                 f"imported before differentiating), or write `a = a {symbol[:-1]} t` (a new "
                 f"value, not an update).")
-    return (f"np.{ufunc.__name__}(..., out=...) writes into an array in place, which cannot "
-            f"be differentiated; use the returned value instead.")
+    return (f"np.{ufunc.__name__}(..., out=a) writes a traced value into the plain NumPy "
+            f"array `a`, which the engine cannot follow. Create `a` inside the differentiated "
+            f"function with np.zeros/np.empty/... (through the numpy module, not a name "
+            f"imported before differentiating), or use the returned value instead.")
 
 
 _AUGMENTED = {"add": "+=", "subtract": "-=", "multiply": "*=", "divide": "/=",
               "true_divide": "/=", "power": "**=", "floor_divide": "//=", "remainder": "%=",
               "matmul": "@="}
+
+
+_NP_COPY = np.copy  # NumPy's own (while tracing, np.copy is the engine's replacement)
 
 
 def _astype():

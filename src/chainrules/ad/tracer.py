@@ -37,6 +37,10 @@ class Traced:
         if "out" in kwargs:
             if any(type(out) is Traced for out in kwargs["out"]):
                 return writes.ufunc_out(ufunc, method, inputs, kwargs)
+            if writes.augmented_subscript(ufunc, method, inputs, kwargs, sys._getframe(1)):
+                # `a[i] op= t` where a[i] is a plain view: a new value, which Python then
+                # stores with `a[i] = value` (recorded if `a` is traced, an error if not)
+                return self.__array_ufunc__(ufunc, method, *inputs)
             raise TracingError(_out_message(ufunc, inputs, kwargs["out"]))
         if method == "at":
             return writes.ufunc_at(ufunc, inputs, kwargs)

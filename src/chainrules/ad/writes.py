@@ -257,7 +257,7 @@ def _own_tangent(target: Any) -> Any:
         return np.zeros(plain.shape, plain.dtype)
     if _tangent_refs(target) > _minimum()[1] or (type(tangent) is np.ndarray and
                                                  tangent.base is not None):
-        return np.copy(tangent)  # shared with another value: copy on write
+        return _copy(tangent)  # shared with another value: copy on write
     return tangent
 
 
@@ -296,9 +296,14 @@ def _own_primal(level: Any, target: Any) -> Any:
             "would change that array too, which the engine does not follow. Write into the "
             "array itself with the combined index (`out[2 + i] = t` for `v = out[2:]; v[i] = "
             "t`, `out[i, j] = t` for `out[i][j] = t`), or write into a copy (`v = v.copy()`).")
-    copy = storage.copy() if plain else np.copy(storage)
+    copy = _copy(storage)
     target.primal = copy
     return copy
+
+
+def _copy(storage: Any) -> Any:
+    """A copy of a storage that something else holds (copy on write): O(its size)."""
+    return storage.copy() if type(storage) is np.ndarray else np.copy(storage)
 
 
 def _is_private_view(storage: np.ndarray) -> bool:
@@ -406,15 +411,28 @@ def _stores_into_subscript(frame: Any) -> bool:
     return False
 
 
+def augmented_subscript(ufunc: Any, method: str, inputs: tuple, kwargs: dict,
+                        frame: Any) -> bool:
+    """Whether NumPy's ``ufunc(a, t, out=(a,))`` on a plain ``a`` is ``a[i] op= t`` in the
+    user's code (``frame``), whose result Python stores into the subscript."""
+    return (method == "__call__" and len(kwargs) == 1 and len(kwargs["out"]) == 1
+            and len(inputs) == 2 and inputs[0] is kwargs["out"][0]
+            and _stores_into_subscript(frame))
+
+
 def augmented(target: Any, ufunc: Any, other: Any) -> Any:
     """``target op= other`` (``+=``, ``*=``, ...): written into ``target`` in place as NumPy
     does; a number or the element of ``a[i] op= t`` gets a new value (Python stores it)."""
     primal = primal_value(target.primal)
     if not isinstance(primal, np.ndarray) or primal.ndim == 0:
         return NotImplemented  # numbers are immutable: Python falls back to `t = t op other`
-    result = ufunc(target, other)
     if _stores_into_subscript(sys._getframe(2)):
-        return result  # `a[i] op= t`: Python writes the result into a[i] next
+        # `a[i] op= t`: Python writes the result into a[i] next. A view of `a` is copied
+        # first, so that the operation's rule keeps no view of the array being written.
+        if type(target.primal) is not np.ndarray or target.primal.base is not None:
+            target = target.copy()
+        return ufunc(target, other)
+    result = ufunc(target, other)
     if not np.can_cast(result.dtype, target.dtype, "same_kind"):
         raise TypeError(
             f"Cannot cast ufunc '{ufunc.__name__}' output from {result.dtype} to "

@@ -241,7 +241,14 @@ def test_writing_through_a_view_is_a_clear_error():
         out[1][0] = x[0]
         return np.sum(out)
 
-    for f in (through_slice, chained_index):
+    def augmented_through_a_name(x):
+        out = np.zeros((2, 2))
+        out[0] = x
+        row = out[0]
+        row += x  # NumPy would write into out through the view
+        return np.sum(out)
+
+    for f in (through_slice, chained_index, augmented_through_a_name):
         with pytest.raises(cr.TracingError, match=r"view.*out\[2 \+ i\]"):
             cr.grad(f)(np.ones(2))
 
@@ -306,7 +313,19 @@ def test_write_forms_cost_no_copy_of_the_array_per_write(monkeypatch):
         run()
         return copied[0] - before + 1
 
-    for case, n in ((fill, 300), (columns, 120)):
+    def rows(n):
+        a = np.array([[0.9, 0.1], [-0.2, 0.95]])
+        x0 = np.array([1.0, 0.5])
+
+        def loss(x0):
+            out = np.zeros((n, 2))
+            out[0] = x0
+            for i in range(1, n):
+                out[i] = out[i - 1] @ a  # a rule keeps the row it reads
+            return np.sum(out ** 2)
+        return lambda: cr.grad(loss)(x0)
+
+    for case, n in ((fill, 300), (columns, 120), (rows, 200)):
         measured = check_linear(case, n, count=copies, name=case.__name__)
         small, large = measured.counts
         assert large <= 8 * small + 8, measured

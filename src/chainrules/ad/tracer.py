@@ -158,7 +158,10 @@ class Traced:
     __hash__ = object.__hash__
 
     def __getitem__(self, index):
-        return record_binary(operator.getitem, self, index)
+        y = record_binary(operator.getitem, self, index)
+        if type(y) is Traced and type(y.primal) is np.ndarray and y.primal.base is not None:
+            writes.read_view(self, y)  # a view of an array that may be written
+        return y
 
     def __setitem__(self, index, value):
         writes.write(self, index, value)

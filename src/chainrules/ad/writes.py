@@ -183,6 +183,24 @@ def is_constant(traced: Any) -> bool:
     return state is not None and traced.node in state.constants
 
 
+def read_view(source: Any, view: Any) -> None:
+    """``view = source[index]``, a NumPy view: when ``source`` is an array that is written (or
+    may be: created by the function), the view becomes a read-only snapshot of its values. A
+    rule that keeps the view then does not hold the array's storage, which would make every
+    later write copy it (a row recurrence ``out[i] = out[i - 1] @ A`` stays linear); and a
+    write into the snapshot raises, as a write through a view does."""
+    tape = source.tape
+    if tape.forward or not tape.active:
+        return
+    if tape.records[source.node][1] is not setitem:
+        state = _states.get(id(tape))
+        if state is None or source.node not in state.constants:
+            return
+    snapshot = view.primal.copy()
+    snapshot.flags.writeable = False
+    view.primal = snapshot
+
+
 # --- writes ---------------------------------------------------------------------------------
 
 def write(target: Any, index: Any, value: Any) -> None:
@@ -276,7 +294,8 @@ def _own_primal(level: Any, target: Any) -> Any:
     copy. Raises for views."""
     storage = target.primal
     plain = type(storage) is np.ndarray
-    if _primal_refs(target) <= _minimum()[0] and (not plain or storage.base is None):
+    if _primal_refs(target) <= _minimum()[0] and (not plain or (
+            storage.base is None and storage.flags.writeable)):
         return storage
     state = _state(level)
     known = state.inputs.get(id(storage))
@@ -290,7 +309,8 @@ def _own_primal(level: Any, target: Any) -> Any:
             state.inputs[id(storage)] = entry
             entry[1] = _primal_refs(target)
             return storage
-    if plain and storage.base is not None and not _is_private_view(storage):
+    if plain and ((storage.base is not None and not _is_private_view(storage)) or
+                  not storage.flags.writeable):
         raise TracingError(
             "writing into a view of another array (made by slicing, .T, reshape, ravel, ...) "
             "would change that array too, which the engine does not follow. Write into the "

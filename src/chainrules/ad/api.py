@@ -263,7 +263,7 @@ def _vjp(f: Callable, args: Sequence, kwargs: dict, *, argnums: Sequence[int] | 
         seeds = []
         for path, traced in outputs:
             seed = tangent_at(dy, path)
-            if not isinstance(seed, AbstractZero):
+            if not isinstance(seed, AbstractZero) and traced.node >= 0:  # -1: a constant
                 seeds.append((traced.node, ProjectTo(traced.primal)(unthunk(seed))))
         with no_garbage_collection():
             slots, owned = backward(records, seeds, retain=retain)

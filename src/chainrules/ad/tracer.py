@@ -72,7 +72,9 @@ class Traced:
             "array (made by a name imported before differentiating, such as `from numpy "
             "import zeros`: call np.zeros(...) instead, which the engine follows), "
             "np.asarray/np.array imported as `from numpy import array`, or C extensions. "
-            "Create arrays with np.* inside the function, or build a list and np.stack it.")
+            "Create arrays with np.* inside the function, or build a list and np.stack it; "
+            "for a view of such an array (`v = out[2:]; v[:2] = t`), write into the array "
+            "itself with the combined index (`out[2 + i] = t`).")
 
     def __float__(self):
         return _to_number(self, float)
@@ -267,7 +269,7 @@ if "BINARY_OP" in dis.opmap:  # Python 3.11+: one opcode, the operator in its ar
 def _to_number(traced: Traced, kind: type) -> Any:
     """``float(t)``/``complex(t)``: the value once the trace has ended or inside string
     formatting; while tracing, anything else would cut ``t`` out of the gradient."""
-    if traced.tape.finished:
+    if traced.tape.finished or writes.is_constant(traced):
         return kind(primal_value(traced))
     frame = sys._getframe(2)  # the code that asked: _to_number <- __float__ <- caller
     code, offset = frame.f_code.co_code, frame.f_lasti
@@ -290,7 +292,9 @@ def _to_number(traced: Traced, kind: type) -> Any:
             f"gradient. Create the array inside the differentiated function by calling "
             f"np.zeros/np.empty/np.array/... through the numpy module (a name imported "
             f"before differentiating, such as `from numpy import zeros`, makes a plain "
-            f"array), or build the values in a list and np.stack(values) them."))
+            f"array), or build the values in a list and np.stack(values) them. For a view "
+            f"of such an array (`v = out[2:]; v[i] = t`), write into the array itself with "
+            f"the combined index (`out[2 + i] = t`)."))
         return kind(primal_value(traced))
     raise TracingError(message)
 

@@ -74,13 +74,12 @@ def _levels() -> list:
 
 
 class _LevelState:
-    """What a level knows of its writable arrays: its constant leaves (arrays created while it
-    was active) and the caller's arrays written in place (with their reference counts)."""
+    """What a level knows of its written arrays: the caller's arrays written in place, with
+    their reference counts."""
 
-    __slots__ = ("constants", "inputs")
+    __slots__ = ("inputs",)
 
     def __init__(self):
-        self.constants: set = set()
         self.inputs: dict = {}
 
 
@@ -165,22 +164,23 @@ def created(result: Any, depth: int = 1) -> Any:
     return value
 
 
+CONSTANT = -1  # the node of a constant of a reverse level: no record, a constant parent
+
+
 def _constant(level: Any, value: Any) -> Any:
-    if level.forward:
-        return Traced(value, level, _ZERO)
-    traced = level.leaf(value)
-    _state(level).constants.add(traced.node)
-    return traced
+    """``value`` as a constant of ``level``: a traced value with no record (node -1) or a zero
+    tangent. Operations on constants alone compute plain NumPy values (tape.py, forward.py);
+    a write of a traced value makes the array a traced value like any other."""
+    return Traced(value, level, _ZERO if level.forward else CONSTANT)
 
 
 def is_constant(traced: Any) -> bool:
     """Whether ``traced`` is an array created by the function and never written with a traced
     value: a constant, which can be converted to a plain array without losing a gradient."""
-    level = traced.tape
-    if level.forward:
-        return isinstance(traced.node, AbstractZero)
-    state = _states.get(id(level))
-    return state is not None and traced.node in state.constants
+    node = traced.node
+    if traced.tape.forward:
+        return isinstance(node, AbstractZero)
+    return type(node) is int and node < 0
 
 
 def read_view(source: Any, view: Any) -> None:
@@ -190,12 +190,9 @@ def read_view(source: Any, view: Any) -> None:
     later write copy it (a row recurrence ``out[i] = out[i - 1] @ A`` stays linear); and a
     write into the snapshot raises, as a write through a view does."""
     tape = source.tape
-    if tape.forward or not tape.active:
+    if tape.forward or not tape.active or source.node < 0 or \
+            tape.records[source.node][1] is not setitem:
         return
-    if tape.records[source.node][1] is not setitem:
-        state = _states.get(id(tape))
-        if state is None or source.node not in state.constants:
-            return
     snapshot = view.primal.copy()
     snapshot.flags.writeable = False
     view.primal = snapshot
@@ -251,8 +248,19 @@ def _write_reverse(tape: Any, target: Any, index: Any, value: Any, value_primal:
     project = ProjectTo(value_primal) if value_node >= 0 else None
     pullback = WritePullback(index, value_shape, project, keep, False)
     records = tape.records
-    records.append((pullback, setitem, records[target.node][2], target.node, -1, value_node))
+    records.append((pullback, setitem, _meta_of(tape, target), target.node, -1, value_node))
     target.node = len(records) - 1
+
+
+def _meta_of(tape: Any, target: Any) -> tuple:
+    """The record metadata (shape, dtype) of the written array: that of its node, or of its
+    value for a constant."""
+    if target.node >= 0:
+        return tape.records[target.node][2]
+    from .tape import _dtype, _meta, _shape
+
+    primal = target.primal
+    return _meta(_shape(primal), _dtype(primal), type(primal))
 
 
 def _write_forward(trace: Any, target: Any, index: Any, value_primal: Any,
@@ -301,9 +309,8 @@ def _own_primal(level: Any, target: Any) -> Any:
     known = state.inputs.get(id(storage))
     if known is not None and _primal_refs(target) <= known[1]:
         return storage
-    if not level.forward:
-        record = level.records[target.node]
-        if known is not None or (record[0] is None and target.node not in state.constants):
+    if not level.forward and target.node >= 0:
+        if known is not None or level.records[target.node][0] is None:
             _check_input_unused(level, target.node, known is not None)
             entry = [storage, 0]
             state.inputs[id(storage)] = entry
@@ -535,7 +542,7 @@ def _add_at(target: Any, index: Any, value: Any) -> None:
     project = ProjectTo(value_primal) if value_node >= 0 else None
     pullback = WritePullback(index, value_shape, project, None, True)
     records = level.records
-    records.append((pullback, setitem, records[target.node][2], target.node, -1, value_node))
+    records.append((pullback, setitem, _meta_of(level, target), target.node, -1, value_node))
     target.node = len(records) - 1
 
 

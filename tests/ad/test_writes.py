@@ -125,9 +125,21 @@ def captured_then_written(x):
     return np.concatenate([s, t, out])
 
 
+def numpy_in_place_functions(x):
+    a = np.full(3, x[0])  # a traced fill value
+    b = np.full_like(x[:2], x[1] * 2.0)
+    m = np.zeros((3, 3), x.dtype)
+    np.fill_diagonal(m, x[2:5])
+    c = np.ones(4, x.dtype)
+    np.copyto(c, x[1:5], where=np.array([True, False, True, True]))
+    d = np.zeros(2, x.dtype)
+    d.fill(x[5])
+    return np.concatenate([a, b, m.ravel(), c, d])
+
+
 FORMS = [item_into_zeros, slice_into_ones, mask_into_full, integer_array_with_repeats,
          into_np_array_and_copy, two_d_rows_columns_blocks, augmented_assignment,
-         add_at_and_other_ufunc_at, ufunc_out, captured_then_written]
+         add_at_and_other_ufunc_at, ufunc_out, captured_then_written, numpy_in_place_functions]
 
 
 def _plain(form, x):
@@ -171,7 +183,8 @@ def test_the_issue_example_jacobian_against_finite_differences():
 
 @pytest.mark.parametrize("form", [item_into_zeros, two_d_rows_columns_blocks,
                                   augmented_assignment, add_at_and_other_ufunc_at, ufunc_out,
-                                  captured_then_written, integer_array_with_repeats],
+                                  captured_then_written, integer_array_with_repeats,
+                                  numpy_in_place_functions],
                          ids=lambda f: f.__name__)
 def test_writes_at_order_2_hessian_and_jvp_against_finite_differences(form):
     x = _RNG.normal(size=6)

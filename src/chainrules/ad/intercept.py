@@ -259,8 +259,12 @@ def _writable(name: str) -> Any:
     original = ORIGINALS[name]
 
     def create(*args: Any, **kwargs: Any) -> Any:
-        from .writes import created
+        from .writes import created, full
 
+        if name in ("full", "full_like"):  # a traced fill value is written into the array
+            result = full(original, args, kwargs)
+            if result is not None:
+                return result
         return created(original(*args, **kwargs))
 
     create.__name__ = create.__qualname__ = name

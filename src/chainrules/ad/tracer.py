@@ -59,6 +59,8 @@ class Traced:
             + "; use np.sum, np.prod, np.max, np.cumsum, ... instead.")
 
     def __array_function__(self, function, types, args, kwargs):
+        if function in writes.IN_PLACE:  # np.fill_diagonal, np.copyto: array writes
+            return writes.IN_PLACE[function](*args, **kwargs)
         return record(function, args, kwargs)
 
     def __array__(self, dtype=None, copy=None):

@@ -546,6 +546,58 @@ def _add_at(target: Any, index: Any, value: Any) -> None:
     target.node = len(records) - 1
 
 
+def _fill_diagonal(a: Any, val: Any, wrap: bool = False) -> None:
+    """``np.fill_diagonal(a, val)`` into a traced ``a`` (2-D, as NumPy's common case)."""
+    if type(a) is not Traced or a.ndim != 2 or wrap:
+        raise TracingError("np.fill_diagonal into a traced array is supported for 2-D arrays "
+                           "without wrap=; write `a[i, i] = v` for other cases.")
+    positions = np.arange(min(a.shape))
+    value = val if np.ndim(primal_value(val)) == 0 else val[:positions.size]
+    write(a, (positions, positions), value)
+
+
+def _copyto(dst: Any, src: Any, casting: str = "same_kind", where: Any = True) -> None:
+    """``np.copyto(dst, src)`` into a traced ``dst``: ``dst[...] = src`` (``where=``: only
+    there), NumPy's casting rule checked on the values' dtypes."""
+    if type(dst) is not Traced:
+        raise TracingError(_plain_out_message(np.copyto, (), dst).replace(
+            "np.copyto(..., out=a)", "np.copyto(a, ...)"))
+    source_dtype = getattr(src, "dtype", None) or np.result_type(primal_value(src))
+    if not np.can_cast(source_dtype, dst.dtype, casting):
+        raise TypeError(f"Cannot cast array data from {source_dtype} to {dst.dtype} according "
+                        f"to the rule {casting!r}")
+    if where is True:
+        write(dst, Ellipsis, src)
+    else:
+        mask = np.broadcast_to(primal_value(where), dst.shape)
+        write(dst, mask, np.broadcast_to(src, dst.shape)[mask] if np.ndim(
+            primal_value(src)) else src)
+
+
+IN_PLACE = {np.fill_diagonal: _fill_diagonal, np.copyto: _copyto}
+
+
+def full(original: Any, args: tuple, kwargs: dict) -> Any:
+    """``np.full``/``np.full_like`` with a traced fill value: an array of zeros (of NumPy's
+    dtype for that fill value), then the value written into it."""
+    position = 1
+    name = "fill_value"
+    fill = args[position] if len(args) > position else kwargs.get(name)
+    if type(fill) is not Traced:
+        return None
+    if args and type(args[0]) is Traced:  # full_like(a, ...): only a's shape and dtype
+        args = (primal_value(args[0]),) + args[1:]
+    if len(args) > position:
+        args = args[:position] + (np.zeros((), fill.dtype),) + args[position + 1:]
+    else:
+        kwargs = {**kwargs, name: np.zeros((), fill.dtype)}
+    out = created(original(*args, **kwargs), depth=2)
+    if type(out) is not Traced:
+        out = _constant(fill.tape, out)
+    out[...] = fill
+    return out
+
+
 def _lifted(storage: Any, value: Any) -> Any:
     """``storage``, as a constant of ``value``'s level when ``value`` is traced and the storage
     is plain (see `_store`)."""

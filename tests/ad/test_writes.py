@@ -338,7 +338,11 @@ def test_write_forms_cost_no_copy_of_the_array_per_write(monkeypatch):
             return np.sum(out ** 2)
         return lambda: cr.grad(loss)(x0)
 
-    for case, n in ((fill, 300), (columns, 120), (rows, 200)):
+    def hvp_of_fill(n):
+        params = np.array([1.0, 0.3, 0.5])
+        return lambda: cr.hvp(lambda p: np.sum(simulate(p, n) ** 2), params, np.ones(3))
+
+    for case, n in ((fill, 300), (columns, 120), (rows, 200), (hvp_of_fill, 60)):
         measured = check_linear(case, n, count=copies, name=case.__name__)
         small, large = measured.counts
         assert large <= 8 * small + 8, measured

@@ -100,6 +100,8 @@ def add_at_and_other_ufunc_at(x):
     np.add.at(out, np.array([0, 1, 1, 4, 1]), x[:5])  # repeats add up
     np.subtract.at(out, [2, 2], x[5])
     np.multiply.at(out, np.array([0, 4]), x[1:3])
+    out[3] = x[4]  # written before a slice add: its backward zeroes the cotangent later
+    np.add.at(out, slice(2, 4), x[2:4])
     return out
 
 

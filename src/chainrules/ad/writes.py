@@ -405,8 +405,8 @@ class WritePullback:
         d_value = _ZERO
         if self.project is not None:
             part = dy[index]
-            if type(part) is np.ndarray and not self.add:
-                part = part.copy()  # dy is zeroed there next
+            if type(part) is np.ndarray and part.base is not None:
+                part = part.copy()  # dy is written in place later (zeroed here, or upstream)
             if self.keep is not None:
                 part = part * self.keep
             if np.shape(part) != self.value_shape:

@@ -13,7 +13,11 @@ Design (docs/mutation.md says it for users):
 - Arrays that the function creates with ``np.zeros``, ``np.ones``, ``np.empty``, ``np.full``,
   their ``_like`` forms, ``np.eye``, ``np.identity``, ``np.array``, ``np.copy``,
   ``np.linspace`` and ``np.arange`` (float or complex results) are traced constants while a trace
-  is active, at every active level, so that they can take traced values.
+  is active, at every active level, so that they can take traced values. A constant has no
+  record (node -1; a zero tangent in forward mode): operations on constants alone are plain
+  NumPy, so an array that never takes a traced value behaves as before.
+- A slice read from a written array is a read-only snapshot (`read_view`), so that rules
+  keeping it do not hold the array's storage.
 - The backward pass of a write reads the cotangent at the written positions (the value's
   cotangent) and zeroes it there (the overwritten values get none). The engine hands the
   pullback a cotangent buffer it owns (`OWNING_PULLBACKS`), so this happens in place: O(size

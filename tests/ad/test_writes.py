@@ -368,3 +368,21 @@ def test_arrays_the_function_creates_are_constants_until_written():
     np.testing.assert_allclose(cr.grad(f)(np.ones(2)), [expected, 0.0])
     np.testing.assert_allclose(cr.hessian(lambda x: f(x) * x[0])(np.ones(2)),
                                [[2 * expected, 0.0], [0.0, 0.0]])
+
+
+def test_a_vjp_of_writes_leaves_the_given_cotangent_alone_and_can_be_repeated():
+    def f(x):
+        out = np.empty(4)
+        out[:] = 0.0
+        out[1:3] = x * x
+        out[0] = out[1] + out[2]
+        return out
+
+    x = np.array([1.5, -2.0])
+    _, pullback = cr.vjp(f, x)
+    dy = np.array([1.0, 2.0, 3.0, 4.0])
+    first = pullback(dy)[0]
+    second = pullback(dy)[0]
+    np.testing.assert_array_equal(dy, [1.0, 2.0, 3.0, 4.0])  # the engine wrote into its own copy
+    np.testing.assert_allclose(first, [2 * 1.5 * (1.0 + 2.0), 2 * -2.0 * (1.0 + 3.0)])
+    np.testing.assert_array_equal(first, second)

@@ -223,6 +223,7 @@ def test_writing_into_the_input_changes_the_callers_array_as_numpy_does():
     def f(x):
         x[0] = 0.0
         x[2:] *= 3.0
+        x += 1.0
         return np.sum(x ** 2)
 
     x = np.array([1.0, 2.0, 3.0, 4.0])
@@ -230,7 +231,16 @@ def test_writing_into_the_input_changes_the_callers_array_as_numpy_does():
     f(expected)  # NumPy: the caller's array is written
     gradient = cr.grad(f)(x)
     np.testing.assert_array_equal(x, expected)
-    np.testing.assert_allclose(gradient, [0.0, 4.0, 54.0, 72.0])  # d/dx of sum of squares
+    # d/dx of (0 + 1)^2 + (x1 + 1)^2 + (3 x2 + 1)^2 + (3 x3 + 1)^2
+    np.testing.assert_allclose(gradient, [0.0, 6.0, 60.0, 78.0])
+
+    def square_in_place(x):
+        x *= x
+        return np.sum(x)
+
+    x = np.array([1.5, -2.0])
+    np.testing.assert_allclose(cr.grad(square_in_place)(x), [3.0, -4.0])
+    np.testing.assert_array_equal(x, [2.25, 4.0])
 
 
 def test_writing_into_the_input_after_a_rule_kept_it_is_a_clear_error():

@@ -360,6 +360,8 @@ def _check_input_unused(tape: Any, node: int, again: bool) -> None:
             if type(pullback) is _GetitemPullback and pullback.y_shape == () and \
                     not _has_ellipsis(pullback.index):
                 continue  # x[i] reads a number: nothing keeps x
+            if record[1] is _NP_COPY:
+                continue  # a copy keeps nothing of x
             user = _name(record[1])
             break
     if user is not None:
@@ -451,11 +453,14 @@ def augmented_subscript(ufunc: Any, method: str, inputs: tuple, kwargs: dict,
             and _stores_into_subscript(frame))
 
 
+def _is_array(value: Any) -> bool:
+    return isinstance(value, np.ndarray) and value.ndim > 0
+
+
 def augmented(target: Any, ufunc: Any, other: Any) -> Any:
     """``target op= other`` (``+=``, ``*=``, ...): written into ``target`` in place as NumPy
     does; a number or the element of ``a[i] op= t`` gets a new value (Python stores it)."""
-    primal = primal_value(target.primal)
-    if not isinstance(primal, np.ndarray) or primal.ndim == 0:
+    if not _is_array(primal_value(target.primal)):  # (no name may hold the storage here)
         return NotImplemented  # numbers are immutable: Python falls back to `t = t op other`
     if _stores_into_subscript(sys._getframe(2)):
         # `a[i] op= t`: Python writes the result into a[i] next. A view of `a` is copied
@@ -463,7 +468,11 @@ def augmented(target: Any, ufunc: Any, other: Any) -> Any:
         if type(target.primal) is not np.ndarray or target.primal.base is not None:
             target = target.copy()
         return ufunc(target, other)
-    result = ufunc(target, other)
+    # The operation runs on a copy (O(size), as the operation itself), so that its rule keeps
+    # the copy, not the storage about to be written (which would copy it, or refuse a write
+    # into an input array).
+    operand = target.copy()
+    result = ufunc(operand, operand if other is target else other)
     if not np.can_cast(result.dtype, target.dtype, "same_kind"):
         raise TypeError(
             f"Cannot cast ufunc '{ufunc.__name__}' output from {result.dtype} to "
@@ -611,7 +620,7 @@ def _lifted(storage: Any, value: Any) -> Any:
 
 
 from .tape import TracingError  # noqa: E402
-from .tracer import Traced, primal_value  # noqa: E402
+from .tracer import _NP_COPY, Traced, primal_value  # noqa: E402
 from .reverse import OWNING_PULLBACKS  # noqa: E402
 
 OWNING_PULLBACKS.add(WritePullback)

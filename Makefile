@@ -55,6 +55,7 @@ bench: $(STAMP)
 	$(PY) -m pip install --quiet -e ".[test,bench]"
 	$(PY) benchmarks/run.py
 	$(PY) benchmarks/higher_order.py
+	$(PY) benchmarks/writes.py
 
 # Each peer is installed on its own, so one that cannot be installed does not stop the others;
 # run.py reports the missing ones. torch==2.13.0 is the CPU build on local disk.
@@ -65,6 +66,7 @@ bench-peers: $(STAMP)
 	done
 	$(PY) benchmarks/run.py --peers
 	$(PY) benchmarks/higher_order.py
+	$(PY) benchmarks/writes.py
 
 clean:
 	rm -rf $(VENV) $(addprefix .venv-,$(COMPAT)) build src/*.egg-info .pytest_cache .hypothesis

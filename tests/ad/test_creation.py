@@ -422,7 +422,9 @@ def test_like(name):
         return np.sum(c * x) + np.sum(create(x, like=x) * 2.0)
 
     np.testing.assert_allclose(cr.grad(loss)(x), [3.0, 4.0, 5.0])
-    assert type(seen[0]) is np.ndarray
+    # np.array makes a new float array: a traced constant, which the function may write into
+    assert type(seen[0]) is np.ndarray if name != "array" else \
+        type(cr.primal(seen[0])) is np.ndarray
     with pytest.raises(TypeError, match=rf"np\.{name}: like= .*_DuckArray"):
         cr.grad(lambda x: np.sum(create(x, like=_DuckArray())))(x)
     # Without traced values, like= another array type is NumPy's business (it dispatches).
@@ -491,6 +493,7 @@ def test_plain_arguments_are_passed_through_unchanged(name):
             return np.sum(x)
 
         cr.grad(f)(np.ones(2))
+        got[0] = cr.primal(got[0])  # a new float array is a traced constant (ad/writes.py)
         if error is not None:
             assert type(got[0]) is type(error) and str(got[0]) == str(error)
         else:

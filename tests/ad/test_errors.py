@@ -7,6 +7,7 @@ import pytest
 
 import chainrules as cr
 from chainrules import NoTangent
+from numpy import empty as imported_empty, ones as imported_ones, zeros as imported_zeros
 from tests.numpy_features import CLIP_MIN_MAX, needs
 
 
@@ -38,7 +39,7 @@ def test_grad_of_complex_output_is_refused():
 
 def test_writing_a_traced_value_into_a_plain_array_is_a_tracing_error():
     def f(x):
-        out = np.zeros(2)
+        out = imported_zeros(2)  # imported before the trace: a plain array
         out[0] = x[0] ** 2
         return np.sum(out)
 
@@ -49,11 +50,12 @@ def test_writing_a_traced_value_into_a_plain_array_is_a_tracing_error():
     message = str(error.value)
     assert "out[0] = x[0] ** 2" in message and "test_errors.py" in message
     assert "np.stack" in message and "sequence" not in message
+    assert "from numpy import zeros" in message
 
 
 def test_writing_then_failing_raises_the_write_as_the_cause():
     def f(x):
-        out = np.zeros(2)
+        out = imported_zeros(2)
         out[1] = x[0] * 3.0
         raise KeyError("later")
 
@@ -65,12 +67,12 @@ def test_writing_then_failing_raises_the_write_as_the_cause():
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
 def test_writing_into_a_plain_array_of_any_float_dtype_and_a_slice(dtype):
     def item(x):
-        out = np.zeros(3, dtype)
+        out = imported_zeros(3, dtype)
         out[2] = x[1]
         return np.sum(np.abs(out))
 
     def block(x):
-        out = np.zeros(3, dtype)
+        out = imported_zeros(3, dtype)
         out[1:] = x
         return np.sum(np.abs(out))
 
@@ -85,7 +87,7 @@ def test_writing_into_a_plain_array_of_any_float_dtype_and_a_slice(dtype):
 def test_augmented_assignment_into_a_plain_array_speaks_of_what_the_user_wrote(operation,
                                                                                symbol):
     def f(x):
-        F = np.ones(2)
+        F = imported_ones(2)
         operation(F, x)
         return np.sum(F)
 
@@ -101,18 +103,10 @@ def test_float_of_a_traced_value():
         cr.grad(lambda x: float(x[0]) * 2)(np.ones(2))
 
 
-def test_item_assignment_into_a_traced_array():
-    def f(x):
-        x[0] = 1.0
-        return np.sum(x)
-
-    with pytest.raises(cr.TracingError, match="np.where"):
-        cr.grad(f)(np.ones(2))
-
-
-def test_out_argument_is_refused():
-    with pytest.raises(cr.TracingError, match="out="):
-        cr.grad(lambda x: np.sum(np.sin(x, out=np.empty(2))))(np.ones(2))
+def test_out_argument_into_a_plain_array_is_refused():
+    with pytest.raises(cr.TracingError, match="out=") as error:
+        cr.grad(lambda x: np.sum(np.sin(x, out=imported_empty(2))))(np.ones(2))
+    assert "np.zeros" in str(error.value)
 
 
 def _primitive_with_pullback(pullback):

@@ -107,3 +107,15 @@ def test_a_float64_gradient_of_float32_input_fails_chainrules_only(tmp_path):
     bench_run.check_gradients(workload, 4, point, keep_files=False)
     assert point[0]["status"] == "mismatch" and "float64" in point[0]["error"]
     assert point[1]["status"] == "ok" and "float64" in point[1]["note"]
+
+
+@needs_engine
+def test_writes_benchmark_quick_run_agrees_with_its_no_mutation_baseline(tmp_path):
+    out = tmp_path / "writes.md"
+    completed = subprocess.run([sys.executable, str(BENCHMARKS / "writes.py"), "--quick",
+                                "--out", str(out)], capture_output=True, text=True,
+                               timeout=120)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    assert "MISMATCH" not in completed.stdout
+    table = out.read_text()
+    assert "| fill loop | 1000 |" in table and "| 2-D column fill | 1000 |" in table

@@ -159,13 +159,14 @@ def _check_input(x: np.ndarray, function: Callable, position: Any) -> None:
                         f"would not follow them. Pass np.asarray(x).")
 
 
-def _leaf_cotangent(slots: list, owned: bytearray, traced: Traced, materialize: bool) -> Any:
-    cotangent = slots[traced.node]
+def _leaf_cotangent(slots: list, owned: bytearray, leaf: tuple, materialize: bool) -> Any:
+    node, primal = leaf
+    cotangent = slots[node]
     if cotangent is None:
         return ZeroTangent()
-    if materialize and not owned[traced.node]:
+    if materialize and not owned[node]:
         cotangent = owned_copy(cotangent)  # never hand out memory a rule may share
-    project = ProjectTo(traced.primal)
+    project = ProjectTo(primal)
     return project(unthunk(cotangent) if materialize else cotangent)
 
 
@@ -230,6 +231,10 @@ def _vjp(f: Callable, args: Sequence, kwargs: dict, *, argnums: Sequence[int] | 
             f_lifted = f
         for position in argnums:
             lifted[position], inputs[position] = _lift(args[position], tape, f, position)
+        # Each input's node and value as lifted (the function may write into its inputs,
+        # which changes what their traced values stand for: ad/writes.py).
+        inputs = {key: [(traced.node, traced.primal) for traced in values]
+                  for key, values in inputs.items()}
         try:
             out = f_lifted(*lifted, **kwargs)
         except Exception as error:
@@ -261,14 +266,14 @@ def _vjp(f: Callable, args: Sequence, kwargs: dict, *, argnums: Sequence[int] | 
         seeds = []
         for path, traced in outputs:
             seed = tangent_at(dy, path)
-            if not isinstance(seed, AbstractZero):
+            if not isinstance(seed, AbstractZero) and traced.node >= 0:  # -1: a constant
                 seeds.append((traced.node, ProjectTo(traced.primal)(unthunk(seed))))
         with no_garbage_collection():
             slots, owned = backward(records, seeds, retain=retain)
         results = []
         for key in (["f"] if differentiate_function else []) + list(argnums):
-            gradients = {path: _leaf_cotangent(slots, owned, traced, materialize)
-                         for path, traced in zip(paths[key], inputs[key])}
+            gradients = {path: _leaf_cotangent(slots, owned, leaf, materialize)
+                         for path, leaf in zip(paths[key], inputs[key])}
             source = f if key == "f" else args[key]
             results.append(_gradient_structure(source, gradients, materialize))
         if not differentiate_function:

@@ -56,12 +56,12 @@ class ForwardTrace(Level):
     forward = True
 
     def __enter__(self) -> "ForwardTrace":
-        intercept.enter()
+        intercept.enter(self)
         return self
 
     def __exit__(self, *exc) -> None:
         self.finished = True
-        intercept.exit()
+        intercept.exit(self)
 
     def apply(self, function: Any, primals: tuple, tangents: tuple, kwargs: dict) -> Any:
         """Run ``function``'s frule on ``primals`` with ``tangents`` (an int marks a constant

@@ -97,7 +97,14 @@ def _creation(name: str) -> Any:
             return _create_traced(name, (kwargs.pop(first),), kwargs)
         if kwargs and kwargs.get("like") is not None:
             kwargs = {**kwargs, "like": _like(name, kwargs["like"], strict=False)}
-        return original(*args, **kwargs)
+        result = original(*args, **kwargs)
+        if name == "array" and type(result) is np.ndarray and result.base is None and \
+                (not args or result is not args[0]):
+            # a new array: the function may write traced values into it (ad/writes.py)
+            from .writes import created
+
+            return created(result)
+        return result
 
     create.__name__ = create.__qualname__ = name
     create.__doc__ = original.__doc__
@@ -176,7 +183,8 @@ def _stacked(obj: Any) -> Any:
     return np.stack([_stacked(element) for element in obj])
 
 
-_SAME_VALUES = frozenset({"array", "asarray", "asanyarray"})
+# np.array copies: traced arrays can be written in place, so it must give a new one.
+_SAME_VALUES = frozenset({"asarray", "asanyarray"})
 
 
 def _keeps_dtype(obj: Any, args: tuple, kwargs: dict) -> bool:
@@ -247,17 +255,48 @@ def _vectorize_call(self: np.vectorize, *args: Any, **kwargs: Any) -> Any:
     return ORIGINALS["vectorize.__call__"](self, *args, **kwargs)
 
 
+def _writable(name: str) -> Any:
+    """The replacement of a creation function (``np.zeros``...): an array that the
+    differentiated function creates is a traced constant, into which it can write traced
+    values (ad/writes.py)."""
+    original = ORIGINALS[name]
+
+    def create(*args: Any, **kwargs: Any) -> Any:
+        from .writes import created, full
+
+        if name in ("full", "full_like"):  # a traced fill value is written into the array
+            result = full(original, args, kwargs)
+            if result is not None:
+                return result
+        return created(original(*args, **kwargs))
+
+    create.__name__ = create.__qualname__ = name
+    create.__doc__ = original.__doc__
+    create.__wrapped__ = original
+    return create
+
+
+# Creation functions whose float or complex arrays, made by the differentiated function, can
+# take traced values (ad/writes.py).
+WRITABLE = ("zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like",
+            "full_like", "eye", "identity", "copy", "linspace", "arange")
+ORIGINALS.update({name: getattr(np, name) for name in WRITABLE})
 _REPLACEMENTS = {name: _creation(name) for name in CREATION}
+_REPLACEMENTS.update({name: _writable(name) for name in WRITABLE})
 
 
-def enter() -> None:
+def enter(level: Any = None) -> None:
     """A trace starts: route the entry points above to the engine (first trace only)."""
     global _depth
+    if level is not None:
+        from .writes import enter_level
+
+        enter_level(level)
     with _lock:
         _depth += 1
         if _depth == 1:
             array_likes.install()  # first: the replacements below take precedence
-            for name in CREATION:
+            for name in _REPLACEMENTS:
                 setattr(np, name, _REPLACEMENTS[name])
             np.vectorize.__call__ = _vectorize_call
             for module_name, name in ROUTED:
@@ -268,13 +307,17 @@ def enter() -> None:
                     _replaced.append((module, name, original))
 
 
-def exit() -> None:
+def exit(level: Any = None) -> None:
     """A trace ends: restore NumPy when no trace is left."""
     global _depth
+    if level is not None:
+        from .writes import exit_level
+
+        exit_level(level)
     with _lock:
         _depth -= 1
         if _depth == 0:
-            for name in CREATION:
+            for name in _REPLACEMENTS:
                 setattr(np, name, ORIGINALS[name])
             np.vectorize.__call__ = ORIGINALS["vectorize.__call__"]
             while _replaced:

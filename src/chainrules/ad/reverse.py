@@ -13,14 +13,18 @@ from typing import Any
 
 import numpy as np
 
-from ..core.accumulate import accumulate, owned_sum
+from ..core.accumulate import accumulate, owned_copy, owned_sum
 from ..core.config import _name
-from ..core.sparse import SparseCotangent
+from ..core.sparse import SparseCotangent, SparseSum
 from ..core.tangents import AbstractZero, NoTangent
-from ..core.thunks import InplaceableThunk, Thunk
+from ..core.thunks import InplaceableThunk, Thunk, unthunk
 from ..core.structure import tangent_at
 
-__all__ = ["backward", "RuleError", "StructureArgument"]
+__all__ = ["backward", "RuleError", "StructureArgument", "OWNING_PULLBACKS"]
+
+# Pullbacks that write into the cotangent they are given (array writes, ad/writes.py): the
+# engine hands them one it owns, and passes the result on to their first argument as owned.
+OWNING_PULLBACKS: set = set()
 
 
 class RuleError(ValueError):
@@ -36,6 +40,7 @@ def backward(records: list, seeds: list, retain: bool = False) -> tuple[list, by
     count = len(records)
     slots: list = [None] * count
     owned = bytearray(count)
+    handed: dict = {}  # node -> the traced buffer an owning pullback handed to its slot
     for node, cotangent in seeds:
         _contribute(slots, owned, records, node, cotangent, None, 0)
     for node in range(count - 1, -1, -1):
@@ -49,6 +54,9 @@ def backward(records: list, seeds: list, retain: bool = False) -> tuple[list, by
         slots[node] = None
         if not retain:
             records[node] = None
+        if type(pullback) in OWNING_PULLBACKS:
+            _pull_owned(slots, owned, records, node, record, cotangent, owned[node], handed)
+            continue
         cotangents = pullback(cotangent)
         if len(cotangents) != len(record) - 2:
             raise RuleError(
@@ -84,6 +92,46 @@ def backward(records: list, seeds: list, retain: bool = False) -> tuple[list, by
                 else:
                     _contribute(slots, owned, records, parent, cotangent, record[1], position)
     return slots, owned
+
+
+def _pull_owned(slots: list, owned: bytearray, records: list, node: int, record: tuple,
+                cotangent: Any, is_owned: int, handed: dict) -> None:
+    """Run the owning pullback of ``node``: its cotangent made owned (copied once if it is
+    not), written in place, and handed on, owned, to the first argument's slot."""
+    if is_owned and type(cotangent) is SparseSum:
+        cotangent = _fold(cotangent, handed.pop(node, None))
+    if not is_owned or not (type(cotangent) is np.ndarray or type(cotangent) is Traced):
+        cotangent = unthunk(cotangent)
+        cotangent = np.copy(cotangent) if type(cotangent) is Traced else owned_copy(cotangent)
+    cotangents = record[0](cotangent)
+    parent = record[3]
+    if parent >= 0:
+        buffer, old = cotangents[1], slots[parent]
+        slots[parent] = buffer if old is None else accumulate(buffer, old, owned=True)
+        owned[parent] = 1
+        if type(slots[parent]) is Traced:
+            handed[parent] = slots[parent]
+    for position in range(2, len(record) - 2):
+        parent = record[position + 2]
+        if parent >= 0:
+            _contribute(slots, owned, records, parent, cotangents[position], record[1],
+                        position)
+
+
+def _fold(total: SparseSum, handed: Any) -> Any:
+    """An owned sum of traced sparse pieces (order 2), as its dense part with the pieces added
+    into it in place by ``np.add.at`` (recorded on the outer trace as array writes, so
+    O(size of the pieces), not a dense scatter per write); unchanged if it does not apply.
+    The dense part is written only if it is ``handed``: the buffer an owning pullback handed
+    to this node's slot (the engine's own, and nowhere else); anything else is copied first."""
+    dense = total.dense
+    if type(dense) is not Traced or total.is_computed or dense.dtype != total.dtype:
+        return total
+    if dense is not handed:
+        dense = np.copy(dense)
+    for index, piece in zip(total.indices, total.pieces):
+        np.add.at(dense, index, piece)
+    return dense
 
 
 def _contribute(slots: list, owned: bytearray, records: list, node: int, cotangent: Any,
@@ -160,3 +208,6 @@ class StructureArgument:
 _NO_TANGENT = NoTangent()
 _FLOAT64 = np.dtype(np.float64)
 _COMPLEX128 = np.dtype(np.complex128)
+
+
+from .tracer import Traced  # noqa: E402  (the tracer imports this module through the tape)

@@ -92,13 +92,13 @@ class Tape(Level):
 
     def __enter__(self) -> "Tape":
         self.active = True
-        intercept.enter()
+        intercept.enter(self)
         return self
 
     def __exit__(self, *exc) -> None:
         self.active = False
         self.finished = True
-        intercept.exit()
+        intercept.exit(self)
 
 
 class no_garbage_collection:
@@ -249,6 +249,8 @@ def record_unary(function: Any, x: "Traced") -> Any:
     entry = _RULES.get(function)
     if entry is None or entry[1] is not False or not tape.active:
         return _apply(tape, function, primals, parents, _NO_KEYWORDS)  # as in record_binary
+    if x.node < 0:  # a constant (an array the function created: ad/writes.py)
+        return function(x.primal)
     return _record_output(tape, function, primals, parents, entry[0](x.primal))
 
 
@@ -279,6 +281,8 @@ def record_binary(function: Any, a: Any, b: Any) -> Any:
         # No rule, a rule taking the config, a non-differentiable function, an ended trace.
         return _apply(tape, function, (first, second), (first_node, second_node),
                       _NO_KEYWORDS)
+    if first_node < 0 and second_node < 0:  # constants (arrays the function created)
+        return function(first, second)
     result = entry[0](first, second)
     if result is not None:
         y, pullback = result
@@ -360,6 +364,10 @@ def _apply(tape: Tape, function: Any, primals: tuple, parents: tuple, kwargs: di
             f"{_name(function)} was called on a traced value from a grad/vjp call that has "
             f"already returned. Traced values must not escape the function being "
             f"differentiated (store primal values, or return them as has_aux output).")
+    if max(parents, default=-1) < 0:
+        # Only constants (node -1: arrays the function created and wrote no traced value
+        # into, ad/writes.py): computed as plain NumPy, as forward mode does.
+        return function(*primals, **kwargs)
     entry = _RULES.get(function)
     if entry is None:
         if function in WRITES_IN_PLACE:

@@ -54,7 +54,6 @@ def _refusing(name: str, why: str) -> Any:
 
 # In place or about memory: refused, each with the reason and what to write instead.
 REFUSED_METHODS = {
-    "fill": "writes into the array (use np.full_like(x, value))",
     "put": "writes into the array (use np.where or np.put_along_axis)",
     "itemset": "writes into the array (use np.where)",
     "sort": "sorts the array in place (use np.sort(x))",
@@ -87,7 +86,15 @@ class Traced:
     # --- NumPy protocols ----------------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         if "out" in kwargs:
+            if any(type(out) is Traced for out in kwargs["out"]):
+                return writes.ufunc_out(ufunc, method, inputs, kwargs)
+            if writes.augmented_subscript(ufunc, method, inputs, kwargs, sys._getframe(1)):
+                # `a[i] op= t` where a[i] is a plain view: a new value, which Python then
+                # stores with `a[i] = value` (recorded if `a` is traced, an error if not)
+                return self.__array_ufunc__(ufunc, method, *inputs)
             raise TracingError(_out_message(ufunc, inputs, kwargs["out"]))
+        if method == "at":
+            return writes.ufunc_at(ufunc, inputs, kwargs)
         if method == "__call__":
             if not kwargs and len(inputs) == 1:
                 return record_unary(ufunc, self)
@@ -105,19 +112,25 @@ class Traced:
     def __array_function__(self, function, types, args, kwargs):
         if function in _QUERIES:  # read the plain value, as the properties do
             return function(*[primal_value(arg) for arg in args], **kwargs)
+        if function in writes.IN_PLACE:  # np.fill_diagonal, np.copyto: array writes
+            return writes.IN_PLACE[function](*args, **kwargs)
         return record(function, args, kwargs)
 
     def __array__(self, dtype=None, copy=None):
-        if self.tape.finished:  # escaped its trace (a loss kept for plotting): a value now
+        if self.tape.finished or writes.is_constant(self):
+            # escaped its trace (a loss kept for plotting), or an array the function created
+            # and wrote no traced value into: a plain value
             return np.asarray(primal_value(self), dtype)
         raise ArrayConversionError(
             "a traced value was converted to a plain NumPy array, which would silently cut it "
-            "out of the gradient. This happens with `out[a:b] = t` (writing into a plain "
-            "array), a ufunc given a list of traced values (np.exp([a, b]): write "
-            "np.exp(np.array([a, b]))), np.asarray/np.array or other NumPy functions inside "
-            "code that was imported as `from numpy import array`, or C extensions. Build a "
-            "list and use np.stack(values) (or np.array(values)) instead, or np.where for "
-            "masked updates.")
+            "out of the gradient. This happens with `out[a:b] = t` where `out` is a plain "
+            "array (made by a name imported before differentiating, such as `from numpy "
+            "import zeros`: call np.zeros(...) instead, which the engine follows), a ufunc "
+            "given a list of traced values (np.exp([a, b]): write np.exp(np.array([a, b]))), "
+            "np.asarray/np.array imported as `from numpy import array`, or C extensions. "
+            "Create arrays with np.* inside the function, or build a list and np.stack it; "
+            "for a view of such an array (`v = out[2:]; v[:2] = t`), write into the array "
+            "itself with the combined index (`out[2 + i] = t`).")
 
     def __float__(self):
         return _to_number(self, float)
@@ -213,13 +226,23 @@ class Traced:
     __hash__ = object.__hash__
 
     def __getitem__(self, index):
-        return record_binary(operator.getitem, self, index)
+        y = record_binary(operator.getitem, self, index)
+        if type(y) is Traced and type(y.primal) is np.ndarray and y.primal.base is not None:
+            writes.read_view(self, y)  # a view of an array that may be written
+        return y
 
     def __setitem__(self, index, value):
-        raise TracingError(
-            "item assignment into a traced array (`x[i] = v`) is not supported: arrays are "
-            "treated as immutable while differentiating. Build the result functionally: "
-            "collect values in a list and np.stack them, or use np.where(mask, new, x).")
+        writes.write(self, index, value)
+
+    # In-place arithmetic writes into the array, as NumPy does (see ad/writes.py).
+    def __iadd__(self, other): return writes.augmented(self, np.add, other)
+    def __isub__(self, other): return writes.augmented(self, np.subtract, other)
+    def __imul__(self, other): return writes.augmented(self, np.multiply, other)
+    def __itruediv__(self, other): return writes.augmented(self, np.true_divide, other)
+    def __ipow__(self, other): return writes.augmented(self, np.power, other)
+
+    def fill(self, value):
+        writes.write(self, Ellipsis, value)
 
     # --- ndarray methods: each one is its NumPy function (bound when this module is imported:
     # during a trace NumPy's namespace holds the wrappers of `array_likes`), reads the primal
@@ -363,10 +386,11 @@ class Traced:
         return self
 
     def __copy__(self):
-        return self
+        # arrays can be written in place: a copy is a new array; numbers are immutable
+        return self.copy() if isinstance(primal_value(self), np.ndarray) else self
 
     def __deepcopy__(self, memo):
-        return self
+        return self.__copy__()
 
 
 def primal_value(x: Any) -> Any:
@@ -390,7 +414,7 @@ if "BINARY_OP" in dis.opmap:  # Python 3.11+: one opcode, the operator in its ar
 def _to_number(traced: Traced, kind: type) -> Any:
     """``float(t)``/``complex(t)``: the value once the trace has ended or inside string
     formatting; while tracing, anything else would cut ``t`` out of the gradient."""
-    if traced.tape.finished:
+    if traced.tape.finished or writes.is_constant(traced):
         return kind(primal_value(traced))
     frame = sys._getframe(2)  # the code that asked: _to_number <- __float__ <- caller
     code, offset = frame.f_code.co_code, frame.f_lasti
@@ -410,8 +434,12 @@ def _to_number(traced: Traced, kind: type) -> Any:
         traced.tape.defer_error(TracingError(
             f"`{_source_line(frame)}` ({frame.f_code.co_filename}, line {frame.f_lineno}) "
             f"writes a traced value into a plain NumPy array, which cuts it out of the "
-            f"gradient. Build the values in a list and np.stack(values) (or np.array(values)) "
-            f"them instead, or use np.where for masked updates."))
+            f"gradient. Create the array inside the differentiated function by calling "
+            f"np.zeros/np.empty/np.array/... through the numpy module (a name imported "
+            f"before differentiating, such as `from numpy import zeros`, makes a plain "
+            f"array), or build the values in a list and np.stack(values) them. For a view "
+            f"of such an array (`v = out[2:]; v[i] = t`), write into the array itself with "
+            f"the combined index (`out[2 + i] = t`)."))
         return kind(primal_value(traced))
     raise TracingError(message)
 
@@ -425,10 +453,14 @@ def _out_message(ufunc: Any, inputs: tuple, out: tuple) -> str:
     symbol = _AUGMENTED.get(ufunc.__name__)
     if symbol and len(out) == 1 and inputs and out[0] is inputs[0]:  # Python's `a += t`
         return (f"`a {symbol} t` writes a traced value into the plain array `a` in place, "
-                f"which cuts it out of the gradient. Write `a = a {symbol[:-1]} t` instead "
-                f"(a new value, not an update).")
-    return (f"np.{ufunc.__name__}(..., out=...) writes into an array in place, which cannot "
-            f"be differentiated; use the returned value instead.")
+                f"which cuts it out of the gradient. Create `a` inside the differentiated "
+                f"function with np.zeros/np.ones/... (through the numpy module, not a name "
+                f"imported before differentiating), or write `a = a {symbol[:-1]} t` (a new "
+                f"value, not an update).")
+    return (f"np.{ufunc.__name__}(..., out=a) writes a traced value into the plain NumPy "
+            f"array `a`, which the engine cannot follow. Create `a` inside the differentiated "
+            f"function with np.zeros/np.empty/... (through the numpy module, not a name "
+            f"imported before differentiating), or use the returned value instead.")
 
 
 _AUGMENTED = {"add": "+=", "subtract": "-=", "multiply": "*=", "divide": "/=",
@@ -457,6 +489,7 @@ _UFUNC_METHODS = {
 
 from ..core.structure import register_leaf_type  # noqa: E402
 from .tape import TracingError, record, record_binary, record_unary  # noqa: E402
+from . import writes  # noqa: E402
 
 
 class ArrayConversionError(TracingError):

@@ -1,0 +1,398 @@
+"""Arrays written in place (ad/writes.py): item, slice, mask and integer-array assignment,
+augmented assignment, np.add.at, ufunc out=, at order 1 and 2, against finite differences;
+linear cost; the errors for writes the engine cannot follow."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import chainrules as cr
+from chainrules.testing import check_linear
+from tests.ad.finite_differences import numerical_gradient
+
+DTYPES = [np.float64, np.float32, np.complex128]
+_RNG = np.random.default_rng(15)
+
+
+def simulate(params, n):
+    """The issue's example: preallocate and fill, reading what was written."""
+    out = np.zeros(n)
+    out[0] = params[0]
+    for i in range(1, n):
+        out[i] = out[i - 1] * np.exp(-params[1]) + params[2] * np.sin(i)
+    return out
+
+
+def _weights(n, dtype):
+    w = _RNG.normal(size=n)
+    return w + 1j * _RNG.normal(size=n) if np.dtype(dtype).kind == "c" else w
+
+
+def _real_loss(out, weights):
+    """A real scalar of every element (complex ones through both parts)."""
+    return np.sum(np.real(out * weights)) + np.sum(np.abs(out) ** 2) / 7.0
+
+
+# Each form takes x (of the dtype under test, 6 elements) and returns an array.
+def item_into_zeros(x):
+    out = np.zeros(4, x.dtype)
+    out[1] = x[0] * x[1]
+    out[3] = np.sin(x[2])
+    out[1] = out[1] + x[3]  # read after write sees the write
+    return out
+
+
+def slice_into_ones(x):
+    out = np.ones(6, x.dtype)
+    out[2:5] = x[:3] * 2.0
+    out[:2] = x[4]  # broadcast: both get x[4]
+    return out
+
+
+def mask_into_full(x):
+    out = np.full(6, 0.5, x.dtype)
+    out[np.array([True, False, True, False, False, True])] = x[:3] ** 2
+    return out
+
+
+def integer_array_with_repeats(x):
+    out = np.zeros_like(x)
+    out[np.array([0, 2, 0, 5])] = x[:4]  # position 0 written twice: the last value wins
+    out[[1, 3]] = x[4]
+    return out
+
+
+def into_np_array_and_copy(x):
+    a = np.array([1.0, 2.0, 3.0], x.dtype)
+    a[1] = x[0] * x[5]
+    y = x.copy()
+    y[0] = 5.0  # an overwritten value gets no gradient
+    y[2:4] = a[:2]
+    return np.concatenate([a, y])
+
+
+def two_d_rows_columns_blocks(x):
+    out = np.zeros((4, 3), x.dtype)
+    for j in range(3):
+        out[:, j] = x[j:j + 4] * (j + 1.0)  # columns
+    out[0] = x[3:]  # a row
+    out[2:, 1:] = np.reshape(x[:4], (2, 2)) ** 2  # a block
+    out[1, 1] = out[0, 0] * out[3, 2]
+    return out
+
+
+def augmented_assignment(x):
+    y = x.copy()
+    y[1:] *= 2.0
+    y[0] += x[3]
+    out = np.zeros((2, 3), x.dtype)
+    for i in range(2):
+        out[i] += x[3 * i:3 * i + 3]  # a[i] op= t: a row
+        out[i, i] -= x[i] ** 2
+    y /= 3.0
+    y -= x[0]
+    return np.concatenate([y, out.ravel()])
+
+
+def add_at_and_other_ufunc_at(x):
+    out = np.zeros(5, x.dtype)
+    np.add.at(out, np.array([0, 1, 1, 4, 1]), x[:5])  # repeats add up
+    np.subtract.at(out, [2, 2], x[5])
+    np.multiply.at(out, np.array([0, 4]), x[1:3])
+    out[3] = x[4]  # written before a slice add: its backward zeroes the cotangent later
+    np.add.at(out, slice(2, 4), x[2:4])
+    return out
+
+
+def ufunc_out(x):
+    buf = np.empty(6, x.dtype)
+    np.multiply(x, x, out=buf)
+    np.sin(buf, out=buf)
+    res = np.empty_like(x)
+    np.add(buf, x, out=res)
+    return res * buf
+
+
+def captured_then_written(x):
+    """Rules keep their inputs for the backward pass: a write after a use must not change
+    what they see (copy on write)."""
+    out = np.zeros(6, x.dtype)
+    out[:] = x
+    s = np.sin(out) * out
+    out[0] = 7.0
+    row = out[1:4]  # a view of the array, kept by the multiply below
+    t = row * x[:3]
+    out[2] = x[5] ** 3
+    return np.concatenate([s, t, out])
+
+
+def numpy_in_place_functions(x):
+    a = np.full(3, x[0])  # a traced fill value
+    b = np.full_like(x[:2], x[1] * 2.0)
+    m = np.zeros((3, 3), x.dtype)
+    np.fill_diagonal(m, x[2:5])
+    c = np.ones(4, x.dtype)
+    np.copyto(c, x[1:5], where=np.array([True, False, True, True]))
+    d = np.zeros(2, x.dtype)
+    d.fill(x[5])
+    return np.concatenate([a, b, m.ravel(), c, d])
+
+
+FORMS = [item_into_zeros, slice_into_ones, mask_into_full, integer_array_with_repeats,
+         into_np_array_and_copy, two_d_rows_columns_blocks, augmented_assignment,
+         add_at_and_other_ufunc_at, ufunc_out, captured_then_written, numpy_in_place_functions]
+
+
+def _plain(form, x):
+    """What NumPy computes, with no trace active."""
+    return np.asarray(form(x))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("form", FORMS, ids=lambda f: f.__name__)
+def test_writes_at_order_1_against_finite_differences(form, dtype):
+    x = _RNG.normal(size=6).astype(dtype)
+    if np.dtype(dtype).kind == "c":
+        x = x + 1j * _RNG.normal(size=6)
+    out = _plain(form, x)
+    weights = _weights(out.size, dtype).reshape(out.shape)
+
+    def loss(x):
+        return _real_loss(form(x), weights)
+
+    value, gradient = cr.value_and_grad(loss)(x)
+    assert gradient.dtype == x.dtype and gradient.shape == x.shape
+    np.testing.assert_allclose(value, _real_loss(out, weights), rtol=1e-5)
+    if dtype == np.float32:  # the reference: the same function in float64
+        wide = x.astype(np.float64)
+        expected = numerical_gradient(lambda x: _real_loss(form(x), weights), wide)
+        np.testing.assert_allclose(gradient, expected, rtol=2e-3, atol=2e-3)
+    else:
+        expected = numerical_gradient(loss, x)
+        np.testing.assert_allclose(gradient, expected, rtol=1e-6, atol=1e-6)
+
+
+def test_the_issue_example_jacobian_against_finite_differences():
+    params = np.array([1.0, 0.5, 2.0])
+    jacobian = cr.jacobian(lambda p: simulate(p, 7))(params)
+    for k in range(3):
+        step = np.zeros(3)
+        step[k] = 1e-6
+        column = (simulate(params + step, 7) - simulate(params - step, 7)) / 2e-6
+        np.testing.assert_allclose(jacobian[:, k], column, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("form", [item_into_zeros, two_d_rows_columns_blocks,
+                                  augmented_assignment, add_at_and_other_ufunc_at, ufunc_out,
+                                  captured_then_written, integer_array_with_repeats,
+                                  numpy_in_place_functions],
+                         ids=lambda f: f.__name__)
+def test_writes_at_order_2_hessian_and_jvp_against_finite_differences(form):
+    x = _RNG.normal(size=6)
+    weights = _weights(_plain(form, x).size, np.float64).reshape(_plain(form, x).shape)
+
+    def loss(x):
+        return _real_loss(form(x), weights)
+
+    hessian = cr.hessian(loss)(x)
+    gradient = cr.grad(loss)
+    expected = np.stack([numerical_gradient(lambda x: gradient(x)[k], x) for k in range(6)])
+    np.testing.assert_allclose(hessian, expected, rtol=1e-5, atol=1e-5)
+    # grad of grad (reverse over reverse) and jvp (forward) of the writes
+    v = _RNG.normal(size=6)
+    np.testing.assert_allclose(cr.grad(lambda x: np.dot(gradient(x), v))(x), hessian @ v,
+                               rtol=1e-6, atol=1e-6)
+    _, tangent = cr.jvp(loss, (x,), (v,))
+    np.testing.assert_allclose(tangent, gradient(x) @ v, rtol=1e-8, atol=1e-10)
+
+
+def test_hessian_of_the_fill_loop():
+    params = np.array([0.7, 0.3, 1.5])
+
+    def loss(p):
+        return np.sum(simulate(p, 8) ** 2)
+
+    gradient = cr.grad(loss)
+    expected = np.stack([numerical_gradient(lambda p: gradient(p)[k], params)
+                         for k in range(3)])
+    np.testing.assert_allclose(cr.hessian(loss)(params), expected, rtol=1e-5, atol=1e-6)
+
+
+def test_writing_into_the_input_changes_the_callers_array_as_numpy_does():
+    def f(x):
+        x[0] = 0.0
+        x[2:] *= 3.0
+        x += 1.0
+        return np.sum(x ** 2)
+
+    x = np.array([1.0, 2.0, 3.0, 4.0])
+    expected = x.copy()
+    f(expected)  # NumPy: the caller's array is written
+    gradient = cr.grad(f)(x)
+    np.testing.assert_array_equal(x, expected)
+    # d/dx of (0 + 1)^2 + (x1 + 1)^2 + (3 x2 + 1)^2 + (3 x3 + 1)^2
+    np.testing.assert_allclose(gradient, [0.0, 6.0, 60.0, 78.0])
+
+    def square_in_place(x):
+        x *= x
+        return np.sum(x)
+
+    x = np.array([1.5, -2.0])
+    np.testing.assert_allclose(cr.grad(square_in_place)(x), [3.0, -4.0])
+    np.testing.assert_array_equal(x, [2.25, 4.0])
+
+
+def test_writing_into_the_input_after_a_rule_kept_it_is_a_clear_error():
+    def f(x):
+        s = np.sum(np.sin(x))
+        x[0] = 0.0
+        return s + np.sum(x)
+
+    x = np.ones(3)
+    with pytest.raises(cr.TracingError, match=r"x = x.copy\(\)"):
+        cr.grad(f)(x)
+
+
+def test_writing_through_a_view_is_a_clear_error():
+    def through_slice(x):
+        out = np.zeros(4)
+        v = out[2:]
+        v[0] = x[0]
+        return np.sum(out)
+
+    def chained_index(x):
+        out = np.zeros((2, 2))
+        out[1][0] = x[0]
+        return np.sum(out)
+
+    def augmented_through_a_name(x):
+        out = np.zeros((2, 2))
+        out[0] = x
+        row = out[0]
+        row += x  # NumPy would write into out through the view
+        return np.sum(out)
+
+    for f in (through_slice, chained_index, augmented_through_a_name):
+        with pytest.raises(cr.TracingError, match=r"view.*out\[2 \+ i\] = t"):
+            cr.grad(f)(np.ones(2))
+
+
+def test_aliases_see_writes_and_np_array_copies():
+    def f(x):
+        out = np.zeros(3)
+        alias = out
+        alias[0] = x[0]  # the same array
+        copied = np.array(out)
+        copied[1] = 100.0 * x[1]  # a new array: `out` keeps its values
+        out += x
+        return np.sum(out * np.arange(1.0, 4.0)) + np.sum(copied) * 0.0
+
+    x = np.array([2.0, 3.0, 4.0])
+    assert cr.grad(f)(x).tolist() == [2.0, 2.0, 3.0]
+    assert f(x.copy()) == cr.value_and_grad(f)(x)[0]
+
+
+def test_no_trace_numpy_is_untouched():
+    originals = (np.zeros, np.ones, np.empty, np.full, np.copy, np.array, np.eye)
+    cr.grad(lambda x: np.sum(simulate(x, 3)))(np.ones(3))
+    assert (np.zeros, np.ones, np.empty, np.full, np.copy, np.array, np.eye) == originals
+    assert type(np.zeros(2)) is np.ndarray
+
+
+def test_write_forms_cost_no_copy_of_the_array_per_write(monkeypatch):
+    """A fill loop and a 2-D column fill: copies of whole arrays do not grow with the number
+    of writes (counted, so load cannot change it), and time and memory are linear."""
+    from chainrules.ad import reverse, writes
+
+    copied = [0]
+
+    def counting(function):
+        def counted(value, *more):
+            copied[0] += int(np.prod(np.shape(cr.primal(value)), dtype=np.int64))
+            return function(value, *more)
+        return counted
+
+    # the engine's ways of copying an array: copy on write, and owned cotangent buffers
+    monkeypatch.setattr(writes, "_copy", counting(writes._copy))
+    monkeypatch.setattr(reverse, "owned_copy", counting(reverse.owned_copy))
+    monkeypatch.setattr(reverse, "owned_sum", counting(reverse.owned_sum))
+
+    def fill(n):
+        params = np.array([1.0, 0.3, 0.5])
+        return lambda: cr.grad(lambda p: np.sum(simulate(p, n)))(params)
+
+    def columns(n):
+        x = np.linspace(0.0, 1.0, 4)
+
+        def loss(x):
+            out = np.zeros((4, n))
+            for j in range(n):
+                out[:, j] = np.sin(x * j)
+                out[0, j] += out[1, j - 1] * 0.5 if j else 0.0
+            return np.sum(out ** 2)
+        return lambda: cr.grad(loss)(x)
+
+    def copies(run):
+        before = copied[0]
+        run()
+        return copied[0] - before + 1
+
+    def rows(n):
+        a = np.array([[0.9, 0.1], [-0.2, 0.95]])
+        x0 = np.array([1.0, 0.5])
+
+        def loss(x0):
+            out = np.zeros((n, 2))
+            out[0] = x0
+            for i in range(1, n):
+                out[i] = out[i - 1] @ a  # a rule keeps the row it reads
+            return np.sum(out ** 2)
+        return lambda: cr.grad(loss)(x0)
+
+    def hvp_of_fill(n):
+        params = np.array([1.0, 0.3, 0.5])
+        return lambda: cr.hvp(lambda p: np.sum(simulate(p, n) ** 2), params, np.ones(3))
+
+    for case, n in ((fill, 300), (columns, 120), (rows, 200), (hvp_of_fill, 60)):
+        measured = check_linear(case, n, count=copies, name=case.__name__)
+        small, large = measured.counts
+        assert large <= 8 * small + 8, measured
+        check_linear(case, n, memory=True, name=case.__name__ + " (time, memory)")
+
+
+def test_arrays_the_function_creates_are_constants_until_written():
+    """A created array that takes no traced value behaves as NumPy's: float() and math.*
+    give its numbers, and operations on it alone give plain arrays."""
+    import math
+
+    def f(x):
+        grid = np.linspace(0.0, 1.0, 3)
+        scale = math.exp(grid[1]) + float(np.sum(grid))
+        assert type(np.sin(grid)) is np.ndarray and type(grid[1:]) is np.ndarray
+        out = np.zeros(3)
+        out[1] = x[0] * scale  # now traced
+        return np.sum(out * grid)
+
+    expected = 0.5 * (math.exp(0.5) + 1.5)
+    np.testing.assert_allclose(cr.grad(f)(np.ones(2)), [expected, 0.0])
+    np.testing.assert_allclose(cr.hessian(lambda x: f(x) * x[0])(np.ones(2)),
+                               [[2 * expected, 0.0], [0.0, 0.0]])
+
+
+def test_a_vjp_of_writes_leaves_the_given_cotangent_alone_and_can_be_repeated():
+    def f(x):
+        out = np.empty(4)
+        out[:] = 0.0
+        out[1:3] = x * x
+        out[0] = out[1] + out[2]
+        return out
+
+    x = np.array([1.5, -2.0])
+    _, pullback = cr.vjp(f, x)
+    dy = np.array([1.0, 2.0, 3.0, 4.0])
+    first = pullback(dy)[0]
+    second = pullback(dy)[0]
+    np.testing.assert_array_equal(dy, [1.0, 2.0, 3.0, 4.0])  # the engine wrote into its own copy
+    np.testing.assert_allclose(first, [2 * 1.5 * (1.0 + 2.0), 2 * -2.0 * (1.0 + 3.0)])
+    np.testing.assert_array_equal(first, second)

@@ -159,9 +159,11 @@ _EXCLUDED_GROUPS: dict[str, str] = {
     "classes whose calls chainrules routes elsewhere: np.vectorize's __call__ is intercepted "
     "while tracing (chainrules.ad.intercept); a np.poly1d is evaluated with np.polyval": (
         "np.vectorize np.poly1d"),
-    "writes into its argument: array writes are a separate issue (issue 15); build a new "
-    "array (np.where, np.stack) instead": (
-        "np.copyto np.place np.put np.put_along_axis np.putmask np.fill_diagonal ndarray.fill ndarray.put "
+    "an array write, followed by the engine's write tracking (chainrules.ad.writes, "
+    "docs/mutation.md), not by a rule": "np.copyto np.fill_diagonal ndarray.fill",
+    "writes into its argument in a way the engine does not follow (docs/mutation.md): build a "
+    "new array (np.where, np.stack, index assignment) instead": (
+        "np.place np.put np.put_along_axis np.putmask ndarray.put "
         "ndarray.itemset ndarray.setfield ndarray.setflags ndarray.resize ndarray.sort "
         "ndarray.partition"),
     "memory views and byte layout: reinterpret bytes, not values": (

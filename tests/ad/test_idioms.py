@@ -262,6 +262,7 @@ LISTED = {
     "data": "the memory buffer: would cut the value out of the gradient",
     "flags": "memory layout flags of a buffer: traced values have none",
     "strides": "memory layout of a buffer: traced values have none",
+    "fill": "an array write (ad/writes.py): tested in tests/ad/test_writes.py",
 }
 
 

@@ -235,7 +235,7 @@ def _routed(original: Any) -> Any:
 # Functions written in Python that convert their arguments with np.asarray (so traced values
 # never reach __array_function__), or that take a callable: (module, name).
 ROUTED = [("numpy", "apply_along_axis"), ("numpy", "piecewise"),
-          ("numpy", "full"), ("numpy", "full_like"), ("numpy", "nan_to_num"),  # np.copyto
+          ("numpy", "nan_to_num"),  # np.copyto (np.full, np.full_like: WRITABLE below)
           ("scipy.special", "logsumexp"), ("scipy.special", "softmax"),
           ("scipy.special", "log_softmax"), ("scipy.special", "polygamma"),
           ("scipy.linalg", "solve_triangular"),

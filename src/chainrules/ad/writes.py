@@ -274,17 +274,34 @@ def _write_forward(trace: Any, target: Any, index: Any, value_primal: Any,
     value_tangent = unthunk(value_tangent)
     if isinstance(target.node, AbstractZero) and isinstance(value_tangent, AbstractZero):
         return  # zero written into zero
-    target.node = _store(_own_tangent(target), index, 0 if isinstance(
-        value_tangent, AbstractZero) else value_tangent)
+    value_tangent = 0 if isinstance(value_tangent, AbstractZero) else value_tangent
+    size = getattr(trace, "size", None)  # a batched forward trace (chainrules.ad.batching)
+    tangent = _own_tangent(target, size)
+    if size is None:
+        target.node = _store(tangent, index, value_tangent)
+        return
+    for direction in range(size):  # each direction's tangent takes the write as NumPy would
+        part = value_tangent if np.ndim(value_tangent) == 0 else value_tangent[direction]
+        tangent = _store_direction(tangent, direction, index, part)
+    target.node = tangent
 
 
-def _own_tangent(target: Any) -> Any:
-    """A forward value's tangent, ready to be written in place: zeros for a zero tangent, a
-    copy when something else holds it."""
+def _store_direction(tangent: Any, direction: int, index: Any, value: Any) -> Any:
+    """``tangent[direction][index] = value`` for a batched tangent, in place."""
+    if type(value) is Traced and type(tangent) is not Traced:
+        tangent = _constant(value.tape, tangent)
+    tangent[(direction,) + (index if type(index) is tuple else (index,))] = value
+    return tangent
+
+
+def _own_tangent(target: Any, size: int | None = None) -> Any:
+    """A forward value's tangent, ready to be written in place: zeros for a zero tangent (with
+    a leading axis of ``size`` directions for a batched trace), a copy when something else
+    holds it."""
     tangent = target.node
     if isinstance(tangent, AbstractZero):
         plain = primal_value(target.primal)
-        return np.zeros(plain.shape, plain.dtype)
+        return np.zeros(plain.shape if size is None else (size,) + plain.shape, plain.dtype)
     if _tangent_refs(target) > _minimum()[1] or (type(tangent) is np.ndarray and
                                                  tangent.base is not None):
         return _copy(tangent)  # shared with another value: copy on write
@@ -546,9 +563,17 @@ def _add_at(target: Any, index: Any, value: Any) -> None:
     if level.forward:
         value_tangent = unthunk(value_node)
         if not isinstance(value_tangent, AbstractZero):
-            tangent = _own_tangent(target)
-            tangent = _lifted(tangent, value_tangent)
-            np.add.at(tangent, index, value_tangent)
+            size = getattr(level, "size", None)  # a batched forward trace
+            tangent = _lifted(_own_tangent(target, size), value_tangent)
+            if size is None:
+                np.add.at(tangent, index, value_tangent)
+            elif type(tangent) is np.ndarray:
+                for direction in range(size):  # each direction's tangent, a view, in place
+                    np.add.at(tangent[direction], index, value_tangent[direction])
+            else:
+                raise TracingError("np.add.at into an array inside a batched jacfwd/hessian "
+                                   "of a higher derivative is not supported; write "
+                                   "out[i] = out[i] + v instead.")
             target.node = tangent
         return
     value_shape = tuple(np.shape(value_primal))

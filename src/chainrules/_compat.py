@@ -104,8 +104,49 @@ def _result_type(*arrays_and_dtypes):
     """np.result_type's parameters."""
 
 
+def _ravel_multi_index(multi_index, dims, mode="raise", order="C"):
+    """np.ravel_multi_index's parameters."""
+
+
+def _unravel_index(indices, shape, order="C"):
+    """np.unravel_index's parameters."""
+
+
+def _can_cast(from_, to, casting="safe"):
+    """np.can_cast's parameters."""
+
+
+def _lexsort(keys, axis=-1):
+    """np.lexsort's parameters."""
+
+
+def _may_share_memory(a, b, /, max_work=0):
+    """np.may_share_memory's parameters."""
+
+
+def _shares_memory(a, b, /, max_work=-1):
+    """np.shares_memory's parameters."""
+
+
+def _min_scalar_type(a, /):
+    """np.min_scalar_type's parameters."""
+
+
+def _packbits(a, /, axis=None, bitorder="big"):
+    """np.packbits's parameters."""
+
+
+def _unpackbits(a, /, axis=None, count=None, bitorder="big"):
+    """np.unpackbits's parameters."""
+
+
 _STAND_INS = ((np.array, _array), (np.asarray, _asarray), (np.asanyarray, _asanyarray),
               (np.ascontiguousarray, _ascontiguousarray), (np.asfortranarray, _asfortranarray),
               (np.concatenate, _concatenate),
               (np.dot, _dot), (np.inner, _inner), (np.vdot, _vdot), (np.where, _where),
-              (np.empty_like, _empty_like), (np.result_type, _result_type))
+              (np.empty_like, _empty_like), (np.result_type, _result_type),
+              (np.ravel_multi_index, _ravel_multi_index), (np.unravel_index, _unravel_index),
+              (np.can_cast, _can_cast), (np.lexsort, _lexsort),
+              (np.may_share_memory, _may_share_memory), (np.shares_memory, _shares_memory),
+              (np.min_scalar_type, _min_scalar_type), (np.packbits, _packbits),
+              (np.unpackbits, _unpackbits))

@@ -163,7 +163,7 @@ def test_writes_at_order_1_against_finite_differences(form, dtype):
 
     value, gradient = cr.value_and_grad(loss)(x)
     assert gradient.dtype == x.dtype and gradient.shape == x.shape
-    np.testing.assert_allclose(value, _real_loss(out, weights), rtol=1e-5)
+    np.testing.assert_allclose(value, _real_loss(out, weights), rtol=1e-5, atol=1e-6)
     if dtype == np.float32:  # the reference: the same function in float64
         wide = x.astype(np.float64)
         expected = numerical_gradient(lambda x: _real_loss(form(x), weights), wide)

@@ -527,14 +527,8 @@ def jvp(f: Callable, primals: Sequence, tangents: Sequence):
                          f"tangent(s); give one tangent per primal, of the same structure.")
     trace = ForwardTrace(ENGINE_CONFIG)
     with trace:
-        lifted = [forward_lift(x, t, trace, _is_input_leaf) for x, t in zip(primals, tangents)]
-        try:
-            out = f(*lifted)
-        except Exception as error:
-            if trace.deferred:
-                raise trace.deferred[0] from error
-            raise
-        trace.raise_deferred()
+        out = _run_forward(trace, f, [forward_lift(x, t, trace, _is_input_leaf)
+                                      for x, t in zip(primals, tangents)], {})
     own = _is_own(trace)
     y = replace_leaves(out, _unwrap, own)
     y_dot = replace_leaves(out, lambda v: output_tangent(v, trace) if own(v) or
@@ -614,6 +608,19 @@ def jacfwd(f: Callable, argnums: int | Sequence[int] = 0, allow_int: bool = Fals
     return jacobian_of
 
 
+def _run_forward(trace: Any, f: Callable, lifted: list, kwargs: dict) -> Any:
+    """``f(*lifted, **kwargs)`` inside the forward ``trace``; an error the trace deferred
+    (a traced value converted where it could not be followed) is raised as the cause."""
+    try:
+        out = f(*lifted, **kwargs)
+    except Exception as error:
+        if trace.deferred:
+            raise trace.deferred[0] from error
+        raise
+    trace.raise_deferred()
+    return out
+
+
 def _jacfwd_columns(f: Callable, args: tuple, kwargs: dict, numbers: tuple, inputs: list,
                     start: int, stop: int) -> tuple[Any, dict]:
     """``f(*args)`` and, for each output leaf by path, the columns ``start:stop`` of its
@@ -632,15 +639,9 @@ def _jacfwd_columns(f: Callable, args: tuple, kwargs: dict, numbers: tuple, inpu
                 for number, paths in parts.items()}
     trace = BatchedForwardTrace(ENGINE_CONFIG, size)
     with trace:
-        lifted = [batched_lift(x, tangents[n], trace, _is_input_leaf) if n in tangents else x
-                  for n, x in enumerate(args)]
-        try:
-            out = f(*lifted, **kwargs)
-        except Exception as error:
-            if trace.deferred:
-                raise trace.deferred[0] from error
-            raise
-        trace.raise_deferred()
+        out = _run_forward(trace, f, [batched_lift(x, tangents[n], trace, _is_input_leaf)
+                                      if n in tangents else x for n, x in enumerate(args)],
+                           kwargs)
     own = _is_own(trace)
     y = replace_leaves(out, _unwrap, own)
     columns = {path: batched_output_tangent(leaf, trace)

@@ -37,8 +37,8 @@ from typing import Any, Callable
 import numpy as np
 
 from .._compat import signature
-from ..core.config import _name, _pushforward_by_pullbacks
-from ..core.registry import frule, rrule
+from ..core.config import _pushforward_by_pullbacks
+from ..core.registry import frule
 from ..core.scalar_rule import _as_numpy
 from ..core.sparse import scatter_sum
 from ..core.structure import is_structure, leaves, replace_paths, tangent_at, \
@@ -48,8 +48,8 @@ from ..core.thunks import unthunk
 from ..rules._define import Call
 from ..rules.indexing import normalize_index
 from ..rules.shape import astype as _astype
-from .forward import ForwardTrace, _part, _tangent_of, _zeros_like
-from .tape import NoRuleError, _is_differentiable, _no_rule_message
+from .forward import ForwardTrace, _part, _tangent_of, _zeros_like, reverse_for_forward
+from .tape import _is_differentiable
 from .tracer import Traced
 
 __all__ = ["BatchedForwardTrace", "lift", "output_tangent"]
@@ -253,16 +253,7 @@ def _one_direction_at_a_time(trace: BatchedForwardTrace, function: Any, primals:
     pullback), run once per direction; the tangents are stacked."""
     pullback = None
     if entry is None:
-        reverse = rrule(trace.config, function, *primals, **kwargs)
-        if reverse is None:
-            raise NoRuleError(_no_rule_message(function, primals).replace(
-                "no rule for", "no forward rule (frule), and no reverse rule to derive one "
-                "from, for", 1))
-        y, pullback = reverse
-        if is_structure(y):
-            raise NotImplementedError(
-                f"{_name(function)} has no frule, and its output is a structure, from which "
-                f"forward mode cannot derive a pushforward. Register an frule for it.")
+        y, pullback = reverse_for_forward(trace, function, primals, kwargs)
     directions = []
     for b in range(trace.size):
         direction = tuple(_ZERO if t is None else t.direction(b) if type(t) is _Paths

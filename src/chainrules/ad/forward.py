@@ -153,6 +153,14 @@ class ForwardTrace(Level):
 
 def _pushforward_from_pullback(trace: ForwardTrace, function: Any, primals: tuple,
                                tangents: tuple, kwargs: dict) -> tuple:
+    y, pullback = reverse_for_forward(trace, function, primals, kwargs)
+    return y, _pushforward_by_pullbacks(y, pullback, (_NO_TANGENT,) + tangents)
+
+
+def reverse_for_forward(trace: Level, function: Any, primals: tuple, kwargs: dict) -> tuple:
+    """``(y, pullback)`` of ``function``'s rrule, for a forward trace that finds no frule: the
+    pushforward is derived from it. Raises when there is no rrule, or its output is a
+    structure."""
     reverse = rrule(trace.config, function, *primals, **kwargs)
     if reverse is None:
         raise NoRuleError(_no_rule_message(function, primals).replace(
@@ -163,7 +171,7 @@ def _pushforward_from_pullback(trace: ForwardTrace, function: Any, primals: tupl
         raise NotImplementedError(
             f"{_name(function)} has no frule, and its output is a structure, from which "
             f"forward mode cannot derive a pushforward. Register an frule for it.")
-    return y, _pushforward_by_pullbacks(y, pullback, (_NO_TANGENT,) + tangents)
+    return y, pullback
 
 
 def _wrap(trace: ForwardTrace, y: Any, dy: Any) -> Any:

@@ -369,7 +369,8 @@ def test_arrays_the_function_creates_are_constants_until_written():
     def f(x):
         grid = np.linspace(0.0, 1.0, 3)
         scale = math.exp(grid[1]) + float(np.sum(grid))
-        assert type(np.sin(grid)) is np.ndarray and type(grid[1:]) is np.ndarray
+        # (a view, grid[1:], is a constant too: followed, should grid be written later)
+        assert type(np.sin(grid)) is np.ndarray and type(np.sum(grid[1:])) is np.float64
         out = np.zeros(3)
         out[1] = x[0] * scale  # now traced
         return np.sum(out * grid)
@@ -396,3 +397,117 @@ def test_a_vjp_of_writes_leaves_the_given_cotangent_alone_and_can_be_repeated():
     np.testing.assert_array_equal(dy, [1.0, 2.0, 3.0, 4.0])  # the engine wrote into its own copy
     np.testing.assert_allclose(first, [2 * 1.5 * (1.0 + 2.0), 2 * -2.0 * (1.0 + 3.0)])
     np.testing.assert_array_equal(first, second)
+
+
+# --- views taken before a write see it, as NumPy's do -----------------------------------------
+
+def _view_of_a_created_array(x):
+    out = np.zeros(4, x.dtype)
+    v = out[2:]
+    out[2] = x[0] * x[1]
+    return v * x[1]
+
+
+def _view_of_a_written_array(x):
+    out = np.zeros(4, x.dtype)
+    out[0] = x[1]
+    v = out[1:]
+    out[2] = x[0] ** 2
+    out[3] += x[1]
+    return v * out[0]
+
+
+def _transpose_and_reshape(x):
+    out = np.zeros((2, 2), x.dtype)
+    t, r, m = out.T, out.reshape(4), np.reshape(out, (4, 1))
+    out[0, 1] = x[0]
+    out[1] = x * x[1]
+    return np.concatenate([t.ravel(), r * x[0], m[:, 0]])
+
+
+def _view_of_a_view(x):
+    out = np.zeros(6, x.dtype)
+    v = out[1:]
+    w = v[::2]
+    out[3] = x[0] * x[1]
+    np.add.at(out, [1, 1], x[1])
+    return w * x[0]
+
+
+def _split_and_diagonal(x):
+    out = np.ones((2, 2), x.dtype)
+    top, bottom = np.split(out, 2)
+    d = np.diagonal(out)
+    out[1, 1] = x[0] * x[1]
+    out[0] = x
+    return np.concatenate([top.ravel(), bottom.ravel(), d])
+
+
+def _view_of_the_input(x):
+    x = x.copy()
+    v = x[1:]
+    x[1] = x[0] ** 3
+    return v * x[0]
+
+
+VIEW_PROGRAMS = [_view_of_a_created_array, _view_of_a_written_array, _transpose_and_reshape,
+                 _view_of_a_view, _split_and_diagonal, _view_of_the_input]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
+@pytest.mark.parametrize("program", VIEW_PROGRAMS, ids=lambda f: f.__name__[1:])
+def test_views_taken_before_a_write_see_it_as_numpy_views_do(program, dtype):
+    x = np.array([0.7, -1.3], dtype)
+    if np.dtype(dtype).kind == "c":
+        x = x + 1j * np.array([0.4, 0.9])
+    weights = _weights(np.size(program(x.copy())), dtype).reshape(np.shape(program(x.copy())))
+
+    def loss(x):
+        return _real_loss(program(x), weights)
+
+    value, gradient = cr.value_and_grad(loss)(x)
+    np.testing.assert_allclose(value, _real_loss(program(x.copy()), weights), rtol=1e-5,
+                               atol=1e-6)  # the value NumPy computes, views and all
+    assert gradient.dtype == x.dtype
+    if dtype == np.float32:
+        wide = x.astype(np.float64)
+        expected = numerical_gradient(lambda x: _real_loss(program(x), weights), wide)
+        np.testing.assert_allclose(gradient, expected, rtol=2e-3, atol=2e-3)
+    else:
+        np.testing.assert_allclose(gradient, numerical_gradient(loss, x), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("program", VIEW_PROGRAMS, ids=lambda f: f.__name__[1:])
+def test_views_taken_before_a_write_at_order_2(program):
+    x = np.array([0.7, -1.3])
+    weights = _weights(np.size(program(x.copy())), np.float64)
+
+    def loss(x):
+        return _real_loss(np.ravel(program(x)), weights)
+
+    gradient = cr.grad(loss)
+    expected = np.stack([numerical_gradient(lambda x: gradient(x)[k], x) for k in range(2)])
+    np.testing.assert_allclose(cr.hessian(loss)(x), expected, rtol=1e-5, atol=1e-6)
+    v = np.array([0.3, -0.8])
+    np.testing.assert_allclose(cr.jvp(loss, (x,), (v,))[1], gradient(x) @ v, rtol=1e-8)
+
+
+def test_a_row_view_kept_through_a_fill_loop_stays_linear():
+    def fill(x):
+        out = np.zeros((len(x), 3))
+        first = out[0]  # alive through the loop: followed at each write
+        for i in range(len(x)):
+            out[i] = x[i] * np.arange(3.0) + first
+        return np.sum(out ** 2)
+
+    def constant_fill(x):  # constants written: the array stays a constant, its view a view
+        out = np.zeros(len(x))
+        tail = out[1:]
+        for i in range(len(x)):
+            out[i] = float(i)
+        return np.sum(tail * x[1:])
+
+    for f in (fill, constant_fill):
+        check_linear(lambda n: (lambda: cr.grad(f)(np.linspace(0.1, 1.0, n))), 100,
+                     name=f.__name__)
+    np.testing.assert_allclose(cr.grad(constant_fill)(np.ones(4)), [0.0, 1.0, 2.0, 3.0])

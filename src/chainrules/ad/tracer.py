@@ -30,11 +30,24 @@ _FUNCTIONS = {name: getattr(np, name) for name in (
 def _method(function: Any) -> Any:
     """The ndarray method that is ``function(self, *args, **kwargs)``."""
     def method(self, *args, **kwargs):
-        return record(function, (self,) + args, kwargs)
+        y = record(function, (self,) + args, kwargs)
+        return _followed(self, y, lambda: method(self, *args, **kwargs))
 
     method.__name__ = method.__qualname__ = function.__name__
     method.__doc__ = f"``np.{function.__name__}(self, ...)``."
     return method
+
+
+def _followed(source: "Traced", y: Any, redo: Any) -> Any:
+    """``y``, computed from ``source`` (``redo()`` computes it again), followed as a view of
+    ``source`` when it is one (ad/writes.py): each part of a tuple or list result too."""
+    kind = type(y)
+    if kind is Traced or kind is np.ndarray:
+        return writes.track_view(source, y, redo)
+    if kind in (tuple, list) and y and type(y[0]) in (Traced, np.ndarray):
+        return kind(writes.track_view(source, part, lambda k=k: redo()[k])
+                    for k, part in enumerate(y))
+    return y
 
 
 def _refused(name: str, why: str) -> str:
@@ -75,7 +88,7 @@ REFUSED_METHODS = {
 class Traced:
     """A traced array or scalar: ``primal`` is its value, ``node`` its place on ``tape``."""
 
-    __slots__ = ("primal", "tape", "node")
+    __slots__ = ("primal", "tape", "node", "__weakref__")  # weak: views are followed (writes)
     __array_priority__ = 1000
 
     def __init__(self, primal: Any, tape: Any, node: int):
@@ -114,7 +127,10 @@ class Traced:
             return function(*[primal_value(arg) for arg in args], **kwargs)
         if function in writes.IN_PLACE:  # np.fill_diagonal, np.copyto: array writes
             return writes.IN_PLACE[function](*args, **kwargs)
-        return record(function, args, kwargs)
+        y = record(function, args, kwargs)
+        if args and type(args[0]) is Traced:  # np.reshape(x), np.ravel(x)...: views followed
+            y = _followed(args[0], y, lambda: function(*args, **kwargs))
+        return y
 
     def __array__(self, dtype=None, copy=None):
         if self.tape.finished or writes.is_constant(self):
@@ -227,8 +243,8 @@ class Traced:
 
     def __getitem__(self, index):
         y = record_binary(operator.getitem, self, index)
-        if type(y) is Traced and type(y.primal) is np.ndarray and y.primal.base is not None:
-            writes.read_view(self, y)  # a view of an array that may be written
+        if type(primal_value(y)) is np.ndarray:  # a view, if basic indexing: followed
+            return writes.read_view(self, y, lambda: self[index])
         return y
 
     def __setitem__(self, index, value):
@@ -293,7 +309,8 @@ class Traced:
         return np.argpartition(primal_value(self), *args, **kwargs)
 
     def flatten(self, order="C"):
-        """A flat copy: ``np.ravel(self, order)`` (traced values are immutable)."""
+        """A flat copy: ``np.ravel(self, order)``, not followed as a view (copy on write keeps
+        its values when the array is written later)."""
         return record(_FUNCTIONS["ravel"], (self, order), {})
 
     @property
@@ -323,31 +340,34 @@ class Traced:
     def reshape(self, *shape, **kwargs):
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
-        return record(_FUNCTIONS["reshape"], (self, shape), kwargs)
+        return _followed(self, record(_FUNCTIONS["reshape"], (self, shape), kwargs),
+                         lambda: self.reshape(shape, **kwargs))
 
     def transpose(self, *axes):
         if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
             axes = tuple(axes[0])
-        return record(_FUNCTIONS["transpose"], (self, axes or None), {})
+        return _followed(self, record(_FUNCTIONS["transpose"], (self, axes or None), {}),
+                         lambda: self.transpose(*axes))
 
     @property
     def T(self):
-        return record_unary(_FUNCTIONS["transpose"], self)
+        return _followed(self, record_unary(_FUNCTIONS["transpose"], self), lambda: self.T)
 
     @property
     def mT(self):
         """The transpose of the last two axes, as ``ndarray.mT``."""
         if self.ndim < 2:
             raise ValueError("matrix transpose with ndim < 2 is undefined")
-        return record(_FUNCTIONS["swapaxes"], (self, -1, -2), {})
+        return _followed(self, record(_FUNCTIONS["swapaxes"], (self, -1, -2), {}),
+                         lambda: self.mT)
 
     @property
     def real(self):
-        return record_unary(_FUNCTIONS["real"], self)
+        return _followed(self, record_unary(_FUNCTIONS["real"], self), lambda: self.real)
 
     @property
     def imag(self):
-        return record_unary(_FUNCTIONS["imag"], self)
+        return _followed(self, record_unary(_FUNCTIONS["imag"], self), lambda: self.imag)
 
     def conj(self):
         return record_unary(np.conj, self)

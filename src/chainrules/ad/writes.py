@@ -33,7 +33,8 @@ from __future__ import annotations
 import dis
 import sys
 import threading
-from typing import Any
+import weakref
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -44,7 +45,8 @@ from ..core.sparse import _flat_positions, _has_integer_array
 from ..core.tangents import AbstractZero, NoTangent, ZeroTangent
 from ..core.thunks import unthunk
 
-__all__ = ["write", "augmented", "ufunc_out", "ufunc_at", "created", "is_constant",
+__all__ = ["write", "augmented", "ufunc_out", "ufunc_at", "created", "is_constant", "read_view",
+           "track_view",
            "setitem", "WritePullback", "enter_level", "exit_level"]
 
 _NO_TANGENT = NoTangent()
@@ -110,6 +112,8 @@ def exit_level(level: Any) -> None:
             del levels[position]
             break
     _states.pop(id(level), None)
+    if not levels:
+        _views().clear()
 
 
 # --- reference counts: is a storage held by anything but its traced value? ---------------
@@ -187,19 +191,118 @@ def is_constant(traced: Any) -> bool:
     return type(node) is int and node < 0
 
 
-def read_view(source: Any, view: Any) -> None:
-    """``view = source[index]``, a NumPy view: when ``source`` is an array that is written (or
-    may be: created by the function), the view becomes a read-only snapshot of its values. A
-    rule that keeps the view then does not hold the array's storage, which would make every
-    later write copy it (a row recurrence ``out[i] = out[i - 1] @ A`` stays linear); and a
-    write into the snapshot raises, as a write through a view does."""
+def read_view(source: Any, view: Any, redo: Any) -> Any:
+    """``view = source[index]`` (``redo()`` computes it again): `track_view`, and when
+    ``source`` has been written, the view becomes a read-only snapshot of its values. A rule
+    that keeps the view then does not hold the array's storage, which would make every later
+    write copy it (a row recurrence ``out[i] = out[i - 1] @ A`` stays linear); and a write
+    into the snapshot raises, as a write through a view does."""
+    view = track_view(source, view, redo)
+    if type(view) is not Traced or type(view.primal) is not np.ndarray:
+        return view
     tape = source.tape
-    if tape.forward or not tape.active or source.node < 0 or \
-            tape.records[source.node][1] is not setitem:
-        return
+    if tape.forward or not tape.active or type(source.node) is not int or source.node < 0 \
+            or tape.records[source.node][1] is not setitem:
+        return view
     snapshot = view.primal.copy()
     snapshot.flags.writeable = False
     view.primal = snapshot
+    return view
+
+
+# --- views: what NumPy shows through a view after its base is written ----------------------
+#
+# A view of a traced array (``v = out[2:]``, ``out.T``, ``np.reshape(out, ...)``) is followed:
+# when ``out`` is written, every view of it that is still alive is computed again from the
+# written array (and the same object takes the new value and node), so that reading ``v``
+# after ``out[2] = t`` sees ``t``, and its gradient reaches ``t``, as NumPy's view would.
+
+def _views() -> dict:
+    """id(base) -> (base, [(weak reference to a view, redo)]) for this thread."""
+    views = getattr(_local, "views", None)
+    if views is None:
+        views = _local.views = {}
+    return views
+
+
+def track_view(source: Any, result: Any, redo: Any) -> Any:
+    """``result`` of an operation on the traced array ``source`` that ``redo()`` computes
+    again; if it is a NumPy view of ``source``'s storage, it is followed (a plain view of a
+    constant becomes a constant of ``source``'s levels) and returned."""
+    plain = primal_value(result)
+    if type(plain) is not np.ndarray or plain.base is None or getattr(_local, "refreshing",
+                                                                      False):
+        return result
+    storage = primal_value(source)
+    if type(storage) is not np.ndarray or not np.may_share_memory(plain, storage):
+        return result
+    if type(result) is not Traced:
+        result = _constant_as(source, result)
+    views = _views()
+    entry = views.get(id(source))
+    if entry is None or entry[0] is not source:
+        entry = views[id(source)] = (source, [])
+    entry[1].append((weakref.ref(result), redo))
+    return result
+
+
+def _constant_as(source: Any, value: Any) -> Any:
+    """``value``, a plain result of an operation on the constant ``source``, as a constant of
+    each level of ``source`` (outermost innermost, as `created` makes them)."""
+    levels = []
+    while type(source) is Traced:
+        levels.append(source.tape)
+        source = source.primal
+    for level in reversed(levels):
+        if not level.finished:
+            value = _constant(level, value)
+    return value
+
+
+def _release_views(target: Any) -> list:
+    """Before a write into ``target``: its live views let go of its storage (they are computed
+    again after the write), so that holding a view does not make each write copy the array.
+    Returns them with their values, to restore if the write fails."""
+    entry = _views().get(id(target))
+    if entry is None or entry[0] is not target:
+        return []
+    released = []
+    for ref, _ in entry[1]:
+        view = ref()
+        if view is not None and type(view.primal) is np.ndarray and view.primal.base is not None:
+            released.append((view, view.primal))
+            view.primal = None
+    return released
+
+
+def _refresh_views(target: Any, released: Sequence = ()) -> None:
+    """``target`` was written: compute its live views again (and theirs, in turn)."""
+    for view, primal in released:
+        view.primal = primal  # back as they were, should computing them again fail
+    views = _views()
+    if not views:
+        return
+    pending = [target]
+    _local.refreshing = True
+    try:
+        while pending:
+            base = pending.pop()
+            entry = views.get(id(base))
+            if entry is None or entry[0] is not base:
+                continue
+            alive = [(ref, redo) for ref, redo in entry[1] if ref() is not None]
+            entry[1][:] = alive
+            for ref, redo in alive:
+                view = ref()
+                if view is None:
+                    continue
+                fresh = redo()
+                if type(fresh) is not Traced:
+                    fresh = _constant_as(base, fresh)
+                view.primal, view.tape, view.node = fresh.primal, fresh.tape, fresh.node
+                pending.append(view)
+    finally:
+        _local.refreshing = False
 
 
 # --- writes ---------------------------------------------------------------------------------
@@ -223,10 +326,14 @@ def write(target: Any, index: Any, value: Any) -> None:
     if not isinstance(primal_value(target.primal), np.ndarray):
         raise TypeError(f"'{type(primal_value(target.primal)).__name__}' object does not "
                         f"support item assignment (a traced number, not an array)")
-    if level.forward:
-        _write_forward(level, target, index, value_primal, value_node)
-    else:
-        _write_reverse(level, target, index, value, value_primal, value_node)
+    released = _release_views(target)
+    try:
+        if level.forward:
+            _write_forward(level, target, index, value_primal, value_node)
+        else:
+            _write_reverse(level, target, index, value, value_primal, value_node)
+    finally:
+        _refresh_views(target, released)
 
 
 def _value_at(level: Any, value: Any) -> tuple[Any, Any]:
@@ -428,8 +535,8 @@ class WritePullback:
         d_value = _ZERO
         if self.project is not None:
             part = dy[index]
-            if type(part) is np.ndarray and part.base is not None:
-                part = part.copy()  # dy is written in place later (zeroed here, or upstream)
+            if type(part) is Traced or (type(part) is np.ndarray and part.base is not None):
+                part = np.copy(part)  # dy is written in place later (zeroed here, upstream)
             if self.keep is not None:
                 part = part * self.keep
             if np.shape(part) != self.value_shape:
@@ -575,6 +682,7 @@ def _add_at(target: Any, index: Any, value: Any) -> None:
                                    "of a higher derivative is not supported; write "
                                    "out[i] = out[i] + v instead.")
             target.node = tangent
+        _refresh_views(target)
         return
     value_shape = tuple(np.shape(value_primal))
     project = ProjectTo(value_primal) if value_node >= 0 else None
@@ -582,6 +690,7 @@ def _add_at(target: Any, index: Any, value: Any) -> None:
     records = level.records
     records.append((pullback, setitem, _meta_of(level, target), target.node, -1, value_node))
     target.node = len(records) - 1
+    _refresh_views(target)
 
 
 def _fill_diagonal(a: Any, val: Any, wrap: bool = False) -> None:

@@ -511,3 +511,24 @@ def test_a_row_view_kept_through_a_fill_loop_stays_linear():
         check_linear(lambda n: (lambda: cr.grad(f)(np.linspace(0.1, 1.0, n))), 100,
                      name=f.__name__)
     np.testing.assert_allclose(cr.grad(constant_fill)(np.ones(4)), [0.0, 1.0, 2.0, 3.0])
+
+
+def test_jvp_writes_into_the_input_as_numpy_does_and_transforms_of_grad_use_it_as_given():
+    def f(x):
+        x[0] = 0.0
+        x[1:] *= 2.0
+        return np.sum(x ** 2)
+
+    expected = np.array([1.0, 2.0, 3.0])
+    f(expected)  # NumPy: [0, 4, 6]
+    x = np.array([1.0, 2.0, 3.0])
+    cr.jvp(f, (x,), (np.ones(3),))
+    np.testing.assert_array_equal(x, expected)
+    x = np.array([1.0, 2.0, 3.0])
+    np.testing.assert_allclose(cr.hvp(f, x, np.ones(3)), [0.0, 8.0, 8.0])
+    _, tangent = cr.jvp(f, (x.copy(),), (np.ones(3),))
+    assert tangent == 2 * 4 * 2 + 2 * 6 * 2  # d/dt of (2(x1+t))^2 + (2(x2+t))^2
+    # hvp and hessian run a reverse pass inside, which needs the input's values: they (and
+    # jacfwd, once per chunk of directions) see the input as given and leave it
+    np.testing.assert_allclose(cr.hessian(f)(x), np.diag([0.0, 8.0, 8.0]))
+    np.testing.assert_array_equal(x, [1.0, 2.0, 3.0])

@@ -25,6 +25,7 @@ from ..core.thunks import unthunk
 from .reverse import backward
 from ..core.structure import (fields, get_at, is_structure, leaves, replace_at, replace_leaves,
                               tangent_at, tangent_from_paths)
+from . import writes
 from .batching import BatchedForwardTrace
 from .batching import lift as batched_lift
 from .batching import output_tangent as batched_output_tangent
@@ -521,14 +522,24 @@ def jvp(f: Callable, primals: Sequence, tangents: Sequence):
     >>> jvp(lambda x: np.sin(x) * 2.0, (np.array([0.0, 1.0]),), (np.array([1.0, 0.0]),))
     (array([0.        , 1.68294197]), array([2., 0.]))
     """
+    return _jvp(f, primals, tangents, lend=True)
+
+
+def _jvp(f: Callable, primals: Sequence, tangents: Sequence, lend: bool):
+    """`jvp`; with ``lend``, writes into an input reach the caller's array (one evaluation of
+    ``f`` by the user's call), else they happen in a copy (``hvp``: the reverse pass inside
+    keeps the input's values)."""
     primals, tangents = tuple(primals), tuple(tangents)
     if len(primals) != len(tangents):
         raise ValueError(f"jvp({_name(f)}): {len(primals)} primal(s) but {len(tangents)} "
                          f"tangent(s); give one tangent per primal, of the same structure.")
     trace = ForwardTrace(ENGINE_CONFIG)
     with trace:
-        out = _run_forward(trace, f, [forward_lift(x, t, trace, _is_input_leaf)
-                                      for x, t in zip(primals, tangents)], {})
+        lifted = [forward_lift(x, t, trace, _is_input_leaf) for x, t in zip(primals, tangents)]
+        for arg in lifted if lend else ():  # writes into an input reach the caller's array
+            for _, value in leaves(arg, lambda v: type(v) is Traced and v.tape is trace):
+                writes.lend_input(trace, value)
+        out = _run_forward(trace, f, lifted, {})
     own = _is_own(trace)
     y = replace_leaves(out, _unwrap, own)
     y_dot = replace_leaves(out, lambda v: output_tangent(v, trace) if own(v) or
@@ -674,7 +685,7 @@ def hvp(f: Callable, x: Any, v: Any) -> Any:
     >>> hvp(lambda x: np.sum(x ** 3), np.array([1.0, 2.0]), np.array([1.0, 1.0]))
     array([ 6., 12.])
     """
-    return jvp(grad(f), (x,), (v,))[1]
+    return _jvp(grad(f), (x,), (v,), lend=False)[1]
 
 
 def elementwise_grad(f: Callable, argnums: int | Sequence[int] = 0):

@@ -31,7 +31,7 @@ def _method(function: Any) -> Any:
     """The ndarray method that is ``function(self, *args, **kwargs)``."""
     def method(self, *args, **kwargs):
         y = record(function, (self,) + args, kwargs)
-        return _followed(self, y, lambda: method(self, *args, **kwargs))
+        return _followed(self, y, lambda base: method(base, *args, **kwargs))
 
     method.__name__ = method.__qualname__ = function.__name__
     method.__doc__ = f"``np.{function.__name__}(self, ...)``."
@@ -39,13 +39,14 @@ def _method(function: Any) -> Any:
 
 
 def _followed(source: "Traced", y: Any, redo: Any) -> Any:
-    """``y``, computed from ``source`` (``redo()`` computes it again), followed as a view of
+    """``y``, computed from ``source`` (``redo(source)`` computes it again: it must not hold
+    ``source`` itself, which the registry of views keeps weakly), followed as a view of
     ``source`` when it is one (ad/writes.py): each part of a tuple or list result too."""
     kind = type(y)
     if kind is Traced or kind is np.ndarray:
         return writes.track_view(source, y, redo)
     if kind in (tuple, list) and y and type(y[0]) in (Traced, np.ndarray):
-        return kind(writes.track_view(source, part, lambda k=k: redo()[k])
+        return kind(writes.track_view(source, part, lambda base, k=k: redo(base)[k])
                     for k, part in enumerate(y))
     return y
 
@@ -129,7 +130,7 @@ class Traced:
             return writes.IN_PLACE[function](*args, **kwargs)
         y = record(function, args, kwargs)
         if args and type(args[0]) is Traced:  # np.reshape(x), np.ravel(x)...: views followed
-            y = _followed(args[0], y, lambda: function(*args, **kwargs))
+            y = _followed(args[0], y, lambda base: function(base, *args[1:], **kwargs))
         return y
 
     def __array__(self, dtype=None, copy=None):
@@ -244,7 +245,7 @@ class Traced:
     def __getitem__(self, index):
         y = record_binary(operator.getitem, self, index)
         if type(primal_value(y)) is np.ndarray:  # a view, if basic indexing: followed
-            return writes.read_view(self, y, lambda: self[index])
+            return writes.read_view(self, y, lambda base: base[index])
         return y
 
     def __setitem__(self, index, value):
@@ -341,17 +342,17 @@ class Traced:
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
         return _followed(self, record(_FUNCTIONS["reshape"], (self, shape), kwargs),
-                         lambda: self.reshape(shape, **kwargs))
+                         lambda base: base.reshape(shape, **kwargs))
 
     def transpose(self, *axes):
         if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
             axes = tuple(axes[0])
         return _followed(self, record(_FUNCTIONS["transpose"], (self, axes or None), {}),
-                         lambda: self.transpose(*axes))
+                         lambda base: base.transpose(*axes))
 
     @property
     def T(self):
-        return _followed(self, record_unary(_FUNCTIONS["transpose"], self), lambda: self.T)
+        return _followed(self, record_unary(_FUNCTIONS["transpose"], self), lambda base: base.T)
 
     @property
     def mT(self):
@@ -359,15 +360,15 @@ class Traced:
         if self.ndim < 2:
             raise ValueError("matrix transpose with ndim < 2 is undefined")
         return _followed(self, record(_FUNCTIONS["swapaxes"], (self, -1, -2), {}),
-                         lambda: self.mT)
+                         lambda base: base.mT)
 
     @property
     def real(self):
-        return _followed(self, record_unary(_FUNCTIONS["real"], self), lambda: self.real)
+        return _followed(self, record_unary(_FUNCTIONS["real"], self), lambda base: base.real)
 
     @property
     def imag(self):
-        return _followed(self, record_unary(_FUNCTIONS["imag"], self), lambda: self.imag)
+        return _followed(self, record_unary(_FUNCTIONS["imag"], self), lambda base: base.imag)
 
     def conj(self):
         return record_unary(np.conj, self)

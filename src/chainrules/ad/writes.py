@@ -18,6 +18,8 @@ Design (docs/mutation.md says it for users):
   NumPy, so an array that never takes a traced value behaves as before.
 - A slice read from a written array is a read-only snapshot (`read_view`), so that rules
   keeping it do not hold the array's storage.
+- Views of a traced array (slices, ``.T``, ``reshape``...) are followed (`track_view`): each
+  write to the array computes its live views again, so they see it as NumPy's views do.
 - The backward pass of a write reads the cotangent at the written positions (the value's
   cotangent) and zeroes it there (the overwritten values get none). The engine hands the
   pullback a cotangent buffer it owns (`OWNING_PULLBACKS`), so this happens in place: O(size
@@ -46,7 +48,7 @@ from ..core.tangents import AbstractZero, NoTangent, ZeroTangent
 from ..core.thunks import unthunk
 
 __all__ = ["write", "augmented", "ufunc_out", "ufunc_at", "created", "is_constant", "read_view",
-           "track_view",
+           "track_view", "lend_input",
            "setitem", "WritePullback", "enter_level", "exit_level"]
 
 _NO_TANGENT = NoTangent()
@@ -192,7 +194,7 @@ def is_constant(traced: Any) -> bool:
 
 
 def read_view(source: Any, view: Any, redo: Any) -> Any:
-    """``view = source[index]`` (``redo()`` computes it again): `track_view`, and when
+    """``view = source[index]`` (``redo(source)`` computes it again): `track_view`, and when
     ``source`` has been written, the view becomes a read-only snapshot of its values. A rule
     that keeps the view then does not hold the array's storage, which would make every later
     write copy it (a row recurrence ``out[i] = out[i - 1] @ A`` stays linear); and a write
@@ -218,7 +220,8 @@ def read_view(source: Any, view: Any, redo: Any) -> Any:
 # after ``out[2] = t`` sees ``t``, and its gradient reaches ``t``, as NumPy's view would.
 
 def _views() -> dict:
-    """id(base) -> (base, [(weak reference to a view, redo)]) for this thread."""
+    """id(base) -> (weak reference to base, [(weak reference to a view, redo)]), for this
+    thread."""
     views = getattr(_local, "views", None)
     if views is None:
         views = _local.views = {}
@@ -226,12 +229,20 @@ def _views() -> dict:
 
 
 def track_view(source: Any, result: Any, redo: Any) -> Any:
-    """``result`` of an operation on the traced array ``source`` that ``redo()`` computes
-    again; if it is a NumPy view of ``source``'s storage, it is followed (a plain view of a
-    constant becomes a constant of ``source``'s levels) and returned."""
+    """``result`` of an operation on the traced array ``source`` that ``redo(source)``
+    computes again (without holding ``source``: the registry keeps it weakly); if it is a
+    NumPy view of ``source``'s storage, it is followed (a plain view of a constant becomes a
+    constant of ``source``'s levels) and returned.
+
+    Only views of the innermost level's values are followed: those are the program's. Values
+    of outer levels met there are rules' own (a pullback's inputs at order 2), which must
+    never change under them."""
     plain = primal_value(result)
     if type(plain) is not np.ndarray or plain.base is None or getattr(_local, "refreshing",
                                                                       False):
+        return result
+    levels = _levels()
+    if not levels or source.tape is not levels[-1]:
         return result
     storage = primal_value(source)
     if type(storage) is not np.ndarray or not np.may_share_memory(plain, storage):
@@ -240,8 +251,8 @@ def track_view(source: Any, result: Any, redo: Any) -> Any:
         result = _constant_as(source, result)
     views = _views()
     entry = views.get(id(source))
-    if entry is None or entry[0] is not source:
-        entry = views[id(source)] = (source, [])
+    if entry is None or entry[0]() is not source:  # weak: the registry keeps no array alive
+        entry = views[id(source)] = (weakref.ref(source), [])
     entry[1].append((weakref.ref(result), redo))
     return result
 
@@ -264,7 +275,7 @@ def _release_views(target: Any) -> list:
     again after the write), so that holding a view does not make each write copy the array.
     Returns them with their values, to restore if the write fails."""
     entry = _views().get(id(target))
-    if entry is None or entry[0] is not target:
+    if entry is None or entry[0]() is not target:
         return []
     released = []
     for ref, _ in entry[1]:
@@ -288,7 +299,7 @@ def _refresh_views(target: Any, released: Sequence = ()) -> None:
         while pending:
             base = pending.pop()
             entry = views.get(id(base))
-            if entry is None or entry[0] is not base:
+            if entry is None or entry[0]() is not base:
                 continue
             alive = [(ref, redo) for ref, redo in entry[1] if ref() is not None]
             entry[1][:] = alive
@@ -296,7 +307,7 @@ def _refresh_views(target: Any, released: Sequence = ()) -> None:
                 view = ref()
                 if view is None:
                     continue
-                fresh = redo()
+                fresh = redo(base)
                 if type(fresh) is not Traced:
                     fresh = _constant_as(base, fresh)
                 view.primal, view.tape, view.node = fresh.primal, fresh.tape, fresh.node
@@ -466,6 +477,17 @@ def _is_private_view(storage: np.ndarray) -> bool:
     changes nothing anyone can see."""
     base = storage.base
     return type(base) is np.ndarray and base.base is None and sys.getrefcount(base) <= 3
+
+
+def lend_input(level: Any, value: Any) -> None:
+    """``value``, an input of a forward ``level`` that evaluates the function once (``jvp``),
+    holds the caller's array: writes into it happen there, as NumPy's do, while nothing else
+    takes the array (forward mode keeps no values for a backward pass)."""
+    storage = value.primal  # held as `_own_primal` holds it, so the counts compare
+    if type(storage) is np.ndarray and storage.base is None and storage.flags.writeable:
+        entry = [storage, 0]
+        _state(level).inputs[id(storage)] = entry
+        entry[1] = _primal_refs(value)
 
 
 def _check_input_unused(tape: Any, node: int, again: bool) -> None:

@@ -532,3 +532,26 @@ def test_jvp_writes_into_the_input_as_numpy_does_and_transforms_of_grad_use_it_a
     # jacfwd, once per chunk of directions) see the input as given and leave it
     np.testing.assert_allclose(cr.hessian(f)(x), np.diag([0.0, 8.0, 8.0]))
     np.testing.assert_array_equal(x, [1.0, 2.0, 3.0])
+
+
+@pytest.mark.parametrize("ufunc", [np.multiply, np.maximum, np.power, np.negative])
+def test_ufunc_at_with_repeated_positions_applies_in_turn_as_numpy_does(ufunc):
+    index = np.array([1, 3, 1, 1, 0])
+
+    def f(x):
+        out = x[:4] * 1.5
+        if ufunc.nin == 1:
+            ufunc.at(out, index)
+        else:
+            ufunc.at(out, index, x[4:] if ufunc is not np.power else 2.0)
+        return out
+
+    x = np.array([0.8, -1.1, 0.6, 1.3, 0.9, -0.7, 1.2, 0.5, 1.1])
+    np.testing.assert_allclose(cr.value_and_grad(lambda x: np.sum(f(x) ** 2))(x)[0],
+                               np.sum(f(x.copy()) ** 2))
+    loss = lambda x: np.sum(f(x) * np.arange(1.0, 5.0))  # noqa: E731
+    np.testing.assert_allclose(cr.grad(loss)(x), numerical_gradient(loss, x), rtol=1e-6,
+                               atol=1e-8)
+    gradient = cr.grad(loss)
+    expected = np.stack([numerical_gradient(lambda x: gradient(x)[k], x) for k in range(9)])
+    np.testing.assert_allclose(cr.hessian(loss)(x), expected, rtol=1e-5, atol=1e-5)

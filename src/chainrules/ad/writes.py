@@ -654,7 +654,8 @@ def _plain_out_message(ufunc: Any, inputs: tuple, out: Any) -> str:
 
 def ufunc_at(ufunc: Any, inputs: tuple, kwargs: dict) -> Any:
     """``ufunc.at(a, index, b)`` into a traced ``a``: ``np.add.at``/``np.subtract.at`` at any
-    index (repeats add up); other ufuncs where no position repeats."""
+    index (repeats add up, in one write); other ufuncs in one write where no position
+    repeats, else one position at a time, in order, as NumPy applies them."""
     if kwargs or len(inputs) not in (2, 3):
         raise TracingError(f"np.{ufunc.__name__}.at: unexpected arguments.")
     target, index = inputs[0], inputs[1]
@@ -671,14 +672,28 @@ def ufunc_at(ufunc: Any, inputs: tuple, kwargs: dict) -> Any:
         return None
     shape = np.shape(primal_value(target.primal))
     if _has_integer_array(index):
-        flat = _flat_positions(shape, index).ravel()
-        if np.unique(flat).size != flat.size:
-            raise TracingError(
-                f"np.{ufunc.__name__}.at with repeated positions is not supported on traced "
-                f"arrays (np.add.at and np.subtract.at are); group the repeats first.")
+        positions = _flat_positions(shape, index)
+        if np.unique(positions).size != positions.size:
+            _ufunc_at_in_turn(ufunc, target, shape, positions, inputs[2:])
+            return None
     current = target[index]
     write(target, index, ufunc(current, *inputs[2:]))
     return None
+
+
+def _ufunc_at_in_turn(ufunc: Any, target: Any, shape: tuple, positions: np.ndarray,
+                      operands: tuple) -> None:
+    """``ufunc.at`` at repeated positions, as NumPy applies it: one element at a time, in
+    order (one recorded write per position: O(number of positions))."""
+    if operands:
+        operand = operands[0]
+        if np.shape(primal_value(operand)) != positions.shape:
+            operand = np.broadcast_to(operand, positions.shape)
+        operand = np.reshape(operand, -1)
+    for k, position in enumerate(positions.ravel().tolist()):
+        element = np.unravel_index(position, shape)
+        arguments = (operand[k],) if operands else ()
+        write(target, element, ufunc(target[element], *arguments))
 
 
 def _add_at(target: Any, index: Any, value: Any) -> None:

@@ -105,29 +105,11 @@ class BatchedForwardTrace(ForwardTrace):
                                               entry)
         return _wrap(self, *result)
 
-    def apply_searching(self, function: Any, args: tuple, kwargs: dict) -> Any:
-        """`apply` when arguments may be structures holding this trace's values: such an
-        argument's tangent is a `_Paths` (its batched leaves by path)."""
-        def own(value):
-            return type(value) is Traced and value.tape is self
-
-        primals = []
-        tangents: list = []
-        for arg in args:
-            if own(arg):
-                primals.append(arg.primal)
-                tangents.append(arg.node)
-            elif is_structure(arg) and any(True for _ in leaves(arg, own)):
-                found = list(leaves(arg, own))
-                primal = replace_paths(arg, {path: v.primal for path, v in found})
-                nonzero = {path: v.node for path, v in found
-                           if not isinstance(v.node, AbstractZero)}
-                primals.append(primal)
-                tangents.append(_Paths(primal, nonzero) if nonzero else -1)
-            else:
-                primals.append(arg)
-                tangents.append(-1)
-        return self.apply(function, tuple(primals), tuple(tangents), kwargs)
+    def structure_tangent(self, arg: Any, primal: Any, found: list) -> Any:
+        """A structure argument's tangent: a `_Paths` (its batched leaves by path), or a
+        constant's mark when they are all zero."""
+        nonzero = {path: v.node for path, v in found if not isinstance(v.node, AbstractZero)}
+        return _Paths(primal, nonzero) if nonzero else -1
 
 
 class _Paths:

@@ -143,12 +143,18 @@ class ForwardTrace(Level):
                 tangents.append(arg.node)
             elif is_structure(arg) and any(True for _ in leaves(arg, own)):
                 found = list(leaves(arg, own))
-                primals.append(replace_paths(arg, {path: v.primal for path, v in found}))
-                tangents.append(tangent_from_paths(arg, {path: v.node for path, v in found}))
+                primal = replace_paths(arg, {path: v.primal for path, v in found})
+                primals.append(primal)
+                tangents.append(self.structure_tangent(arg, primal, found))
             else:
                 primals.append(arg)
                 tangents.append(-1)
         return self.apply(function, tuple(primals), tuple(tangents), kwargs)
+
+    def structure_tangent(self, arg: Any, primal: Any, found: list) -> Any:
+        """The tangent of a structure argument holding this trace's values ``found`` (``(path,
+        value)`` pairs): the structure of their tangents."""
+        return tangent_from_paths(arg, {path: v.node for path, v in found})
 
 
 def _pushforward_from_pullback(trace: ForwardTrace, function: Any, primals: tuple,

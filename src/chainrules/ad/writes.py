@@ -366,9 +366,15 @@ def _write_reverse(tape: Any, target: Any, index: Any, value: Any, value_primal:
     shape = np.shape(primal_value(storage))
     target.primal = _store(storage, index, value_primal)
     keep = _last_writes(shape, index, value_primal) if _has_integer_array(index) else None
-    value_shape = tuple(np.shape(value_primal))
+    _record_write(tape, target, index, value_primal, value_node, keep, False)
+
+
+def _record_write(tape: Any, target: Any, index: Any, value_primal: Any, value_node: int,
+                  keep: Any, add: bool) -> None:
+    """Record ``target[index] = value`` (``add``: ``np.add.at``) on the reverse ``tape``: the
+    target now stands for the new node."""
     project = ProjectTo(value_primal) if value_node >= 0 else None
-    pullback = WritePullback(index, value_shape, project, keep, False)
+    pullback = WritePullback(index, tuple(np.shape(value_primal)), project, keep, add)
     records = tape.records
     records.append((pullback, setitem, _meta_of(tape, target), target.node, -1, value_node))
     target.node = len(records) - 1
@@ -721,12 +727,7 @@ def _add_at(target: Any, index: Any, value: Any) -> None:
             target.node = tangent
         _refresh_views(target)
         return
-    value_shape = tuple(np.shape(value_primal))
-    project = ProjectTo(value_primal) if value_node >= 0 else None
-    pullback = WritePullback(index, value_shape, project, None, True)
-    records = level.records
-    records.append((pullback, setitem, _meta_of(level, target), target.node, -1, value_node))
-    target.node = len(records) - 1
+    _record_write(level, target, index, value_primal, value_node, None, True)
     _refresh_views(target)
 
 

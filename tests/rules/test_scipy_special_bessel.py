@@ -97,14 +97,15 @@ def test_bessel_rules_at_order_2(rule_case):
 
 def test_half_integer_orders_against_their_elementary_forms():
     # j_{1/2}(x) = sqrt(2 / (pi x)) sin x, i_{1/2}(x) = sqrt(2 / (pi x)) sinh x,
-    # k_{1/2}(x) = sqrt(pi / (2 x)) exp(-x): derivatives by hand
+    # k_{1/2}(x) = sqrt(pi / (2 x)) exp(-x), y_{1/2}(x) = -sqrt(2 / (pi x)) cos x: derivatives
+    # by hand
     x = np.array([0.4, 1.3, 2.9])
     c = np.sqrt(2 / np.pi)
     expected = {
         sp.jv: c * (np.cos(x) / np.sqrt(x) - np.sin(x) / (2 * x ** 1.5)),
         sp.iv: c * (np.cosh(x) / np.sqrt(x) - np.sinh(x) / (2 * x ** 1.5)),
         sp.kv: -np.sqrt(np.pi / 2) * np.exp(-x) * (1 / np.sqrt(x) + 1 / (2 * x ** 1.5)),
-        sp.yv: -c * (np.sin(x) / np.sqrt(x) + np.cos(x) / (2 * x ** 1.5)) * -1,  # y_{1/2} = -j_{-1/2}
+        sp.yv: c * (np.sin(x) / np.sqrt(x) + np.cos(x) / (2 * x ** 1.5)),
     }
     for f, derivative in expected.items():
         g = cr.grad(lambda x: np.sum(f(0.5, x)))(x)
@@ -174,3 +175,17 @@ def test_an_integer_order_has_no_tangent():
 def test_complex_ive_is_refused_by_name():
     with pytest.raises(NotImplementedError, match="scipy.special.ive: complex x"):
         cr.grad(lambda x: np.real(sp.ive(1, x * (1 + 1j))))(0.7)
+
+
+def test_from_imports_hessian_and_batched_forward():
+    # ufuncs dispatch on traced values whatever way they were imported
+    from scipy.special import jv, kve
+    x = np.array([0.5, 1.5, 2.5])
+    second = (jv(-0.5, x) - 2 * jv(1.5, x) + jv(3.5, x)) / 4     # the recurrence twice
+    np.testing.assert_allclose(cr.hessian(lambda x: np.sum(jv(1.5, x)))(x), np.diag(second),
+                               rtol=1e-12, atol=1e-15)
+    slope = kve(1, x) - (kve(0, x) + kve(2, x)) / 2
+    np.testing.assert_allclose(cr.jacfwd(lambda x: kve(1, x))(x), np.diag(slope), rtol=1e-12)
+    with pytest.raises(NotImplementedError, match="scipy.special.jv: the derivative with "
+                                                  "respect to the order v"):
+        cr.jacfwd(lambda v: jv(v, x))(np.array([1.0, 2.0, 3.0]))

@@ -101,6 +101,14 @@ CATEGORIES: dict[str, list[str]] = {
         "scipy.special.logsumexp", "scipy.special.xlogy", "scipy.special.softmax",
         "scipy.special.log_softmax", "scipy.linalg.solve_triangular", "scipy.linalg.expm",
         "scipy.linalg.cho_solve",
+        "scipy.special.erfinv", "scipy.special.erfcinv", "scipy.special.erfcx",
+        "scipy.special.ndtr", "scipy.special.ndtri", "scipy.special.log_ndtr",
+        "scipy.special.dawsn", "scipy.special.entr", "scipy.special.log_expit",
+        "scipy.special.xlog1py", "scipy.special.expm1", "scipy.special.log1p",
+        "scipy.special.cbrt", "scipy.special.gamma", "scipy.special.rgamma",
+        "scipy.special.gammasgn", "scipy.special.polygamma", "scipy.special.multigammaln",
+        "scipy.special.beta", "scipy.special.betaln", "scipy.special.gammainc",
+        "scipy.special.gammaincc", "scipy.special.betainc", "scipy.special.zeta",
     ],
 }
 

@@ -17,4 +17,5 @@ except ImportError:
     pass
 else:
     from . import scipy  # noqa: F401,E402
+    from . import scipy_special_gamma  # noqa: F401,E402
 from . import polynomial, signal, statistics  # noqa: F401,E402

@@ -17,6 +17,7 @@ import pytest
 sp = pytest.importorskip("scipy.special")
 
 from chainrules import NoTangent, ZeroTangent, frule, grad, rrule, unthunk  # noqa: E402
+from chainrules.rules.scipy_special_gamma import _multigammaln  # noqa: E402
 from chainrules.testing import (case, check_case, test_frule_order2,  # noqa: E402
                                 test_rrule_order2)
 
@@ -74,6 +75,7 @@ def _binary_cases():
         case(sp.multigammaln, 4.5, 5),
         case(sp.multigammaln, np.array([[1.2, 2.5], [3.0, 7.5]]), 2),
         case(sp.multigammaln, np.array([1.2, 2.5], np.float32), 1),
+        case(_multigammaln, a + 2, 4),                 # the traceable stand-in its rules call
     ]
     return cases
 
@@ -168,6 +170,13 @@ def test_xlog1py_at_zero_gives_the_t_derivative_zero():
     _, dx, dt = pullback(np.ones(3))
     assert np.array_equal(unthunk(dt), [0.0, 0.0, 0.5])
     assert np.allclose(unthunk(dx)[1:], np.log1p([0.5, 3.0]), rtol=1e-15)
+
+
+def test_multigammaln_refuses_what_scipy_refuses():
+    with pytest.raises(ValueError, match="scipy.special.multigammaln: condition a"):
+        rrule(sp.multigammaln, 0.9, 3)
+    with pytest.raises(ValueError, match="scipy.special.multigammaln: d should be"):
+        grad(lambda a: sp.multigammaln(a, 2.5))(4.0)
 
 
 def test_gammasgn_is_declared():

@@ -238,6 +238,7 @@ ROUTED = [("numpy", "apply_along_axis"), ("numpy", "piecewise"),
           ("numpy", "nan_to_num"),  # np.copyto (np.full, np.full_like: WRITABLE below)
           ("scipy.special", "logsumexp"), ("scipy.special", "softmax"),
           ("scipy.special", "log_softmax"), ("scipy.special", "polygamma"),
+          ("scipy.special", "multigammaln"),
           ("scipy.linalg", "solve_triangular"),
           ("scipy.linalg", "expm"), ("scipy.linalg", "cho_solve")]
 _replaced: list = []

@@ -104,7 +104,7 @@ scalar_rule(sps.digamma, lambda y, x: _trigamma(x))
 scalar_rule(_polygamma, None, lambda y, n, x: _polygamma(n + 1, x))
 rrule.register(sps.polygamma)(rrule.lookup(_polygamma)[0])
 frule.register(sps.polygamma)(frule.lookup(_polygamma)[0])
-scalar_rule(_hurwitz_zeta, None, lambda y, s, q: -s * _hurwitz_zeta(s + 1, q))  # d/dq
+# _hurwitz_zeta (d/dq; d/ds refused by name): its rule is in scipy_special_gamma
 scalar_rule(sps.erf, lambda y, x: 2 / _SQRT_PI * np.exp(-x * x))
 scalar_rule(sps.erfc, lambda y, x: -2 / _SQRT_PI * np.exp(-x * x))
 scalar_rule(sps.expit, lambda y, x: y * (1 - y))

@@ -1,0 +1,227 @@
+"""The rule-testing kit on the rules of src/chainrules/rules/scipy_special_gamma.py.
+
+Skipped when SciPy is not installed. Every function is checked against finite differences on
+float64 and float32 input, on complex input where SciPy has a complex loop, and with
+broadcasting; parameters whose derivative is refused (``gammainc`` in ``a``, ``betainc`` in
+``a`` and ``b``, ``zeta`` in ``x``) are passed as integers there, which have no tangent.
+Closed forms check what finite differences cannot: third derivatives (order 3), the far left
+tail of ``log_ndtr``, and that refused derivatives raise, naming the function and the argument,
+only when that argument is differentiated.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+sp = pytest.importorskip("scipy.special")
+
+from chainrules import NoTangent, ZeroTangent, frule, grad, rrule, unthunk  # noqa: E402
+from chainrules.rules.scipy_special_gamma import _multigammaln  # noqa: E402
+from chainrules.testing import (case, check_case, test_frule_order2,  # noqa: E402
+                                test_rrule_order2)
+
+ANY = [0.3, -0.7, 1.2]
+POSITIVE = [0.4, 1.3, 2.1]
+UNIT = [0.2, 0.5, 0.8]                       # probabilities: erfcinv on (0, 2) too
+OPEN = [-0.6, 0.1, 0.7]                      # erfinv: -1 < x < 1
+GAMMA = [0.4, 1.3, 2.1, -0.5, -1.3]          # off the poles
+ANY_C = [0.3 + 0.4j, -0.7 + 0.2j, 1.1 - 0.5j]
+GAMMA_C = [0.5 + 0.4j, 1.2 - 0.3j, -0.7 + 0.5j, 3.0 + 2.0j]
+
+# function: (real points, complex points or None where SciPy has no complex loop)
+UNARY = {
+    sp.erfinv: (OPEN, None), sp.erfcinv: ([0.3, 1.1, 1.7], None), sp.erfcx: (ANY, ANY_C),
+    sp.ndtr: (ANY, ANY_C), sp.ndtri: (UNIT, None), sp.log_ndtr: (ANY, ANY_C),
+    sp.dawsn: (ANY, ANY_C), sp.entr: (POSITIVE, None), sp.log_expit: (ANY, None),
+    sp.expm1: (ANY, ANY_C), sp.log1p: (POSITIVE, ANY_C), sp.cbrt: ([0.4, -1.3, 2.1], None),
+    sp.gamma: (GAMMA, GAMMA_C), sp.rgamma: (GAMMA, GAMMA_C),
+}
+
+
+def _unary_cases():
+    cases = []
+    for f, (real, complex_) in UNARY.items():
+        cases += [
+            case(f, np.array(real)),
+            case(f, np.array(real, np.float32)),
+            case(f, float(real[0])),
+            case(f, np.float32(real[1])),
+            case(f, np.array(real[:3]).reshape(3, 1) * np.ones((1, 2))),
+        ]
+        if complex_ is not None:
+            cases += [case(f, np.array(complex_)), case(f, np.array(complex_, np.complex64)),
+                      case(f, complex(complex_[0]))]
+    cases += [case(sp.log_ndtr, np.array([-12.0, -5.0, 6.0]), id="log_ndtr-tails"),
+              case(sp.log_expit, np.array([-30.0, 0.0, 30.0]), id="log_expit-saturated")]
+    return cases
+
+
+def _binary_cases():
+    x, t = np.array([0.0, 1.3, -0.6]), np.array(POSITIVE)
+    a, b = np.array([0.7, 1.5, 3.2]), np.array([2.5, 0.6, 1.1])
+    cases = [
+        case(sp.xlog1py, x, t),                       # x == 0: d/dt is 0, d/dx is log1p(t)
+        case(sp.xlog1py, x.astype(np.float32), t.astype(np.float32)),
+        case(sp.xlog1py, 0.7, -0.5),
+        case(sp.xlog1py, x.reshape(3, 1), t[:2]),      # broadcasting
+        case(sp.xlog1py, np.array(ANY_C), np.array([0.5 + 0.4j, 1.2 - 0.3j, 0.8 + 1.1j])),
+    ]
+    for f in (sp.beta, sp.betaln):
+        cases += [case(f, a, b), case(f, a.astype(np.float32), b.astype(np.float32)),
+                  case(f, 1.5, 2.5), case(f, a.reshape(3, 1), b[:2])]
+    cases += [
+        case(sp.multigammaln, a + 2, 3),
+        case(sp.multigammaln, 4.5, 5),
+        case(sp.multigammaln, np.array([[1.2, 2.5], [3.0, 7.5]]), 2),
+        case(sp.multigammaln, np.array([1.2, 2.5], np.float32), 1),
+        case(_multigammaln, a + 2, 4),                 # the traceable stand-in its rules call
+    ]
+    return cases
+
+
+def _parameter_cases():
+    # The refused parameters are integers here (no tangent); the others are differentiated.
+    x = np.array([0.3, 1.2, 4.0])
+    cases = []
+    for f in (sp.gammainc, sp.gammaincc):
+        cases += [case(f, 2, x), case(f, np.array([1, 3, 5]), x),
+                  case(f, 1, x.astype(np.float32)), case(f, 3, 2.5),
+                  case(f, np.array([[1], [4]]), x)]
+    unit = np.array(UNIT)
+    cases += [case(sp.betainc, 2, 3, unit), case(sp.betainc, 1, 1, unit),
+              case(sp.betainc, np.array([1, 2, 4]), 2, unit.astype(np.float32)),
+              case(sp.betainc, 3, np.array([[1], [5]]), unit), case(sp.betainc, 2, 5, 0.3)]
+    from chainrules.rules.scipy import _hurwitz_zeta
+    q = np.array(POSITIVE)
+    cases += [case(sp.zeta, 2, q), case(sp.zeta, 3, q.astype(np.float32)), case(sp.zeta, 4, 1.7),
+              case(_hurwitz_zeta, np.array([[2], [5]]), q)]
+    cases += [case(sp.gammasgn, np.array(GAMMA), non_differentiable=True)]
+    return cases
+
+
+CASES = _unary_cases() + _binary_cases() + _parameter_cases()
+
+
+@pytest.mark.parametrize("rule_case", CASES, ids=lambda c: c.id)
+def test_special_rule(rule_case):
+    check_case(rule_case)
+
+
+SECOND_ORDER = [
+    case(sp.erfinv, np.array(OPEN)), case(sp.ndtri, np.array(UNIT)),
+    case(sp.log_ndtr, np.array([-12.0, -1.0, 2.0])), case(sp.erfcx, np.array(ANY_C)),
+    case(sp.gamma, np.array(GAMMA)), case(sp.rgamma, np.array(GAMMA_C)),
+    case(sp.xlog1py, np.array([0.5, 1.3, -0.6]), np.array(POSITIVE)),
+    case(sp.betaln, np.array([0.7, 1.5]), np.array([2.5, 0.6])),
+    case(sp.multigammaln, np.array([2.2, 3.5]), 3),
+    case(sp.gammainc, 2, np.array([0.3, 1.2, 4.0])),
+    case(sp.betainc, 2, 3, np.array(UNIT)),
+    case(sp.zeta, 3, np.array(POSITIVE)),
+]
+
+
+@pytest.mark.parametrize("rule_case", SECOND_ORDER, ids=lambda c: c.id)
+def test_second_order(rule_case):
+    test_rrule_order2(rule_case.function, *rule_case.args)
+    test_frule_order2(rule_case.function, *rule_case.args)
+
+
+# --- closed forms --------------------------------------------------------------------------------
+
+def test_third_derivative_of_gammaln_is_polygamma_2():
+    # the issue's example: digamma's rule calls polygamma, which must trace
+    x = np.array([0.7, 1.5, 4.2])
+    third = grad(lambda v: np.sum(grad(lambda u: np.sum(grad(
+        lambda w: np.sum(sp.gammaln(w)))(u)))(v)))(x)
+    assert np.allclose(third, sp.polygamma(2, x), rtol=1e-12, atol=0)
+
+
+def test_third_derivative_of_gamma():
+    # Gamma''' = Gamma (psi^3 + 3 psi psi1 + psi2)
+    x = 1.7
+    third = grad(grad(grad(sp.gamma)))(x)
+    psi, psi1, psi2 = sp.digamma(x), sp.polygamma(1, x), sp.polygamma(2, x)
+    assert np.isclose(third, sp.gamma(x) * (psi ** 3 + 3 * psi * psi1 + psi2), rtol=1e-12)
+
+
+def test_log_ndtr_far_in_the_left_tail():
+    # pdf(x) / ndtr(x) = 2 / (sqrt(2 pi) erfcx(-x / sqrt 2)): no underflow at x = -40
+    x = np.array([-40.0, -20.0, -8.0])
+    expected = 2 / (np.sqrt(2 * np.pi) * sp.erfcx(-x / np.sqrt(2)))
+    assert np.allclose(grad(lambda v: np.sum(sp.log_ndtr(v)))(x), expected, rtol=1e-12, atol=0)
+
+
+def test_gammainc_derivative_is_the_gamma_density():
+    a, x = 2.5, np.array([0.5, 2.0, 6.0])
+    density = x ** (a - 1) * np.exp(-x) / sp.gamma(a)
+    assert np.allclose(grad(lambda v: np.sum(sp.gammainc(a, v)))(x), density, rtol=1e-12)
+    assert np.allclose(grad(lambda v: np.sum(sp.gammaincc(a, v)))(x), -density, rtol=1e-12)
+
+
+def test_betainc_derivative_is_the_beta_density():
+    a, b, x = 2.5, 0.5, np.array([0.1, 0.5, 0.9])
+    density = x ** (a - 1) * (1 - x) ** (b - 1) / sp.beta(a, b)
+    assert np.allclose(grad(lambda v: np.sum(sp.betainc(a, b, v)))(x), density, rtol=1e-12)
+
+
+def test_xlog1py_at_zero_gives_the_t_derivative_zero():
+    _, pullback = rrule(sp.xlog1py, np.array([0.0, 0.0, 2.0]), np.array([-1.0, 0.5, 3.0]))
+    _, dx, dt = pullback(np.ones(3))
+    assert np.array_equal(unthunk(dt), [0.0, 0.0, 0.5])
+    assert np.allclose(unthunk(dx)[1:], np.log1p([0.5, 3.0]), rtol=1e-15)
+
+
+def test_multigammaln_refuses_what_scipy_refuses():
+    with pytest.raises(ValueError, match="scipy.special.multigammaln: condition a"):
+        rrule(sp.multigammaln, 0.9, 3)
+    with pytest.raises(ValueError, match="scipy.special.multigammaln: d should be"):
+        grad(lambda a: sp.multigammaln(a, 2.5))(4.0)
+
+
+def test_gammasgn_is_declared():
+    _, pullback = rrule(sp.gammasgn, np.array([-0.5, 2.0]))
+    assert pullback(np.ones(2)) == (NoTangent(), NoTangent())
+
+
+# --- refused parameters --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("f, args, position, message", [
+    (sp.gammainc, (1.5, 2.0), 0, r"scipy.special.gammainc: the derivative with respect to a "),
+    (sp.gammaincc, (1.5, 2.0), 0, r"scipy.special.gammaincc: the derivative with respect to a "),
+    (sp.betainc, (1.5, 2.0, 0.3), 0, r"scipy.special.betainc: the derivative with respect to a "),
+    (sp.betainc, (1.5, 2.0, 0.3), 1, r"scipy.special.betainc: the derivative with respect to b "),
+    (sp.zeta, (3.0, 2.0), 0, r"scipy.special.zeta: the derivative with respect to x "),
+])
+def test_refused_parameters_raise_by_name_when_differentiated(f, args, position, message):
+    def along(value):
+        changed = list(args)
+        changed[position] = value
+        return np.sum(f(*changed))
+
+    with pytest.raises(NotImplementedError, match=message):
+        grad(along)(args[position])
+    with pytest.raises(NotImplementedError, match=message):
+        grad(along)(np.array([args[position]] * 2) * 1.0 + np.zeros(2))
+    tangents = [NoTangent()] + [ZeroTangent()] * len(args)
+    tangents[position + 1] = 1.0
+    with pytest.raises(NotImplementedError, match=message):
+        frule(tuple(tangents), f, *args)
+    _, pullback = rrule(f, *args)
+    with pytest.raises(NotImplementedError, match=message):
+        unthunk(pullback(1.0)[position + 1])
+
+
+@pytest.mark.parametrize("f, args", [
+    (sp.gammainc, (1.5, 2.0)), (sp.gammaincc, (np.array([1.5, 0.5]), 2.0)),
+    (sp.betainc, (1.5, 2.0, 0.3)), (sp.zeta, (3.0, np.array([2.0, 1.5]))),
+])
+def test_a_constant_refused_parameter_costs_nothing(f, args):
+    # the last argument is differentiated; the refused ones are constant floats
+    last = args[-1]
+    h = 1e-6
+    slope = (f(*args[:-1], last + h) - f(*args[:-1], last - h)) / (2 * h)
+    got = grad(lambda v: np.sum(f(*args[:-1], v)))(last)
+    assert np.allclose(got, np.sum(slope) if np.ndim(last) == 0 else slope, rtol=1e-7)
+    frule_tangents = (NoTangent(),) + (ZeroTangent(),) * (len(args) - 1) + (np.ones_like(last),)
+    assert np.allclose(frule(frule_tangents, f, *args)[1], slope, rtol=1e-7)

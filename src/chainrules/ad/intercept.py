@@ -240,7 +240,9 @@ ROUTED = [("numpy", "apply_along_axis"), ("numpy", "piecewise"),
           ("scipy.special", "log_softmax"), ("scipy.special", "polygamma"),
           ("scipy.special", "multigammaln"),
           ("scipy.linalg", "solve_triangular"),
-          ("scipy.linalg", "expm"), ("scipy.linalg", "cho_solve")]
+          ("scipy.linalg", "expm"), ("scipy.linalg", "cho_solve"),
+          *[("scipy.signal", name) for name in ("convolve", "correlate", "fftconvolve",
+                                                "convolve2d", "correlate2d", "lfilter")]]
 _replaced: list = []
 
 

@@ -1,0 +1,196 @@
+"""The rule-testing kit on the rules of src/chainrules/rules/scipy_signal.py: convolve,
+correlate, fftconvolve, convolve2d, correlate2d and lfilter, at order 1 and 2, on float64,
+float32 and complex input; then gradients through the engine (calls written
+``scipy.signal.convolve(...)`` as users write them) against finite differences, closed forms,
+and the refused options.
+
+Skipped when SciPy is not installed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+scipy_signal = pytest.importorskip("scipy.signal")
+
+import chainrules as cr  # noqa: E402
+from chainrules.testing import (case, check_case, test_frule_order2,  # noqa: E402
+                                test_rrule_order2)
+from tests.numpy_features import running  # noqa: E402
+
+signal = scipy_signal
+_rng = np.random.default_rng(20261203)
+F32, C128 = np.float32, np.complex128
+
+
+def normal(*shape, dtype=np.float64):
+    x = _rng.standard_normal(shape)
+    if np.dtype(dtype).kind == "c":
+        x = x + 1j * _rng.standard_normal(shape)
+    return x.astype(dtype)
+
+
+# A stable denominator (poles inside the unit circle) and a numerator.
+A = np.array([1.0, -0.5, 0.2])
+B = np.array([0.3, 0.4, -0.1])
+
+CASES = [
+    # convolve, correlate: 1-d and n-d, every mode and method, either input the larger
+    *[case(f, normal(*n), normal(*m), mode, method)
+      for f in (signal.convolve, signal.correlate)
+      for n, m in (((5,), (3,)), ((3,), (5,)), ((4, 5), (2, 3)), ((2, 3), (3, 4)))
+      for mode in ("full", "same", "valid") for method in ("direct", "fft")],
+    case(signal.convolve, normal(3, 4, 2), normal(2, 2, 2), "same"),
+    case(signal.correlate, normal(4, 4), normal(4, 4), "valid", "auto"),
+    case(signal.convolve, normal(6, dtype=F32), normal(3, dtype=F32), "same", rtol=1e-3,
+         atol=1e-3),
+    case(signal.correlate, normal(5, dtype=C128), normal(3, dtype=C128), "full"),
+    case(signal.correlate, normal(3, 3, dtype=C128), normal(2, 2, dtype=C128), "same",
+         "direct"),
+    case(signal.convolve, normal(4, dtype=C128), normal(2), "valid"),
+    case(signal.correlate, normal(4), normal(2, dtype=C128), "same"),
+    # fftconvolve: the same, and axes (broadcasting along the others)
+    *[case(signal.fftconvolve, normal(*n), normal(*m), mode)
+      for n, m in (((5,), (3,)), ((3, 4), (2, 3)), ((2, 3), (4, 5)))
+      for mode in ("full", "same", "valid")],
+    case(signal.fftconvolve, normal(3, 5), normal(3, 2), "same", axes=1),
+    case(signal.fftconvolve, normal(3, 5), normal(1, 2), "full", axes=[1]),
+    case(signal.fftconvolve, normal(1, 6), normal(2, 3), "valid", axes=-1),
+    case(signal.fftconvolve, normal(4, 3, dtype=C128), normal(2, 3, dtype=C128), axes=0),
+    case(signal.fftconvolve, normal(5, dtype=F32), normal(3, dtype=F32), rtol=1e-3,
+         atol=1e-3),
+    # convolve2d, correlate2d: fill with 0 in every mode; any boundary in 'valid'
+    *[case(f, normal(*n), normal(*m), mode)
+      for f in (signal.convolve2d, signal.correlate2d)
+      for n, m in (((4, 5), (2, 3)), ((2, 3), (4, 5)), ((4, 4), (3, 2)))
+      for mode in ("full", "same", "valid")],
+    case(signal.convolve2d, normal(4, 5), normal(3, 2), "same", "fill", 0.0),
+    case(signal.correlate2d, normal(5, 4), normal(2, 2), "valid", "wrap"),
+    case(signal.convolve2d, normal(5, 4), normal(3, 3), "valid", "symm", 2.0),
+    case(signal.correlate2d, normal(3, 4, dtype=C128), normal(2, 2, dtype=C128), "same"),
+    case(signal.convolve2d, normal(3, 4, dtype=C128), normal(2, 2), "full"),
+    case(signal.correlate2d, normal(3, 4, dtype=F32), normal(2, 3, dtype=F32), "same",
+         rtol=1e-3, atol=1e-3),
+    # lfilter: b, a, x; FIR and IIR; along an axis; a[0] != 1; b longer than x
+    case(signal.lfilter, B, A, normal(8)),
+    case(signal.lfilter, B, [1.0], normal(6)),
+    case(signal.lfilter, np.array([0.5]), np.array([2.0, -0.6]), normal(7)),
+    case(signal.lfilter, B, A, normal(6, 3), axis=0),
+    case(signal.lfilter, B, A, normal(2, 5), -1),
+    case(signal.lfilter, normal(6), A, normal(4)),
+    case(signal.lfilter, B, np.array([1.0, -0.3, 0.1, 0.05, -0.02]), normal(3)),
+    case(signal.lfilter, B.astype(C128) + 0.1j, A + 0.05j, normal(6, dtype=C128)),
+    case(signal.lfilter, B, A, normal(6, dtype=C128)),
+    case(signal.lfilter, B.astype(F32), A.astype(F32), normal(6, dtype=F32), rtol=1e-3,
+         atol=1e-3),
+]
+
+
+@pytest.mark.parametrize("rule_case", CASES, ids=lambda c: c.id)
+def test_rule(rule_case):
+    check_case(rule_case)
+
+
+ORDER2 = [c for c in running(CASES) if "float32" not in c.id][::4]
+
+
+@pytest.mark.parametrize("rule_case", ORDER2, ids=lambda c: c.id)
+def test_rule_at_order_2(rule_case):
+    test_rrule_order2(rule_case.function, *rule_case.args, fkwargs=rule_case.fkwargs)
+    test_frule_order2(rule_case.function, *rule_case.args, fkwargs=rule_case.fkwargs)
+
+
+# --- through the engine, against finite differences -----------------------------------------------
+
+def numeric_gradient(f, x, eps=1e-6):
+    x = np.asarray(x, dtype=float)
+    gradient = np.zeros_like(x)
+    for index in np.ndindex(x.shape):
+        step = np.zeros_like(x)
+        step[index] = eps
+        gradient[index] = (f(x + step) - f(x - step)) / (2 * eps)
+    return gradient
+
+
+X2, K2 = normal(5, 6), normal(3, 2)
+X1, W1 = normal(9), normal(9)
+ENGINE = {
+    "convolve fft same": (lambda k: np.sum(np.tanh(signal.convolve(X2, k, "same", "fft"))), K2),
+    "correlate auto valid": (lambda x: np.sum(signal.correlate(x, K2, "valid") ** 2), X2),
+    "fftconvolve axes": (lambda k: np.sum(np.sin(signal.fftconvolve(X2, k[None, :], "same",
+                                                                    axes=1))), normal(3)),
+    "convolve2d same in both": (lambda k: np.sum(signal.convolve2d(k, k, "same") ** 2), K2),
+    "correlate2d same": (lambda x: np.sum(W1[:6] * signal.correlate2d(x, K2, "same")[2]), X2),
+    "lfilter in a": (lambda a: np.sum(W1 * signal.lfilter(B, np.concatenate([[1.0], a]), X1)),
+                     np.array([-0.4, 0.1])),
+    "lfilter in b": (lambda b: np.sum(signal.lfilter(b, A, X1) ** 2), B),
+    "lfilter in x": (lambda x: np.sum(W1 * np.cos(signal.lfilter(B, A, x))), X1),
+    "lfilter along axis 0": (lambda x: np.sum(signal.lfilter(B, A, x, axis=0)[-1] ** 2), X2),
+}
+
+
+@pytest.mark.parametrize("name", ENGINE)
+def test_grad_through_the_engine(name):
+    f, x = ENGINE[name]
+    np.testing.assert_allclose(cr.grad(f)(x), numeric_gradient(f, x), rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("name", ["convolve fft same", "correlate2d same", "lfilter in a",
+                                  "lfilter in x"])
+def test_second_derivative_through_the_engine(name):
+    f, x = ENGINE[name]
+    v = normal(*np.shape(x))
+    gradient = cr.grad(f)
+    _, got = cr.jvp(gradient, (x,), (v,))
+    eps = 1e-6
+    expected = (gradient(x + eps * v) - gradient(x - eps * v)) / (2 * eps)
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-7)
+
+
+def test_every_method_gives_the_same_gradient():
+    gradients = [cr.grad(lambda x: np.sum(W1[:7] * signal.convolve(x, K2[:, 0], "same", m)))(
+        X1[:7]) for m in ("direct", "fft", "auto")]
+    for gradient in gradients[1:]:
+        np.testing.assert_allclose(gradient, gradients[0], rtol=1e-10, atol=1e-12)
+
+
+# --- closed forms ---------------------------------------------------------------------------------
+
+def test_convolve_closed_form():
+    # sum(convolve(a, [1, 2], 'valid')) = a[0] 2 + a[1] 3 + a[2] 1 for a of length 3
+    got = cr.grad(lambda a: np.sum(signal.convolve(a, np.array([1.0, 2.0]), "valid")))(
+        np.ones(3))
+    np.testing.assert_allclose(got, [2.0, 3.0, 1.0])
+
+
+def test_one_pole_filter_closed_form():
+    # y[n] = x[n] + p y[n-1] on an impulse: y[n] = p^n, so d sum(y)/dp = sum n p^(n-1), and
+    # a = [1, -p] makes d sum(y)/da[1] its negative
+    p, n = 0.6, np.arange(10)
+    impulse = np.eye(1, 10)[0]
+    got = cr.grad(lambda a: np.sum(signal.lfilter([1.0], a, impulse)))(np.array([1.0, -p]))
+    np.testing.assert_allclose(got[1], -np.sum(n[1:] * p ** (n[1:] - 1)), rtol=1e-12)
+    # and d sum(y)/da[0]: y[n] = p^n / a0^(n + 1), so the derivative is -sum((n + 1) p^n)
+    np.testing.assert_allclose(got[0], -np.sum((n + 1) * p ** n), rtol=1e-12)
+
+
+def test_lfilter_pullback_in_x_is_the_reversed_filter():
+    # the cotangent of x for the output cotangent e_last is the impulse response, reversed
+    impulse = np.eye(1, 8)[0]
+    response = signal.lfilter(B, A, impulse)
+    got = cr.grad(lambda x: signal.lfilter(B, A, x)[-1])(np.zeros(8))
+    np.testing.assert_allclose(got, response[::-1], rtol=1e-12, atol=1e-15)
+
+
+# --- refused options ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("f, message", [
+    (lambda x: signal.lfilter(B, A, x, zi=np.zeros(2))[0], "lfilter: zi="),
+    (lambda x: signal.convolve2d(x, K2, "same", "wrap"), "convolve2d: boundary='wrap'"),
+    (lambda x: signal.correlate2d(x, K2, "full", fillvalue=1.0), "correlate2d: fillvalue=1.0"),
+    (lambda x: signal.correlate2d(x[:2, :1] + 0j, K2 + 1j, "valid"), "in2 larger than in1"),
+])
+def test_refused_options_raise_by_name(f, message):
+    with pytest.raises(NotImplementedError, match=message):
+        cr.grad(lambda x: np.sum(np.abs(f(x)) ** 2))(X2)

@@ -75,6 +75,8 @@ CASES = [
     # lfilter: b, a, x; FIR and IIR; along an axis; a[0] != 1; b longer than x
     case(signal.lfilter, B, A, normal(8)),
     case(signal.lfilter, B, [1.0], normal(6)),
+    case(signal.lfilter, B, 1.0, normal(5)),
+    case(signal.lfilter, 2.0, np.array([1.0, -0.4]), normal(5)),
     case(signal.lfilter, np.array([0.5]), np.array([2.0, -0.6]), normal(7)),
     case(signal.lfilter, B, A, normal(6, 3), axis=0),
     case(signal.lfilter, B, A, normal(2, 5), -1),

@@ -250,11 +250,13 @@ def _lagged(call: Call, g: Any, s: Any, count: int) -> Any:
 
 
 def _lfilter_b(call: Call, g: Any) -> Any:
-    return _lagged(call, g, call.args[2], np.shape(call.args[0])[0])
+    b = call.args[0]  # a scalar b (lfilter(2.0, a, x)) gets a scalar cotangent
+    return np.reshape(_lagged(call, g, call.args[2], np.size(b)), np.shape(b))
 
 
 def _lfilter_a(call: Call, g: Any) -> Any:
-    return -_lagged(call, g, call.y, np.shape(call.args[1])[0])
+    a = call.args[1]  # lfilter(b, 1.0, x), the usual FIR call, has a scalar a
+    return np.reshape(-_lagged(call, g, call.y, np.size(a)), np.shape(a))
 
 
 def _lfilter_x(call: Call, g: Any) -> Any:

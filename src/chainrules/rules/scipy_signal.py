@@ -239,14 +239,13 @@ def _adjoint_state(call: Call, dy: Any) -> Any:
 
 def _lagged(call: Call, g: Any, s: Any, count: int) -> Any:
     """``out[k] = sum_n g[n] conj(s[n - k])`` along ``axis``, summed over the other axes, for
-    ``k < count`` (zero where ``k`` passes the signal's length)."""
+    ``k < count``: one 'valid' correlation of ``s`` (zero-padded in front) with ``g``, whose
+    other axes, of equal sizes, sum to one entry (SciPy picks a direct or FFT method)."""
     axis = _axis(call)
-    length = np.shape(g)[axis]
-    full = ssig.fftconvolve(g, _flip_conj(s, (axis,)), "full", axes=axis)
-    others = tuple(i for i in range(np.ndim(full)) if i != axis)
-    lags = np.sum(full, axis=others) if others else full
-    lags = lags[length - 1:length - 1 + min(count, length)]
-    return np.pad(lags, (0, count - np.shape(lags)[0])) if count > length else lags
+    widths = [(0, 0)] * np.ndim(s)
+    widths[axis] = (count - 1, 0)
+    lags = ssig.correlate(np.pad(s, widths), g, "valid")  # lags[count - 1 - k] = conj(out[k])
+    return _flip_conj(np.reshape(lags, (count,)), (0,))
 
 
 def _lfilter_b(call: Call, g: Any) -> Any:

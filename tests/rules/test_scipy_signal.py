@@ -66,6 +66,7 @@ CASES = [
       for n, m in (((4, 5), (2, 3)), ((2, 3), (4, 5)), ((4, 4), (3, 2)))
       for mode in ("full", "same", "valid")],
     case(signal.convolve2d, normal(4, 5), normal(3, 2), "same", "fill", 0.0),
+    case(signal.correlate2d, normal(4, 5), normal(3, 2), "full", "pad", 0.0),
     case(signal.correlate2d, normal(5, 4), normal(2, 2), "valid", "wrap"),
     case(signal.convolve2d, normal(5, 4), normal(3, 3), "valid", "symm", 2.0),
     case(signal.correlate2d, normal(3, 4, dtype=C128), normal(2, 2, dtype=C128), "same"),

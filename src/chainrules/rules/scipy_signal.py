@@ -90,7 +90,7 @@ def _check_boundary(call: Call) -> None:
     mode = _check_mode(call)
     if mode == "valid":  # no padded value is read
         return
-    if call["boundary"] not in ("fill",):
+    if call["boundary"] not in ("fill", "pad"):  # SciPy's two names of one boundary
         raise unsupported(call.name, "boundary", call["boundary"],
                           "'fill' with fillvalue=0, or any boundary with mode='valid'")
     if np.any(np.asarray(call["fillvalue"]) != 0):

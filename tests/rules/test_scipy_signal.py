@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 scipy_signal = pytest.importorskip("scipy.signal")
 
@@ -156,6 +158,31 @@ def test_every_method_gives_the_same_gradient():
         X1[:7]) for m in ("direct", "fft", "auto")]
     for gradient in gradients[1:]:
         np.testing.assert_allclose(gradient, gradients[0], rtol=1e-10, atol=1e-12)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 4), st.integers(1, 4)), min_size=1, max_size=2),
+       st.sampled_from(["full", "same", "valid"]), st.sampled_from(["direct", "fft"]),
+       st.booleans(), st.integers(0, 2**32 - 1))
+def test_any_shapes_modes_and_methods(sizes, mode, method, correlation, seed):
+    """convolve and correlate of random shapes (either input the larger along each axis, for
+    'valid' the larger one on every axis): gradients in both inputs match finite differences."""
+    if mode == "valid":  # SciPy requires one input at least as large along every axis
+        sizes = [(max(n, m), min(n, m)) for n, m in sizes]
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal([n for n, _ in sizes])
+    v = rng.standard_normal([m for _, m in sizes])
+    name = "correlate" if correlation else "convolve"
+    w = rng.standard_normal(np.shape(getattr(signal, name)(a, v, mode)))
+
+    def loss(a, v):  # called through the module, as users write scipy.signal.convolve(...)
+        return np.sum(w * getattr(signal, name)(a, v, mode, method) ** 2)
+
+    da, dv = cr.grad(loss, argnums=(0, 1))(a, v)
+    np.testing.assert_allclose(da, numeric_gradient(lambda x: loss(x, v), a), rtol=1e-5,
+                               atol=1e-7)
+    np.testing.assert_allclose(dv, numeric_gradient(lambda x: loss(a, x), v), rtol=1e-5,
+                               atol=1e-7)
 
 
 # --- closed forms ---------------------------------------------------------------------------------

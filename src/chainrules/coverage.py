@@ -114,6 +114,8 @@ CATEGORIES: dict[str, list[str]] = {
         "scipy.special.jv", "scipy.special.yv", "scipy.special.iv", "scipy.special.ive",
         "scipy.special.kv", "scipy.special.kve", "scipy.special.jn", "scipy.special.yn",
         "scipy.special.k0", "scipy.special.k1", "scipy.special.k0e", "scipy.special.k1e",
+        "scipy.linalg.solve", "scipy.linalg.inv", "scipy.linalg.det", "scipy.linalg.cholesky",
+        "scipy.linalg.eigh", "scipy.linalg.block_diag", "scipy.linalg.lu_solve",
     ],
 }
 

@@ -240,7 +240,9 @@ ROUTED = [("numpy", "apply_along_axis"), ("numpy", "piecewise"),
           ("scipy.special", "log_softmax"), ("scipy.special", "polygamma"),
           ("scipy.special", "multigammaln"),
           ("scipy.linalg", "solve_triangular"),
-          ("scipy.linalg", "expm"), ("scipy.linalg", "cho_solve")]
+          ("scipy.linalg", "expm"), ("scipy.linalg", "cho_solve"),
+          *(("scipy.linalg", name) for name in ("solve", "inv", "det", "cholesky", "eigh",
+                                                "block_diag", "lu_solve"))]
 _replaced: list = []
 
 

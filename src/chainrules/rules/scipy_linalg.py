@@ -1,0 +1,365 @@
+"""Rules for ``scipy.linalg``: ``solve``, ``inv``, ``det``, ``cholesky``, ``eigh``,
+``block_diag`` and ``lu_solve`` (beside ``solve_triangular``, ``expm`` and ``cho_solve`` in
+`chainrules.rules.scipy`).
+
+Written with `define`; every formula uses functions that have rules themselves (NumPy's
+linear algebra, and these SciPy functions, which the engine routes while a trace runs), so
+the rules can be differentiated again. A matrix that SciPy reads in one triangle
+(``assume_a='sym'``/``'her'``/``'pos'``, ``cholesky``, ``eigh``) gets its cotangent on that
+triangle, as NumPy's ``cholesky`` and ``eigh`` rules do. Options that overwrite inputs or
+compute something else (``overwrite_a=True``, ``eigh``'s ``b``/``subset_by_*``, banded or
+triangular ``assume_a``) are refused with an error naming the function and the option.
+
+``eigh``'s eigenvectors have a free sign (phase): their tangent fixes it as NumPy's ``eigh``
+rule does, so only gauge-invariant functions of them have gradients that mean anything.
+
+>>> import numpy as np, scipy.linalg
+>>> from chainrules import rrule
+>>> y, pullback = rrule(scipy.linalg.det, np.array([[2.0, 1.0], [0.0, 3.0]]))
+>>> pullback(1.0)[1]
+array([[ 3.,  0.],
+       [-1.,  2.]])
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import numpy as np
+import scipy.linalg as sla
+
+from ..core.broadcast import unbroadcast
+from ..core.registry import frule, rrule
+from ..core.tangents import AbstractZero, NoTangent, Tangent, ZeroTangent
+from ..core.projection import ProjectTo
+from ..core.thunks import Thunk, unthunk
+from ._define import dense_tangent, define, unsupported
+from .linalg import H, _adjugate, _from_triangle, _lower_half, _to_triangle, _trace
+from .linalg import _eigh_gradient, _inverse_gaps
+
+__all__: list = []
+
+
+def _refuse_overwrite(name: str, call: Any, *options: str) -> None:
+    for option in options:
+        if call[option]:
+            raise ValueError(
+                f"scipy.linalg.{name}: {option}=True is not supported in differentiated code; "
+                f"it may overwrite the input in place while other differentiated operations "
+                f"still read it. Leave {option}=False (the default).")
+
+
+def _through_scipy(f: Any) -> Any:
+    """``f``, reached through ``scipy.linalg`` at each call: while a trace runs,
+    chainrules.ad.intercept routes it there, and so records the call when its arguments hold
+    an outer trace's values (a rule's arguments when it is differentiated again)."""
+    name = f.__name__
+
+    def through_scipy(*args: Any, **kwargs: Any) -> Any:
+        return getattr(sla, name)(*args, **kwargs)
+
+    return through_scipy
+
+
+def _as_matrix(v: Any, vector: bool) -> Any:
+    return v[..., None] if vector else v
+
+
+# --- solve: x = M^-1 b, M = op(A), A the matrix SciPy reads from a ---------------------------
+
+_GENERAL = (None, "gen", "general")
+_SYMMETRIC = ("sym", "symmetric")
+_HERMITIAN = ("her", "hermitian", "pos", "positive definite")
+
+
+def _solve_check(call: Any) -> None:
+    _refuse_overwrite("solve", call, "overwrite_a", "overwrite_b")
+    if call["assume_a"] not in _GENERAL + _SYMMETRIC + _HERMITIAN:
+        raise unsupported("scipy.linalg.solve", "assume_a", call["assume_a"],
+                          "None, 'gen', 'sym', 'her', 'pos' and their long names")
+
+
+def _read(a: Any, kind: Any, lower: bool) -> Any:
+    """The matrix SciPy solves with, built from ``a`` (its triangle for sym/her/pos)."""
+    if kind in _SYMMETRIC:
+        strict = np.tril(a, -1) if lower else np.triu(a, 1)
+        return (np.tril(a) if lower else np.triu(a)) + np.swapaxes(strict, -1, -2)
+    if kind in _HERMITIAN:
+        return _from_triangle(a, lower)
+    return a
+
+
+def _read_adjoint(g: Any, kind: Any, lower: bool) -> Any:
+    """The adjoint of `_read`: a cotangent of the matrix onto the entries of ``a`` read."""
+    if kind in _SYMMETRIC:
+        t = np.swapaxes(g, -1, -2)
+        return (np.tril(g) + np.tril(t, -1)) if lower else (np.triu(g) + np.triu(t, 1))
+    if kind in _HERMITIAN:
+        return _to_triangle(g, lower)
+    return g
+
+
+def _solve_matrix(call: Any) -> Any:
+    m = _read(call["a"], call["assume_a"], bool(call["lower"]))
+    return np.swapaxes(m, -1, -2) if call["transposed"] else m
+
+
+def _solve_vector(call: Any) -> bool:
+    return np.ndim(call["b"]) == 1
+
+
+def _solve_shared(call: Any, dy: Any) -> Any:
+    """``M^-H dy`` as a stack of matrices, shared by both cotangents."""
+    return np.linalg.solve(H(call.memo(_solve_matrix)), _as_matrix(dy, _solve_vector(call)))
+
+
+def _solve_da(call: Any, g: Any) -> Any:
+    dm = -g @ H(_as_matrix(call.y, _solve_vector(call)))
+    if call["transposed"]:
+        dm = np.swapaxes(dm, -1, -2)
+    return unbroadcast(_read_adjoint(dm, call["assume_a"], bool(call["lower"])),
+                       np.shape(call["a"]))
+
+
+def _solve_db(call: Any, g: Any) -> Any:
+    return unbroadcast(g[..., 0] if _solve_vector(call) else g, np.shape(call["b"]))
+
+
+def _solve_pushforward(call: Any, da: Any, db: Any) -> Any:
+    vector = _solve_vector(call)
+    x = _as_matrix(call.y, vector)
+    rhs = _as_matrix(np.asarray(dense_tangent(call["b"], db)), vector)
+    if not isinstance(da, AbstractZero):
+        dm = _read(da, call["assume_a"], bool(call["lower"]))
+        if call["transposed"]:
+            dm = np.swapaxes(dm, -1, -2)
+        rhs = rhs - dm @ x
+    dx = np.linalg.solve(call.memo(_solve_matrix),
+                         np.broadcast_to(rhs, np.broadcast_shapes(np.shape(rhs), x.shape)))
+    return dx[..., 0] if vector else dx
+
+
+define(sla.solve, _solve_da, _solve_db, prepare=_solve_shared, pushforward=_solve_pushforward,
+       check=_solve_check, refused=(), calls=_through_scipy(sla.solve))
+
+
+# --- inv, det ------------------------------------------------------------------------------------
+
+def _inv_check(call: Any) -> None:
+    _refuse_overwrite("inv", call, "overwrite_a")
+    if call["assume_a"] not in _GENERAL:
+        raise unsupported("scipy.linalg.inv", "assume_a", call["assume_a"], "None, 'gen'")
+
+
+define(sla.inv, lambda call, dy: -H(call.y) @ dy @ H(call.y),
+       pushforward=lambda call, da: -call.y @ da @ call.y, check=_inv_check, refused=(),
+       calls=_through_scipy(sla.inv))
+
+
+def _adjugate_of(call: Any) -> Any:
+    return _adjugate(call.a, call.y)
+
+
+define(sla.det, lambda call, dy: np.expand_dims(dy, (-2, -1)) * H(call.memo(_adjugate_of)),
+       pushforward=lambda call, da: _trace(call.memo(_adjugate_of) @ da),
+       check=lambda call: _refuse_overwrite("det", call, "overwrite_a"), refused=(),
+       calls=_through_scipy(sla.det))
+
+
+# --- cholesky: a = L L^H (lower) or U^H U, from the triangle of a that SciPy reads ----------------
+
+def _cholesky_da(call: Any, dy: Any) -> Any:
+    lower = bool(call["lower"])
+    L, dL = (call.y, dy) if lower else (H(call.y), H(dy))
+    L_inv = np.linalg.inv(L)
+    return _to_triangle(H(L_inv) @ _lower_half(H(L) @ dL) @ L_inv, lower)
+
+
+def _cholesky_pushforward(call: Any, da: Any) -> Any:
+    lower = bool(call["lower"])
+    L = call.y if lower else H(call.y)
+    L_inv = np.linalg.inv(L)
+    dL = L @ _lower_half(L_inv @ _from_triangle(da, lower) @ H(L_inv))
+    return dL if lower else H(dL)
+
+
+define(sla.cholesky, _cholesky_da, pushforward=_cholesky_pushforward,
+       check=lambda call: _refuse_overwrite("cholesky", call, "overwrite_a"), refused=(),
+       calls=_through_scipy(sla.cholesky))
+
+
+# --- eigh (standard problem, all eigenvalues) ----------------------------------------------------
+
+def _eigh_check(call: Any) -> None:
+    _refuse_overwrite("eigh", call, "overwrite_a", "overwrite_b")
+    for option, why in (("b", "the generalized problem"), ("subset_by_index", "a subset"),
+                        ("subset_by_value", "a subset")):
+        if call[option] is not None:
+            raise NotImplementedError(
+                f"scipy.linalg.eigh: {option}={call[option]!r} ({why}) is not supported in "
+                f"differentiated code; call eigh(a) for every eigenvalue and select after.")
+    if call["type"] != 1:
+        raise unsupported("scipy.linalg.eigh", "type", call["type"], "1")
+
+
+def _eigenpairs(call: Any) -> tuple:
+    if call["eigvals_only"]:
+        return call.y, sla.eigh(call.a, lower=call["lower"])[1]
+    return call.y
+
+
+def _eigh_da(call: Any, dy: Any) -> Any:
+    w, V = call.memo(_eigenpairs)
+    dw, dV = (dy, ZeroTangent()) if call["eigvals_only"] else dy
+    return _to_triangle(_eigh_gradient(w, V, dw, dV), bool(call["lower"]))
+
+
+def _eigh_pushforward(call: Any, da: Any) -> Any:
+    w, V = call.memo(_eigenpairs)
+    K = H(V) @ _from_triangle(da, bool(call["lower"])) @ V
+    dw = np.real(np.diagonal(K, axis1=-2, axis2=-1))
+    if call["eigvals_only"]:
+        return dw
+    return dw, V @ (_inverse_gaps(w) * K)
+
+
+define(sla.eigh, _eigh_da, pushforward=_eigh_pushforward, check=_eigh_check,
+       refused=(), calls=_through_scipy(sla.eigh))
+
+
+# --- block_diag ---------------------------------------------------------------------------------
+
+def _blocks(call: Any) -> list:
+    """``(rows, columns)`` slices of each argument's block (SciPy reads 0-d and 1-d arguments
+    as one row)."""
+    slices, row, column = [], 0, 0
+    for arg in call.args:
+        shape = np.shape(arg)
+        rows, columns = (1, shape[0] if shape else 1) if len(shape) < 2 else shape
+        slices.append((slice(row, row + rows), slice(column, column + columns)))
+        row, column = row + rows, column + columns
+    return slices
+
+
+def _block_diag_cotangent(call: Any, dy: Any, position: int) -> Any:
+    rows, columns = call.memo(_blocks)[position]
+    return np.reshape(dy[rows, columns], np.shape(call.args[position]))
+
+
+def _block_diag_pushforward(call: Any, *dargs: Any) -> Any:
+    return sla.block_diag(*[np.zeros(np.shape(arg), call.y.dtype)
+                            if isinstance(d, AbstractZero) else dense_tangent(arg, d)
+                            for arg, d in zip(call.args, dargs)])
+
+
+define(sla.block_diag, every=_block_diag_cotangent, pushforward=_block_diag_pushforward,
+       refused=(), calls=_through_scipy(sla.block_diag))
+
+
+# --- lu_solve: x = op(A)^-1 b, A = P L U from lu_factor -----------------------------------------
+
+_LU_SOLVE = "scipy.linalg.lu_solve"
+_TRANS = {0: 0, 1: 1, 2: 2, "N": 0, "T": 1, "C": 2}
+_LU_SOLVE_SIGNATURE = inspect.signature(sla.lu_solve)
+
+
+def _lu_solve_call(args: tuple, kwargs: dict) -> tuple:
+    bound = _LU_SOLVE_SIGNATURE.bind(*args, **kwargs)
+    bound.apply_defaults()
+    call = bound.arguments
+    if call["overwrite_b"]:
+        raise ValueError(f"{_LU_SOLVE}: overwrite_b=True is not supported in differentiated "
+                         f"code; it may overwrite b in place while other differentiated "
+                         f"operations still read it. Leave overwrite_b=False (the default).")
+    pair = call["lu_and_piv"]
+    if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+        raise TypeError(f"{_LU_SOLVE}: the first argument must be the pair (lu, piv) that "
+                        f"scipy.linalg.lu_factor returns; got {type(pair).__name__}")
+    if call["trans"] not in _TRANS:
+        raise ValueError(f"{_LU_SOLVE}: trans must be 0, 1, 2; got {call['trans']!r}")
+    return call, _TRANS[call["trans"]]
+
+
+def _permutation(piv: Any, n: int) -> np.ndarray:
+    """``perm`` with ``A[perm] = L @ U``, from LAPACK's row swaps ``piv``."""
+    perm = np.arange(n)
+    for i, p in enumerate(np.asarray(piv)):
+        perm[i], perm[p] = perm[p], perm[i]
+    return perm
+
+
+def _lu_parts(lu: Any) -> tuple:
+    n = np.shape(lu)[-1]
+    return np.tril(lu, -1) + np.eye(n, dtype=np.result_type(lu)), np.triu(lu)
+
+
+def _op(m: Any, trans: int) -> Any:
+    if trans == 0:
+        return m
+    return np.swapaxes(m, -1, -2) if trans == 1 else H(m)
+
+
+def _lu_adjoint_solve(pair: tuple, dy: Any, trans: int) -> Any:
+    """``op(A)^-H dy``, through ``lu_solve`` (routed: traceable)."""
+    if trans == 1:   # (A^T)^-H = conj(A)^-1
+        return np.conj(sla.lu_solve(pair, np.conj(dy), trans=0))
+    return sla.lu_solve(pair, dy, trans=2 - trans)
+
+
+@rrule.register(sla.lu_solve)
+def _lu_solve_rule(*args: Any, **kwargs: Any):
+    """``db = op(A)^-H dy``; ``dlu`` from ``dA = -op^-1(db x^H)`` through ``A = P L U``:
+    ``P^T dA = dL U + L dU``, so ``dlu = tril(P^T G U^H, -1) + triu(L^H P^T G)``."""
+    call, trans = _lu_solve_call(args, kwargs)
+    x = sla.lu_solve(*args, **kwargs)
+    pair, b = call["lu_and_piv"], call["b"]
+    lu, piv = pair
+    vector = np.ndim(b) == 1
+    project_lu, project_b, project_x = ProjectTo(lu), ProjectTo(b), ProjectTo(x)
+
+    def lu_solve_pullback(dy: Any) -> tuple:
+        dy = unthunk(dy)
+        tangents: list = [NoTangent()] * (len(args) + 1)
+        if isinstance(dy, AbstractZero):
+            return tuple(tangents[:1] + [ZeroTangent()] * min(len(args), 2) + tangents[3:])
+        dy = project_x(dy)
+        db = Thunk(lambda: _lu_adjoint_solve(pair, dy, trans))
+
+        def lu_cotangent() -> Any:
+            g = _op(-_as_matrix(unthunk(db), vector) @ H(_as_matrix(x, vector)), trans)
+            L, U = _lu_parts(lu)
+            pg = g[_permutation(piv, np.shape(lu)[-1])]   # P^T G
+            return project_lu(np.tril(pg @ H(U), -1) + np.triu(H(L) @ pg))
+
+        if args:
+            tangents[1] = Tangent(type(pair), {0: Thunk(lu_cotangent)})
+        if len(args) > 1:
+            tangents[2] = Thunk(lambda: project_b(unthunk(db)))
+        return tuple(tangents)
+
+    return x, lu_solve_pullback
+
+
+@frule.register(sla.lu_solve)
+def _lu_solve_frule(tangents: tuple, *args: Any, **kwargs: Any):
+    call, trans = _lu_solve_call(args, kwargs)
+    x = sla.lu_solve(*args, **kwargs)
+    pair, b = call["lu_and_piv"], call["b"]
+    lu, piv = pair
+    vector = np.ndim(b) == 1
+    dpair = unthunk(tangents[1]) if args else ZeroTangent()
+    dlu = dpair if isinstance(dpair, AbstractZero) else unthunk(dpair[0])
+    db = unthunk(tangents[2]) if len(args) > 1 else ZeroTangent()
+    if isinstance(dlu, AbstractZero) and isinstance(db, AbstractZero):
+        return x, ZeroTangent()
+    rhs = 0 if isinstance(db, AbstractZero) else _as_matrix(np.asarray(db), vector)
+    if not isinstance(dlu, AbstractZero):   # dx = op(A)^-1 (db - op(dA) x)
+        L, U = _lu_parts(lu)
+        dlu = np.asarray(dlu)
+        inverse = np.argsort(_permutation(piv, np.shape(lu)[-1]))
+        da = (np.tril(dlu, -1) @ U + L @ np.triu(dlu))[inverse]
+        rhs = rhs - _op(da, trans) @ _as_matrix(x, vector)
+    dx = sla.lu_solve(pair, np.broadcast_to(rhs, np.shape(_as_matrix(x, vector))), trans=trans)
+    return x, ProjectTo(x)(dx[..., 0] if vector else dx)
+

@@ -90,6 +90,26 @@ def _cases():
         case(sla.lu_solve, sla.lu_factor(A_C), B3 * (1 + 1j), trans=1),
         case(sla.lu_solve, sla.lu_factor(A_C), B32, trans=2),
         case(sla.lu_solve, sla.lu_factor(A.astype(f32)), B3.astype(f32)),
+        case(sla.cho_factor, SPD_UPPER),
+        case(sla.cho_factor, SPD_LOWER, lower=True),
+        case(sla.cho_factor, SPD_UPPER.astype(f32)),
+        case(sla.cho_factor, HPD_LOWER, True),
+        case(sla.lu_factor, A),
+        case(sla.lu_factor, A.T),                       # other pivots
+        case(sla.lu_factor, A_C),
+        case(sla.lu_factor, A.astype(f32)),
+        case(sla.lu, A),
+        case(sla.lu, A.T),
+        case(sla.lu, A_C),
+        case(sla.solve_sylvester, A, A.T + np.eye(3), B32 @ B32.T),
+        case(sla.solve_sylvester, A[:2, :2], A, B32.T),
+        case(sla.solve_sylvester, A_C, A, B32 @ B32.T * (1 + 1j)),
+        case(sla.sqrtm, SPD),
+        case(sla.sqrtm, A + 2 * np.eye(3)),
+        case(sla.sqrtm, HPD),
+        case(sla.logm, SPD),
+        case(sla.logm, A + 2 * np.eye(3)),
+        case(sla.logm, A_C + 2 * np.eye(3)),
     ]
 
 
@@ -110,6 +130,9 @@ ORDER2 = [
     case(sla.eigh, SPD_UPPER, lower=False),
     case(sla.block_diag, A[:2, :2], B3), case(sla.lu_solve, sla.lu_factor(A), B3),
     case(sla.lu_solve, sla.lu_factor(A_C), B32, trans=1),
+    case(sla.cho_factor, SPD_LOWER, lower=True), case(sla.lu_factor, A.T), case(sla.lu, A_C),
+    case(sla.solve_sylvester, A, A.T + np.eye(3), B32 @ B32.T), case(sla.sqrtm, SPD),
+    case(sla.logm, A + 2 * np.eye(3)),
 ]
 
 
@@ -171,6 +194,26 @@ def test_eigh_eigenvectors_through_a_gauge_invariant_function(a):
                                    atol=1e-7)
 
 
+@pytest.mark.parametrize("trans", [0, 1, 2])
+def test_lu_solve_of_lu_factor_has_the_gradient_of_solve(trans):
+    """Both factorization rules chained: the gradient in A of lu_solve(lu_factor(A), b)
+    against finite differences, and the same through cho_factor and cho_solve."""
+    b = B32 * (1 + 0.5j) if trans else B32
+
+    def loss(a):
+        x = scipy.linalg.lu_solve(scipy.linalg.lu_factor(a), b, trans=trans)
+        return np.sum(np.abs(x) ** 2)
+
+    np.testing.assert_allclose(chainrules.grad(loss)(A), _fd_grad(loss, A), rtol=1e-6,
+                               atol=1e-7)
+
+    def cho_loss(a):
+        return np.sum(scipy.linalg.cho_solve(scipy.linalg.cho_factor(a @ a.T), B32) ** 2)
+
+    np.testing.assert_allclose(chainrules.grad(cho_loss)(A), _fd_grad(cho_loss, A),
+                               rtol=1e-6, atol=1e-7)
+
+
 def test_lu_solve_gradient_in_the_matrix_matches_solve():
     """d/dA of lu_solve(lu_factor(A), b) through the factor's cotangent: lu_factor has no rule
     here, so the chain is checked on the factor by the kit and, in closed form, here:
@@ -208,6 +251,11 @@ def test_lu_solve_gradient_in_the_matrix_matches_solve():
     (lambda: rrule(sla.lu_solve, sla.lu_factor(A), B3.copy(), overwrite_b=True),
      "scipy.linalg.lu_solve: overwrite_b"),
     (lambda: rrule(sla.lu_solve, A, B3), "scipy.linalg.lu_solve: the first argument"),
+    (lambda: rrule(sla.lu_factor, A[:2]), "scipy.linalg.lu_factor: differentiating needs"),
+    (lambda: rrule(sla.lu, A, permute_l=True), "scipy.linalg.lu: permute_l=True"),
+    (lambda: rrule(sla.lu, A, p_indices=True), "scipy.linalg.lu: p_indices=True"),
+    (lambda: rrule(sla.cho_factor, SPD.copy(), overwrite_a=True),
+     "scipy.linalg.cho_factor: overwrite_a"),
 ])
 def test_refused_options_name_the_function_and_option(call, message):
     with pytest.raises((ValueError, TypeError, NotImplementedError), match=message.replace(

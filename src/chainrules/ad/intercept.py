@@ -242,7 +242,9 @@ ROUTED = [("numpy", "apply_along_axis"), ("numpy", "piecewise"),
           ("scipy.linalg", "solve_triangular"),
           ("scipy.linalg", "expm"), ("scipy.linalg", "cho_solve"),
           *(("scipy.linalg", name) for name in ("solve", "inv", "det", "cholesky", "eigh",
-                                                "block_diag", "lu_solve"))]
+                                                "block_diag", "lu_solve", "cho_factor",
+                                                "lu_factor", "lu", "solve_sylvester",
+                                                "sqrtm", "logm"))]
 _replaced: list = []
 
 

@@ -363,3 +363,181 @@ def _lu_solve_frule(tangents: tuple, *args: Any, **kwargs: Any):
     dx = sla.lu_solve(pair, np.broadcast_to(rhs, np.shape(_as_matrix(x, vector))), trans=trans)
     return x, ProjectTo(x)(dx[..., 0] if vector else dx)
 
+
+
+# --- cho_factor: (c, lower), c the Cholesky factor on one triangle and a's own entries on the
+# other (LAPACK leaves them there: their derivative is the identity) ------------------------------
+
+def _cholesky_gradient(factor: Any, d_factor: Any, lower: bool) -> Any:
+    """The cotangent of the triangle of ``a`` read, from that of its factor (L or U = L^H)."""
+    L, dL = (factor, d_factor) if lower else (H(factor), H(d_factor))
+    L_inv = np.linalg.inv(L)
+    return _to_triangle(H(L_inv) @ _lower_half(H(L) @ dL) @ L_inv, lower)
+
+
+def _cholesky_tangent(factor: Any, da: Any, lower: bool) -> Any:
+    L = factor if lower else H(factor)
+    L_inv = np.linalg.inv(L)
+    dL = L @ _lower_half(L_inv @ _from_triangle(da, lower) @ H(L_inv))
+    return dL if lower else H(dL)
+
+
+def _cho_factor_parts(call: Any) -> tuple:
+    lower = bool(call["lower"])
+    c = call.y[0]
+    return (np.tril(c) if lower else np.triu(c)), lower
+
+
+def _cho_factor_da(call: Any, dy: Any) -> Any:
+    factor, lower = call.memo(_cho_factor_parts)
+    dc = dy[0]
+    if isinstance(dc, AbstractZero):
+        return np.zeros(np.shape(factor), factor.dtype)
+    other = np.triu(dc, 1) if lower else np.tril(dc, -1)
+    on = np.tril(dc) if lower else np.triu(dc)
+    return _cholesky_gradient(factor, on, lower) + other
+
+
+def _cho_factor_pushforward(call: Any, da: Any) -> tuple:
+    factor, lower = call.memo(_cho_factor_parts)
+    dc = _cholesky_tangent(factor, da, lower) + (np.triu(da, 1) if lower else np.tril(da, -1))
+    return dc, NoTangent()
+
+
+define(sla.cho_factor, _cho_factor_da, pushforward=_cho_factor_pushforward,
+       check=lambda call: _refuse_overwrite("cho_factor", call, "overwrite_a"), refused=(),
+       calls=_through_scipy(sla.cho_factor))
+
+
+# --- lu_factor, lu: A[perm] = L U (square matrices) ------------------------------------------------
+# With X = L^-1 dA[perm] U^-1: dL = L tril(X, -1), dU = triu(X) U; the adjoint:
+# dA[perm] = L^-H (tril(L^H dL, -1) + triu(dU U^H)) U^-H.
+
+def _square(name: str, a: Any) -> None:
+    shape = np.shape(a)
+    if len(shape) != 2 or shape[0] != shape[1]:
+        raise NotImplementedError(f"scipy.linalg.{name}: differentiating needs a square matrix "
+                                  f"(shape (n, n)); got shape {shape}.")
+
+
+def _lu_gradient(L: Any, U: Any, perm: np.ndarray, dL: Any, dU: Any) -> Any:
+    inner = 0
+    if not isinstance(dL, AbstractZero):
+        inner = inner + np.tril(H(L) @ dL, -1)
+    if not isinstance(dU, AbstractZero):
+        inner = inner + np.triu(dU @ H(U))
+    inner = inner + np.zeros(np.shape(L), np.result_type(L, U))
+    permuted = np.linalg.solve(H(L), H(np.linalg.solve(U, H(inner))))   # L^-H inner U^-H
+    return permuted[np.argsort(perm)]
+
+
+def _lu_tangent(L: Any, U: Any, perm: np.ndarray, da: Any) -> tuple:
+    x = np.linalg.solve(L, da[perm])
+    x = np.swapaxes(np.linalg.solve(np.swapaxes(U, -1, -2), np.swapaxes(x, -1, -2)), -1, -2)
+    return L @ np.tril(x, -1), np.triu(x) @ U
+
+
+def _lu_factor_check(call: Any) -> None:
+    _refuse_overwrite("lu_factor", call, "overwrite_a")
+    _square("lu_factor", call["a"])
+
+
+def _lu_factor_parts(call: Any) -> tuple:
+    lu, piv = call.y
+    L, U = _lu_parts(lu)
+    return L, U, _permutation(piv, np.shape(lu)[-1])
+
+
+def _lu_factor_da(call: Any, dy: Any) -> Any:
+    L, U, perm = call.memo(_lu_factor_parts)
+    dlu = dy[0]
+    if isinstance(dlu, AbstractZero):
+        return np.zeros(np.shape(L), L.dtype)
+    return _lu_gradient(L, U, perm, np.tril(dlu, -1), np.triu(dlu))
+
+
+def _lu_factor_pushforward(call: Any, da: Any) -> tuple:
+    L, U, perm = call.memo(_lu_factor_parts)
+    dL, dU = _lu_tangent(L, U, perm, da)
+    return dL + dU, NoTangent()
+
+
+define(sla.lu_factor, _lu_factor_da, pushforward=_lu_factor_pushforward, check=_lu_factor_check,
+       refused=(), calls=_through_scipy(sla.lu_factor))
+
+
+def _lu_check(call: Any) -> None:
+    _refuse_overwrite("lu", call, "overwrite_a")
+    _square("lu", call["a"])
+    if call["permute_l"] or call["p_indices"]:
+        option = "permute_l" if call["permute_l"] else "p_indices"
+        raise unsupported("scipy.linalg.lu", option, True, f"{option}=False: the output "
+                          f"(P, L, U)")
+
+
+def _lu_perm(call: Any) -> np.ndarray:
+    P = call.y[0]   # a = P L U: row i of P L U is row perm^-1 ...; A[perm] = L U
+    return np.argmax(np.asarray(P), axis=0)
+
+
+def _lu_da(call: Any, dy: Any) -> Any:
+    _, L, U = call.y
+    return _lu_gradient(L, U, call.memo(_lu_perm), dy[1], dy[2])
+
+
+def _lu_pushforward(call: Any, da: Any) -> tuple:
+    _, L, U = call.y
+    dL, dU = _lu_tangent(L, U, call.memo(_lu_perm), da)
+    return NoTangent(), dL, dU
+
+
+define(sla.lu, _lu_da, pushforward=_lu_pushforward, check=_lu_check, refused=(),
+       calls=_through_scipy(sla.lu))
+
+
+# --- solve_sylvester: A X + X B = Q ---------------------------------------------------------------
+
+def _sylvester_shared(call: Any, dy: Any) -> Any:
+    """G with A^H G + G B^H = dy: the cotangent of Q, shared."""
+    return sla.solve_sylvester(H(call["a"]), H(call["b"]), dy)
+
+
+define(sla.solve_sylvester, lambda call, g: -g @ H(call.y), lambda call, g: -H(call.y) @ g,
+       lambda call, g: g, prepare=_sylvester_shared,
+       pushforward=lambda call, da, db, dq: sla.solve_sylvester(
+           call["a"], call["b"], dense_tangent(call["q"], dq)
+           - (0 if isinstance(da, AbstractZero) else da @ call.y)
+           - (0 if isinstance(db, AbstractZero) else call.y @ db)),
+       refused=(), calls=_through_scipy(sla.solve_sylvester))
+
+
+# --- sqrtm: S S = A, so S dS + dS S = dA ----------------------------------------------------------
+
+def _sqrtm_check(call: Any) -> None:
+    _square("sqrtm", call.args[0] if call.args else call["A"])
+
+
+define(sla.sqrtm, lambda call, dy: sla.solve_sylvester(H(call.y), H(call.y), dy),
+       pushforward=lambda call, da: sla.solve_sylvester(call.y, call.y, da),
+       check=_sqrtm_check, refused=(), calls=_through_scipy(sla.sqrtm))
+
+
+# --- logm: its Frechet derivative from the block identity
+# logm([[A, E], [0, A]]) = [[logm(A), L(A, E)], [0, logm(A)]]; the adjoint is L(A^H, .). -------
+
+def _logm_frechet(a: Any, e: Any) -> Any:
+    n = np.shape(a)[-1]
+    e = np.broadcast_to(e, np.shape(a))
+    dtype = np.result_type(a.dtype, e.dtype, np.float64)
+    block = np.concatenate([np.concatenate([a, e], axis=-1),
+                            np.concatenate([np.zeros(np.shape(a), dtype), a], axis=-1)], axis=-2)
+    return sla.logm(block)[..., :n, n:]
+
+
+def _logm_check(call: Any) -> None:
+    _square("logm", call.args[0] if call.args else call["A"])
+
+
+define(sla.logm, lambda call, dy: _logm_frechet(H(call.a), dy),
+       pushforward=lambda call, da: _logm_frechet(call.a, da), check=_logm_check, refused=(),
+       calls=_through_scipy(sla.logm))

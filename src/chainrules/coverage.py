@@ -118,6 +118,7 @@ CATEGORIES: dict[str, list[str]] = {
         "scipy.linalg.eigh", "scipy.linalg.block_diag", "scipy.linalg.lu_solve",
         "scipy.linalg.cho_factor", "scipy.linalg.lu_factor", "scipy.linalg.lu",
         "scipy.linalg.solve_sylvester", "scipy.linalg.sqrtm", "scipy.linalg.logm",
+        "scipy.linalg.solve_banded",
     ],
 }
 

@@ -35,6 +35,11 @@ HPD = A_C @ A_C.conj().T + np.eye(3)
 HPD_LOWER = np.tril(HPD) + np.triu(A_C, 1)
 HPD_UPPER = np.triu(HPD) + np.tril(A_C, -1)
 
+# Banded storage (rows: superdiagonals, diagonal, subdiagonals); corner entries are not read.
+BANDED_11 = np.array([[9.0, 0.5, -0.3], [2.0, 2.5, 1.8], [0.4, -0.6, 9.0]])
+BANDED_12 = np.array([[9.0, 9.0, 0.2], [9.0, 0.5, -0.3], [2.0, 2.5, 1.8], [0.4, -0.6, 9.0]])
+BANDED_01 = np.array([[9.0, 0.5, -0.3], [2.0, 2.5, 1.8]])
+
 
 def _eigenvector_invariant(a, **kwargs):
     """A gauge-invariant function of eigh's eigenvectors: sum_j w_j^0 |v_j|^4 entries."""
@@ -110,6 +115,10 @@ def _cases():
         case(sla.logm, SPD),
         case(sla.logm, A + 2 * np.eye(3)),
         case(sla.logm, A_C + 2 * np.eye(3)),
+        case(sla.solve_banded, (1, 1), BANDED_11, B3),
+        case(sla.solve_banded, (1, 2), BANDED_12, B32),
+        case(sla.solve_banded, (0, 1), BANDED_01 * (1 + 0.3j), B3),
+        case(sla.solve_banded, (1, 1), BANDED_11.astype(f32), B3.astype(f32)),
     ]
 
 
@@ -132,7 +141,7 @@ ORDER2 = [
     case(sla.lu_solve, sla.lu_factor(A_C), B32, trans=1),
     case(sla.cho_factor, SPD_LOWER, lower=True), case(sla.lu_factor, A.T), case(sla.lu, A_C),
     case(sla.solve_sylvester, A, A.T + np.eye(3), B32 @ B32.T), case(sla.sqrtm, SPD),
-    case(sla.logm, A + 2 * np.eye(3)),
+    case(sla.logm, A + 2 * np.eye(3)), case(sla.solve_banded, (1, 2), BANDED_12, B32),
 ]
 
 
@@ -254,6 +263,8 @@ def test_lu_solve_gradient_in_the_matrix_matches_solve():
     (lambda: rrule(sla.lu_factor, A[:2]), "scipy.linalg.lu_factor: differentiating needs"),
     (lambda: rrule(sla.lu, A, permute_l=True), "scipy.linalg.lu: permute_l=True"),
     (lambda: rrule(sla.lu, A, p_indices=True), "scipy.linalg.lu: p_indices=True"),
+    (lambda: rrule(sla.solve_banded, (1, 1), BANDED_11.copy(), B3, overwrite_ab=True),
+     "scipy.linalg.solve_banded: overwrite_ab"),
     (lambda: rrule(sla.cho_factor, SPD.copy(), overwrite_a=True),
      "scipy.linalg.cho_factor: overwrite_a"),
 ])

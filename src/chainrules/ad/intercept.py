@@ -244,7 +244,7 @@ ROUTED = [("numpy", "apply_along_axis"), ("numpy", "piecewise"),
           *(("scipy.linalg", name) for name in ("solve", "inv", "det", "cholesky", "eigh",
                                                 "block_diag", "lu_solve", "cho_factor",
                                                 "lu_factor", "lu", "solve_sylvester",
-                                                "sqrtm", "logm"))]
+                                                "sqrtm", "logm", "solve_banded"))]
 _replaced: list = []
 
 

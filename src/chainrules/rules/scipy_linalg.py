@@ -1,6 +1,10 @@
 """Rules for ``scipy.linalg``: ``solve``, ``inv``, ``det``, ``cholesky``, ``eigh``,
-``block_diag`` and ``lu_solve`` (beside ``solve_triangular``, ``expm`` and ``cho_solve`` in
-`chainrules.rules.scipy`).
+``block_diag``, ``lu_factor``, ``lu_solve``, ``lu``, ``cho_factor``, ``solve_sylvester``,
+``sqrtm``, ``logm`` and ``solve_banded`` (beside ``solve_triangular``, ``expm`` and
+``cho_solve`` in `chainrules.rules.scipy`). ``lu_solve`` and ``cho_solve`` are differentiable
+in their factor too, so ``lu_solve(lu_factor(a), b)`` has the gradient of ``solve(a, b)``.
+The factorizations take square matrices (no stacks); ``cho_factor``'s other triangle holds
+``a``'s own entries, which LAPACK leaves there (derivative: the identity).
 
 Written with `define`; every formula uses functions that have rules themselves (NumPy's
 linear algebra, and these SciPy functions, which the engine routes while a trace runs), so
@@ -541,3 +545,62 @@ def _logm_check(call: Any) -> None:
 define(sla.logm, lambda call, dy: _logm_frechet(H(call.a), dy),
        pushforward=lambda call, da: _logm_frechet(call.a, da), check=_logm_check, refused=(),
        calls=_through_scipy(sla.logm))
+
+
+# --- solve_banded: A x = b, A stored by diagonals: A[i, j] = ab[u + i - j, j] ---------------------
+
+def _banded_check(call: Any) -> None:
+    _refuse_overwrite("solve_banded", call, "overwrite_ab", "overwrite_b")
+
+
+def _band_rows(call: Any) -> tuple:
+    """For each stored entry ``ab[r, j]``, its row ``i = r - u + j`` in A (clipped) and
+    whether it lies inside A."""
+    l, u = call["l_and_u"]
+    rows, n = np.shape(call["ab"])
+    i = np.arange(rows)[:, None] - u + np.arange(n)[None, :]
+    return np.clip(i, 0, n - 1), (i >= 0) & (i < n), int(l), int(u)
+
+
+def _banded_transpose(ab: Any, l: int, u: int) -> Any:
+    """The banded storage of A^H: ``abH[l + i - j, j] = conj(A[j, i])``."""
+    rows, n = np.shape(ab)
+    r = np.arange(rows)[:, None]
+    column = r - l + np.arange(n)[None, :]
+    inside = (column >= 0) & (column < n)
+    taken = ab[(l + u - r) * np.ones((1, n), dtype=int), np.clip(column, 0, n - 1)]
+    stored = np.where(inside, taken, 0)
+    return np.conj(stored) if np.iscomplexobj(ab) else stored
+
+
+def _banded_shared(call: Any, dy: Any) -> Any:
+    l, u = call["l_and_u"]
+    return sla.solve_banded((int(u), int(l)), _banded_transpose(call["ab"], int(l), int(u)), dy)
+
+
+def _banded_dab(call: Any, g: Any) -> Any:
+    i, inside, _, _ = call.memo(_band_rows)
+    vector = np.ndim(call["b"]) == 1
+    gm, xm = _as_matrix(g, vector), _as_matrix(call.y, vector)
+    n = np.shape(call["ab"])[1]
+    entries = -np.sum(gm[i] * np.conj(xm)[np.arange(n)[None, :]], axis=-1)
+    return np.where(inside, entries, 0)
+
+
+def _banded_pushforward(call: Any, dl_and_u: Any, dab: Any, db: Any) -> Any:
+    rhs = np.asarray(dense_tangent(call["b"], db))
+    if not isinstance(dab, AbstractZero):
+        _, _, l, u = call.memo(_band_rows)
+        rows, n = np.shape(call["ab"])
+        r = u + np.arange(n)[:, None] - np.arange(n)[None, :]   # dA[i, j] = dab[r, j]
+        inside = (r >= 0) & (r < rows)
+        da = np.where(inside, dab[np.clip(r, 0, rows - 1), np.arange(n)[None, :]], 0)
+        vector = np.ndim(call["b"]) == 1
+        product = da @ _as_matrix(call.y, vector)
+        rhs = rhs - (product[..., 0] if vector else product)
+    return sla.solve_banded(call["l_and_u"], call["ab"], np.broadcast_to(rhs, np.shape(call.y)))
+
+
+define(sla.solve_banded, None, _banded_dab, lambda call, g: g, prepare=_banded_shared,
+       pushforward=_banded_pushforward, check=_banded_check, refused=(),
+       calls=_through_scipy(sla.solve_banded))

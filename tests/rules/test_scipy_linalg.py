@@ -21,6 +21,9 @@ import chainrules  # noqa: E402
 from chainrules import rrule  # noqa: E402
 from chainrules.testing import case, check_case  # noqa: E402
 from chainrules.testing import test_frule_order2, test_rrule_order2  # noqa: E402
+from tests.numpy_features import accepted  # noqa: E402
+
+STACKS = "stacks of matrices (SciPy 1.16)"
 
 A = np.array([[2.0, 0.7, -0.4], [0.9, 1.5, 0.3], [-0.6, 0.8, 1.8]])
 A_C = A + 1j * np.array([[0.2, -0.3, 0.5], [0.4, -0.1, 0.6], [0.3, 0.7, 0.25]])
@@ -119,6 +122,15 @@ def _cases():
         case(sla.solve_banded, (1, 2), BANDED_12, B32),
         case(sla.solve_banded, (0, 1), BANDED_01 * (1 + 0.3j), B3),
         case(sla.solve_banded, (1, 1), BANDED_11.astype(f32), B3.astype(f32)),
+        *[accepted(c, STACKS) for c in (
+            case(solve, np.stack([A, A.T]), B32),
+            case(solve, np.stack([A, A.T]), np.stack([B32, -B32]), transposed=True),
+            case(solve, np.stack([SPD_LOWER, SPD_LOWER.T]), B3, lower=True, assume_a="pos"),
+            case(sla.inv, np.stack([A, A.T])),
+            case(sla.det, np.stack([A, A_C])),
+            case(sla.cholesky, np.stack([SPD_UPPER, 2 * SPD_UPPER])),
+            case(sla.eigh, np.stack([SPD_LOWER, HPD_LOWER]), eigvals_only=True),
+        )],
     ]
 
 

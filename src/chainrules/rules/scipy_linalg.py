@@ -173,22 +173,23 @@ define(sla.det, lambda call, dy: np.expand_dims(dy, (-2, -1)) * H(call.memo(_adj
 
 # --- cholesky: a = L L^H (lower) or U^H U, from the triangle of a that SciPy reads ----------------
 
-def _cholesky_da(call: Any, dy: Any) -> Any:
-    lower = bool(call["lower"])
-    L, dL = (call.y, dy) if lower else (H(call.y), H(dy))
+def _cholesky_gradient(factor: Any, d_factor: Any, lower: bool) -> Any:
+    """The cotangent of the triangle of ``a`` read, from that of its factor (L or U = L^H)."""
+    L, dL = (factor, d_factor) if lower else (H(factor), H(d_factor))
     L_inv = np.linalg.inv(L)
     return _to_triangle(H(L_inv) @ _lower_half(H(L) @ dL) @ L_inv, lower)
 
 
-def _cholesky_pushforward(call: Any, da: Any) -> Any:
-    lower = bool(call["lower"])
-    L = call.y if lower else H(call.y)
+def _cholesky_tangent(factor: Any, da: Any, lower: bool) -> Any:
+    """The tangent of the factor (L or U = L^H) from that of the triangle of ``a`` read."""
+    L = factor if lower else H(factor)
     L_inv = np.linalg.inv(L)
     dL = L @ _lower_half(L_inv @ _from_triangle(da, lower) @ H(L_inv))
     return dL if lower else H(dL)
 
 
-define(sla.cholesky, _cholesky_da, pushforward=_cholesky_pushforward,
+define(sla.cholesky, lambda call, dy: _cholesky_gradient(call.y, dy, bool(call["lower"])),
+       pushforward=lambda call, da: _cholesky_tangent(call.y, da, bool(call["lower"])),
        check=lambda call: _refuse_overwrite("cholesky", call, "overwrite_a"), refused=(),
        calls=_through_scipy(sla.cholesky))
 
@@ -372,20 +373,6 @@ def _lu_solve_frule(tangents: tuple, *args: Any, **kwargs: Any):
 # --- cho_factor: (c, lower), c the Cholesky factor on one triangle and a's own entries on the
 # other (LAPACK leaves them there: their derivative is the identity) ------------------------------
 
-def _cholesky_gradient(factor: Any, d_factor: Any, lower: bool) -> Any:
-    """The cotangent of the triangle of ``a`` read, from that of its factor (L or U = L^H)."""
-    L, dL = (factor, d_factor) if lower else (H(factor), H(d_factor))
-    L_inv = np.linalg.inv(L)
-    return _to_triangle(H(L_inv) @ _lower_half(H(L) @ dL) @ L_inv, lower)
-
-
-def _cholesky_tangent(factor: Any, da: Any, lower: bool) -> Any:
-    L = factor if lower else H(factor)
-    L_inv = np.linalg.inv(L)
-    dL = L @ _lower_half(L_inv @ _from_triangle(da, lower) @ H(L_inv))
-    return dL if lower else H(dL)
-
-
 def _cho_factor_parts(call: Any) -> tuple:
     lower = bool(call["lower"])
     c = call.y[0]
@@ -413,7 +400,7 @@ define(sla.cho_factor, _cho_factor_da, pushforward=_cho_factor_pushforward,
        calls=_through_scipy(sla.cho_factor))
 
 
-# --- lu_factor, lu: A[perm] = L U (square matrices) ------------------------------------------------
+# --- lu_factor, lu: A[perm] = L U (square matrices) --------------------------------------------
 # With X = L^-1 dA[perm] U^-1: dL = L tril(X, -1), dU = triu(X) U; the adjoint:
 # dA[perm] = L^-H (tril(L^H dL, -1) + triu(dU U^H)) U^-H.
 

@@ -116,6 +116,11 @@ CATEGORIES: dict[str, list[str]] = {
         "scipy.special.k0", "scipy.special.k1", "scipy.special.k0e", "scipy.special.k1e",
         "scipy.signal.convolve", "scipy.signal.correlate", "scipy.signal.fftconvolve",
         "scipy.signal.convolve2d", "scipy.signal.correlate2d", "scipy.signal.lfilter",
+        "scipy.linalg.solve", "scipy.linalg.inv", "scipy.linalg.det", "scipy.linalg.cholesky",
+        "scipy.linalg.eigh", "scipy.linalg.block_diag", "scipy.linalg.lu_solve",
+        "scipy.linalg.cho_factor", "scipy.linalg.lu_factor", "scipy.linalg.lu",
+        "scipy.linalg.solve_sylvester", "scipy.linalg.sqrtm", "scipy.linalg.logm",
+        "scipy.linalg.solve_banded",
     ],
 }
 

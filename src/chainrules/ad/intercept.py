@@ -242,7 +242,11 @@ ROUTED = [("numpy", "apply_along_axis"), ("numpy", "piecewise"),
           ("scipy.linalg", "solve_triangular"),
           ("scipy.linalg", "expm"), ("scipy.linalg", "cho_solve"),
           *[("scipy.signal", name) for name in ("convolve", "correlate", "fftconvolve",
-                                                "convolve2d", "correlate2d", "lfilter")]]
+                                                "convolve2d", "correlate2d", "lfilter")],
+          *[("scipy.linalg", name) for name in ("solve", "inv", "det", "cholesky", "eigh",
+                                                "block_diag", "lu_solve", "cho_factor",
+                                                "lu_factor", "lu", "solve_sylvester",
+                                                "sqrtm", "logm", "solve_banded")]]
 _replaced: list = []
 
 

@@ -72,6 +72,13 @@ def _as_array(value: Any) -> Any:
     return np.stack(value) if isinstance(value, list) else np.asarray(value)
 
 
+def _coefficients(value: Any) -> Any:
+    """Filter coefficients as a 1-d array (a scalar ``b`` or ``a`` as one coefficient: SciPy
+    before 1.12 takes the length of them)."""
+    value = _as_array(value)
+    return np.reshape(value, (1,)) if np.ndim(value) == 0 else value
+
+
 def _flip_conj(v: Any, axes: tuple) -> Any:
     flipped = np.flip(v, axes)
     return np.conj(flipped) if np.iscomplexobj(flipped) else flipped
@@ -231,7 +238,7 @@ def _axis(call: Call) -> int:
 def _adjoint_state(call: Call, dy: Any) -> Any:
     """``g = A^-H dy``: the denominator's adjoint filter run backward in time along ``axis``."""
     axis = _axis(call)
-    a = _as_array(call.args[1])
+    a = _coefficients(call.args[1])
     reversed_g = ssig.lfilter(np.ones(1), np.conj(a) if np.iscomplexobj(a) else a,
                               np.flip(dy, axis), axis=axis)
     return np.flip(reversed_g, axis)
@@ -260,21 +267,21 @@ def _lfilter_a(call: Call, g: Any) -> Any:
 
 def _lfilter_x(call: Call, g: Any) -> Any:
     axis = _axis(call)
-    b = _as_array(call.args[0])
+    b = _coefficients(call.args[0])
     b = np.conj(b) if np.iscomplexobj(b) else b
     return np.flip(ssig.lfilter(b, np.ones(1), np.flip(g, axis), axis=axis), axis)
 
 
 def _lfilter_pushforward(call: Call, db: Any, da: Any, dx: Any, *rest: Any) -> Any:
-    b, a, x = call.args[0], call.args[1], call.args[2]
+    b, a, x = _coefficients(call.args[0]), _coefficients(call.args[1]), call.args[2]
     axis = _axis(call)
     total: Any = np.zeros(np.shape(call.y))
     if _nonzero(dx):
         total = total + ssig.lfilter(b, a, _as_array(dx), axis=axis)
     if _nonzero(db):
-        total = total + ssig.lfilter(_as_array(db), a, x, axis=axis)
+        total = total + ssig.lfilter(_coefficients(db), a, x, axis=axis)
     if _nonzero(da):
-        total = total - ssig.lfilter(_as_array(da), a, call.y, axis=axis)
+        total = total - ssig.lfilter(_coefficients(da), a, call.y, axis=axis)
     return total
 
 

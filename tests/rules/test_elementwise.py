@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from chainrules.testing import case, check_case
+from tests.rules.unary_cases import unary_cases
 
 # --- sample points ------------------------------------------------------------------------
 ANY = [0.3, -0.7, 1.2]               # no restriction
@@ -60,19 +61,7 @@ def _c(values, scale=1.0):
 
 
 def _unary_cases():
-    cases = []
-    for f, (real, complex_) in UNARY.items():
-        cases += [
-            case(f, np.array(real)),
-            case(f, np.array(real, np.float32)),
-            case(f, float(real[0])),
-            case(f, np.float32(real[1])),
-            case(f, np.array(real).reshape(3, 1) * np.ones((1, 2))),
-        ]
-        if complex_ is not None:
-            cases += [case(f, np.array(complex_)),
-                      case(f, np.array(complex_, np.complex64)),
-                      case(f, complex(complex_[0]))]
+    cases = unary_cases(UNARY)
     cases += [case(np.angle, np.array(ANY_C), deg=True), case(np.angle, np.array(ANY_C), True),
               case(np.angle, np.array(ANY), True)]
     # sinc at and next to 0, where (cos(pi x) - sinc(x)) / x is 0/0 or cancels: derivative 0

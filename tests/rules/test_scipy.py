@@ -18,6 +18,7 @@ sla = pytest.importorskip("scipy.linalg")
 
 from chainrules import NoTangent, ZeroTangent, frule, rrule, unthunk  # noqa: E402
 from chainrules.testing import case, check_case  # noqa: E402
+from tests.rules.unary_cases import unary_cases  # noqa: E402
 from tests.numpy_features import accepted  # noqa: E402
 
 ANY = [0.3, -0.7, 1.2]
@@ -36,18 +37,7 @@ UNARY = {
 
 
 def _unary_cases():
-    cases = []
-    for f, (real, complex_) in UNARY.items():
-        cases += [
-            case(f, np.array(real)),
-            case(f, np.array(real, np.float32)),
-            case(f, float(real[0])),
-            case(f, np.float32(real[1])),
-            case(f, np.array(real[:3]).reshape(3, 1) * np.ones((1, 2))),
-        ]
-        if complex_ is not None:
-            cases += [case(f, np.array(complex_)), case(f, np.array(complex_, np.complex64)),
-                      case(f, complex(complex_[0]))]
+    cases = unary_cases(UNARY)
     cases.append(case(sp.expit, np.array([-30.0, 0.0, 30.0]), id="expit-saturated"))
     return cases
 

@@ -20,6 +20,7 @@ from chainrules import NoTangent, ZeroTangent, frule, grad, rrule, unthunk  # no
 from chainrules.rules.scipy_special_gamma import _multigammaln  # noqa: E402
 from chainrules.testing import (case, check_case, test_frule_order2,  # noqa: E402
                                 test_rrule_order2)
+from tests.rules.unary_cases import unary_cases  # noqa: E402
 
 ANY = [0.3, -0.7, 1.2]
 POSITIVE = [0.4, 1.3, 2.1]
@@ -40,18 +41,7 @@ UNARY = {
 
 
 def _unary_cases():
-    cases = []
-    for f, (real, complex_) in UNARY.items():
-        cases += [
-            case(f, np.array(real)),
-            case(f, np.array(real, np.float32)),
-            case(f, float(real[0])),
-            case(f, np.float32(real[1])),
-            case(f, np.array(real[:3]).reshape(3, 1) * np.ones((1, 2))),
-        ]
-        if complex_ is not None:
-            cases += [case(f, np.array(complex_)), case(f, np.array(complex_, np.complex64)),
-                      case(f, complex(complex_[0]))]
+    cases = unary_cases(UNARY)
     cases += [case(sp.log_ndtr, np.array([-12.0, -5.0, 6.0]), id="log_ndtr-tails"),
               case(sp.log_expit, np.array([-30.0, 0.0, 30.0]), id="log_expit-saturated")]
     return cases

@@ -249,6 +249,36 @@ ROUTED = [("numpy", "apply_along_axis"), ("numpy", "piecewise"),
                                                 "sqrtm", "logm", "solve_banded")]]
 _replaced: list = []
 
+# Methods of classes whose instances hold the parameters (``scipy.stats`` distributions, plain
+# and frozen): (module, class, method, redirect). While a trace is active the method is
+# replaced on the class, so every instance and every import style reaches it; a call whose
+# arguments hold traced values is recorded as ``record(*redirect(self, args, kwargs))``:
+# ``redirect`` names the registered function to record and its arguments (the instance's own
+# parameters resolved, so that the recorded arguments are arrays and numbers).
+ROUTED_METHODS: list = []
+_INHERITED = object()  # a replaced method that the class inherits
+
+
+def _routed_method(original: Any, redirect: Any) -> Any:
+    """The replacement of a method in `ROUTED_METHODS`: ``original`` for plain arguments."""
+    def routed(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if any(_holds_traced(a) for a in args) or any(
+                _holds_traced(v) for v in kwargs.values()) or _holds_traced_parameters(self):
+            from .tape import record
+
+            function, args, kwargs = redirect(self, args, kwargs)
+            return record(function, args, kwargs)
+        return original(self, *args, **kwargs)
+
+    routed.__wrapped__ = original
+    routed.__name__ = getattr(original, "__name__", "routed")
+    return routed
+
+
+def _holds_traced_parameters(instance: Any) -> bool:
+    """Whether an instance keeps traced parameters (a frozen distribution: ``args``/``kwds``)."""
+    return any(_holds_traced(getattr(instance, name, None)) for name in ("args", "kwds"))
+
 
 def _vectorize_call(self: np.vectorize, *args: Any, **kwargs: Any) -> Any:
     if _holds_traced(self.pyfunc) or any(_holds_traced(a) for a in args) or any(
@@ -312,6 +342,13 @@ def enter(level: Any = None) -> None:
                 if original is not None:
                     setattr(module, name, _routed(original))
                     _replaced.append((module, name, original))
+            for module_name, class_name, name, redirect in ROUTED_METHODS:
+                module = sys.modules.get(module_name)
+                cls = getattr(module, class_name, None) if module else None
+                if cls is not None and hasattr(cls, name):
+                    own = cls.__dict__.get(name, _INHERITED)  # restored by deleting ours
+                    setattr(cls, name, _routed_method(getattr(cls, name), redirect))
+                    _replaced.append((cls, name, own))
 
 
 def exit(level: Any = None) -> None:
@@ -328,6 +365,9 @@ def exit(level: Any = None) -> None:
                 setattr(np, name, ORIGINALS[name])
             np.vectorize.__call__ = ORIGINALS["vectorize.__call__"]
             while _replaced:
-                module, name, original = _replaced.pop()
-                setattr(module, name, original)
+                owner, name, original = _replaced.pop()
+                if original is _INHERITED:
+                    delattr(owner, name)
+                else:
+                    setattr(owner, name, original)
             array_likes.uninstall()

@@ -38,8 +38,10 @@ and threads other than the tracing one running NumPy code at the same time.
 
 from __future__ import annotations
 
+import inspect
 import sys
 import threading
+import types
 from typing import Any
 
 import numpy as np
@@ -218,18 +220,163 @@ def _like(name: str, like: Any, strict: bool = True) -> Any:
         f"outside the differentiated function.")
 
 
-def _routed(original: Any) -> Any:
-    """``original``, handed to the engine when an argument holds a traced value."""
+def _routed(original: Any, recorded: Any = None) -> Any:
+    """``original``, handed to the engine (as a call of ``recorded``, by default ``original``
+    itself) when an argument holds a traced value."""
+    recorded = original if recorded is None else recorded
+
     def routed(*args: Any, **kwargs: Any) -> Any:
         if any(_holds_traced(a) for a in args) or any(
                 _holds_traced(v) for v in kwargs.values()):
             from .tape import record
 
-            return record(original, args, kwargs)
+            return record(recorded, args, kwargs)
         return original(*args, **kwargs)
 
     routed.__wrapped__ = original
     return routed
+
+
+class _Rerouted:
+    """A Python function whose calls reach the engine while tracing, however the program got
+    hold of it: ``scipy.special.logsumexp``, ``from scipy.special import logsumexp`` before or
+    after ``import chainrules``, an alias. A from-import keeps the function object itself, so
+    the object is what changes: while a trace is active its ``__code__`` is a trampoline that
+    calls ``replacement`` (made by ``replacement_for(own)``, where ``own`` is a copy of the
+    function with its own code, which the replacement and the rules call to compute values).
+    Outside a trace the function is exactly as its library made it: no cost.
+
+    The trampoline is compiled once per function (at the first trace), with as many free
+    variables as the function's closure, which Python requires of a replacement ``__code__``;
+    it reaches the replacement through a constant of its code, not through any namespace.
+    """
+
+    def __init__(self, function: Any, replacement_for: Any):
+        self.function = function
+        self.code = function.__code__
+        self.defaults = function.__defaults__
+        self.keyword_defaults = function.__kwdefaults__
+        self.signature = function.__dict__.get("__signature__", _ABSENT)
+        try:  # what inspect.signature says of the function (following __wrapped__)
+            self.seen_signature = inspect.signature(function)
+        except (TypeError, ValueError):
+            self.seen_signature = None
+        self.own = types.FunctionType(self.code, function.__globals__, function.__name__,
+                                      self.defaults, function.__closure__)
+        self.own.__kwdefaults__ = self.keyword_defaults
+        self.own.__dict__.update(function.__dict__)
+        self.replacement = replacement_for(self.own)
+        self.trampoline = _trampoline_code(self, len(self.code.co_freevars),
+                                           function.__name__)
+
+    def __call__(self, args: tuple, kwargs: dict) -> Any:
+        return self.replacement(*args, **kwargs)
+
+    def install(self) -> None:
+        function = self.function
+        if self.signature is _ABSENT:  # inspect.signature(function) still reads the original
+            function.__signature__ = self.seen_signature
+        function.__code__ = self.trampoline
+        function.__defaults__ = function.__kwdefaults__ = None
+
+    def uninstall(self) -> None:
+        function = self.function
+        function.__code__ = self.code
+        function.__defaults__, function.__kwdefaults__ = self.defaults, self.keyword_defaults
+        if self.signature is _ABSENT:
+            del function.__signature__
+
+
+_ABSENT = object()
+_PLACEHOLDER = 0.5772156649015329  # a constant that the trampoline's code holds, then replaced
+
+
+def _trampoline_code(target: Any, free_variables: int, name: str) -> types.CodeType:
+    """The code of ``def name(*args, **kwargs): return target(args, kwargs)`` with
+    ``free_variables`` unused free variables."""
+    names = [f"_free{i}" for i in range(free_variables)]
+    source = ("def _outer():\n"
+              + "".join(f"    {n} = None\n" for n in names)
+              + "    def trampoline(*args, **kwargs):\n"
+              + "".join(f"        {n}\n" for n in names)
+              + f"        target = {_PLACEHOLDER!r}\n"
+              + "        return target(args, kwargs)\n"
+              + "    return trampoline\n")
+    namespace: dict = {}
+    exec(compile(source, f"<chainrules: {name} while tracing>", "exec"), namespace)
+    code = namespace["_outer"].__code__
+    inner = next(c for c in code.co_consts if isinstance(c, types.CodeType))
+    consts = tuple(target if type(c) is float and c == _PLACEHOLDER else c
+                   for c in inner.co_consts)
+    return inner.replace(co_consts=consts, co_name=name)
+
+
+class _Swap:
+    """``owner.name`` replaced by ``replacement`` while tracing (a module attribute, or a method
+    on its class); ``original`` is `_INHERITED` for a method the class inherits, restored by
+    deleting the replacement."""
+
+    __slots__ = ("owner", "name", "replacement", "original")
+
+    def __init__(self, owner: Any, name: str, replacement: Any, original: Any):
+        self.owner, self.name = owner, name
+        self.replacement, self.original = replacement, original
+
+    def install(self) -> None:
+        setattr(self.owner, self.name, self.replacement)
+
+    def uninstall(self) -> None:
+        if self.original is _INHERITED:
+            delattr(self.owner, self.name)
+        else:
+            setattr(self.owner, self.name, self.original)
+
+
+_REROUTED: dict = {}   # function -> its _Rerouted, made when a trace first meets it
+
+
+def _function_route(module: Any, name: str) -> Any:
+    """How ``module.name`` of `ROUTED` reaches the engine: a Python function in place (every
+    reference to it), anything else (NumPy's dispatchers) in the module namespace."""
+    original = getattr(module, name, None)
+    if original is None:
+        return None
+    if type(original) is types.FunctionType:
+        rerouted = _REROUTED.get(original)
+        if rerouted is None:
+            rerouted = _REROUTED[original] = _Rerouted(
+                original, lambda own: _routed(own, recorded=original))
+        return rerouted
+    return _Swap(module, name, _routed(original), original)
+
+
+def _method_route(module: Any, class_name: str, name: str, redirect: Any) -> Any:
+    cls = getattr(module, class_name, None)
+    if cls is None or not hasattr(cls, name):
+        return None
+    return _Swap(cls, name, _routed_method(getattr(cls, name), redirect),
+                 cls.__dict__.get(name, _INHERITED))
+
+
+_plan: list = []      # what enter() installs: extension shields, routed functions and methods
+_plan_key: tuple = ()  # (len(sys.modules), len(ROUTED), len(ROUTED_METHODS)) it was made for
+
+
+def _routing_plan() -> list:
+    """The swaps for the modules imported so far, made again only when that changes."""
+    global _plan, _plan_key
+    key = (len(sys.modules), len(ROUTED), len(ROUTED_METHODS))
+    if key != _plan_key:
+        plan = [_Swap(module, name, _PLAIN_NUMPY, np)
+                for module, name in _numpy_references_of_extensions()]
+        for module_name, name in ROUTED:
+            module = sys.modules.get(module_name)  # only modules the program imported
+            plan.append(module and _function_route(module, name))
+        for module_name, class_name, name, redirect in ROUTED_METHODS:
+            module = sys.modules.get(module_name)
+            plan.append(module and _method_route(module, class_name, name, redirect))
+        _plan, _plan_key = [swap for swap in plan if swap is not None], key
+    return _plan
 
 
 # Functions written in Python that convert their arguments with np.asarray (so traced values
@@ -247,7 +394,6 @@ ROUTED = [("numpy", "apply_along_axis"), ("numpy", "piecewise"),
                                                 "block_diag", "lu_solve", "cho_factor",
                                                 "lu_factor", "lu", "solve_sylvester",
                                                 "sqrtm", "logm", "solve_banded")]]
-_replaced: list = []
 
 # Methods of classes whose instances hold the parameters (``scipy.stats`` distributions, plain
 # and frozen): (module, class, method, redirect). While a trace is active the method is
@@ -292,11 +438,11 @@ def _vectorize_call(self: np.vectorize, *args: Any, **kwargs: Any) -> Any:
     return ORIGINALS["vectorize.__call__"](self, *args, **kwargs)
 
 
-def _writable(name: str) -> Any:
-    """The replacement of a creation function (``np.zeros``...): an array that the
-    differentiated function creates is a traced constant, into which it can write traced
-    values (ad/writes.py)."""
-    original = ORIGINALS[name]
+def _writable(name: str, original: Any, frames: int = 0) -> Any:
+    """The replacement of a creation function (``np.zeros``...), calling ``original``: an array
+    that the differentiated function creates is a traced constant, into which it can write
+    traced values (ad/writes.py). ``frames``: how many frames the call passes through between
+    the caller and the replacement (a rerouted function's trampoline)."""
 
     def create(*args: Any, **kwargs: Any) -> Any:
         from .writes import created, full
@@ -305,7 +451,7 @@ def _writable(name: str) -> Any:
             result = full(original, args, kwargs)
             if result is not None:
                 return result
-        return created(original(*args, **kwargs))
+        return created(original(*args, **kwargs), depth=1 + frames)
 
     create.__name__ = create.__qualname__ = name
     create.__doc__ = original.__doc__
@@ -319,7 +465,44 @@ WRITABLE = ("zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_
             "full_like", "eye", "identity", "copy", "linspace", "arange")
 ORIGINALS.update({name: getattr(np, name) for name in WRITABLE})
 _REPLACEMENTS = {name: _creation(name) for name in CREATION}
-_REPLACEMENTS.update({name: _writable(name) for name in WRITABLE})
+_NUMPY_REROUTED: list = []  # filled below
+
+# NumPy's creation functions written in Python (np.ones, np.full, np.eye, np.identity) are
+# rerouted in place, as SciPy's are, so that `from numpy import ones` creates writable arrays
+# too; the others (written in C) are replaced in the numpy namespace.
+_REROUTED.update({ORIGINALS[name]: _Rerouted(ORIGINALS[name],
+                                             lambda own, name=name: _writable(name, own, 2))
+                  for name in WRITABLE if type(ORIGINALS[name]) is types.FunctionType})
+_REPLACEMENTS.update({name: _writable(name, ORIGINALS[name]) for name in WRITABLE
+                      if ORIGINALS[name] not in _REROUTED})
+_NUMPY_REROUTED[:] = [_REROUTED[ORIGINALS[name]] for name in WRITABLE
+                      if ORIGINALS[name] in _REROUTED]
+
+
+# --- compiled extensions see NumPy as it is ----------------------------------------------------
+
+def _plain_numpy() -> types.ModuleType:
+    """A stand-in for the ``numpy`` module with NumPy's own functions: what compiled extension
+    modules (Cython's ``np.empty(size)`` in ``numpy.random``, SciPy's compiled helpers) see
+    while a trace is active. They cast what ``np.empty`` returns to an ndarray without a
+    check, so a traced constant (ad/writes.py) would crash the interpreter; and they cannot
+    take traced values anyway."""
+    plain = types.ModuleType("numpy", np.__doc__)
+    plain.__dict__.update(vars(np))
+    plain.__dict__["__getattr__"] = lambda name: getattr(np, name)  # names NumPy adds lazily
+    return plain
+
+
+_PLAIN_NUMPY = _plain_numpy()
+def _numpy_references_of_extensions() -> list:
+    """Where compiled extension modules hold the ``numpy`` module (``import numpy as np`` in a
+    Cython module): ``(module, global name)``."""
+    found = []
+    for module in list(sys.modules.values()):
+        if str(getattr(module, "__file__", "")).endswith((".so", ".pyd")):
+            found += [(module, name) for name, value in list(vars(module).items())
+                      if value is np]
+    return found
 
 
 def enter(level: Any = None) -> None:
@@ -336,19 +519,10 @@ def enter(level: Any = None) -> None:
             for name in _REPLACEMENTS:
                 setattr(np, name, _REPLACEMENTS[name])
             np.vectorize.__call__ = _vectorize_call
-            for module_name, name in ROUTED:
-                module = sys.modules.get(module_name)  # only modules the program imported
-                original = getattr(module, name, None) if module else None
-                if original is not None:
-                    setattr(module, name, _routed(original))
-                    _replaced.append((module, name, original))
-            for module_name, class_name, name, redirect in ROUTED_METHODS:
-                module = sys.modules.get(module_name)
-                cls = getattr(module, class_name, None) if module else None
-                if cls is not None and hasattr(cls, name):
-                    own = cls.__dict__.get(name, _INHERITED)  # restored by deleting ours
-                    setattr(cls, name, _routed_method(getattr(cls, name), redirect))
-                    _replaced.append((cls, name, own))
+            for swap in _NUMPY_REROUTED:
+                swap.install()
+            for swap in _routing_plan():
+                swap.install()
 
 
 def exit(level: Any = None) -> None:
@@ -364,10 +538,8 @@ def exit(level: Any = None) -> None:
             for name in _REPLACEMENTS:
                 setattr(np, name, ORIGINALS[name])
             np.vectorize.__call__ = ORIGINALS["vectorize.__call__"]
-            while _replaced:
-                owner, name, original = _replaced.pop()
-                if original is _INHERITED:
-                    delattr(owner, name)
-                else:
-                    setattr(owner, name, original)
+            for swap in reversed(_plan):
+                swap.uninstall()
+            for swap in _NUMPY_REROUTED:
+                swap.uninstall()
             array_likes.uninstall()

@@ -138,7 +138,9 @@ class Traced:
             # escaped its trace (a loss kept for plotting), or an array the function created
             # and wrote no traced value into: a plain value
             return np.asarray(primal_value(self), dtype)
+        frame = sys._getframe(1)  # the Python code whose call converted it
         raise ArrayConversionError(
+            f"`{_source_line(frame)}` ({frame.f_code.co_filename}, line {frame.f_lineno}): "
             "a traced value was converted to a plain NumPy array, which would silently cut it "
             "out of the gradient. This happens with `out[a:b] = t` where `out` is a plain "
             "array (made by a name imported before differentiating, such as `from numpy "

@@ -1,0 +1,201 @@
+"""Every SciPy function that chainrules differentiates works however the program imported it:
+``from scipy.special import logsumexp`` before ``import chainrules``, the same after it, and
+the module attribute ``scipy.special.logsumexp`` (ad/intercept.py: a Python function's code is
+rerouted in place while a trace is active; ufuncs dispatch by themselves; distribution methods
+are replaced on their class).
+
+The check runs in a fresh interpreter, so that the from-imports really come before chainrules
+is imported. For each function it takes the cheapest kit case of the rule tests and compares
+the gradient of a fixed random linear functional of the output, through each reference, with
+a central finite difference along a random direction.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from chainrules.coverage import CATEGORIES
+
+ROOT = Path(__file__).resolve().parents[2]
+SCIPY_NAMES = CATEGORIES["scipy (optional)"]
+
+_SCRIPT = r'''
+import importlib, json, sys, warnings
+names = json.loads(sys.argv[1])
+before = {}
+for name in names:  # `from scipy.x import name`, before chainrules is imported
+    module, _, attribute = name.rpartition(".")
+    try:
+        before[name] = getattr(importlib.import_module(module), attribute)
+    except (ImportError, AttributeError):
+        pass
+
+import numpy as np
+import chainrules as cr
+from chainrules.core.structure import leaves
+from chainrules.core.registry import NON_DIFFERENTIABLE
+from chainrules.testing import perturbable_leaves
+from tests.rules.all_cases import cases_by_function, double_precision
+
+cases = cases_by_function()
+after = {name: getattr(importlib.import_module(name.rpartition(".")[0]),
+                       name.rpartition(".")[2]) for name in before}
+results = {}
+
+
+def directional_check(name, call, c):
+    """The gradient of <w, call(*args)> along v, by chainrules and by finite differences."""
+    rng = np.random.default_rng(0)
+    paths = [leaf.path for leaf in perturbable_leaves(c.args)]
+    values = [leaf.value for leaf in perturbable_leaves(c.args)]
+
+    weights = {}
+
+    def loss(*new):
+        out = call(*_substitute(c.args, dict(zip(paths, new))), **c.fkwargs)
+        total = 0.0
+        for index, (_, leaf) in enumerate(leaves(out, lambda v: hasattr(v, "dtype") or
+                                                  isinstance(v, (float, complex)))):
+            if np.result_type(getattr(leaf, "dtype", type(leaf))).kind not in "fc":
+                continue
+            w = weights.setdefault(index, rng.standard_normal(np.shape(leaf)))
+            total = total + np.sum(np.real(leaf * w))
+        return total
+
+    gradient = cr.grad(loss, argnums=tuple(range(len(values))))(*values)
+    direction = [rng.standard_normal(np.shape(v)) + (1j * rng.standard_normal(np.shape(v))
+                 if np.iscomplexobj(v) else 0) for v in values]
+    # the gradient of a real loss of complex z is dL/dRe z + i dL/dIm z: the slope is Re<g, d>
+    slope = sum(float(np.real(np.vdot(g, d))) for g, d in zip(gradient, direction))
+    h = 1e-6
+    plus = loss(*[v + h * d for v, d in zip(values, direction)])
+    minus = loss(*[v - h * d for v, d in zip(values, direction)])
+    estimate = float(plus - minus) / (2 * h)
+    if not np.isclose(slope, estimate, rtol=1e-4, atol=1e-6):
+        return f"gradient {slope} != finite difference {estimate}"
+    return "ok"
+
+
+def _substitute(args, table):
+    def walk(value, path):
+        if path in table:
+            return table[path]
+        if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
+            return type(value)(walk(v, path + (i,)) for i, v in enumerate(value))
+        if isinstance(value, dict):
+            return {k: walk(v, path + (k,)) for k, v in value.items()}
+        return value
+    return tuple(walk(a, (i,)) for i, a in enumerate(args))
+
+
+for name, function in before.items():
+    usable = [c for c in cases.get(function, []) if double_precision(c)]
+    if not usable:
+        results[name] = ("declared non-differentiable" if function in NON_DIFFERENTIABLE
+                         else "no direct float64 case")
+        continue
+    c = usable[0]
+    module, _, attribute = name.rpartition(".")
+    styles = {
+        "from-import before chainrules": before[name],
+        "from-import after chainrules": after[name],
+    }
+    outcome = {}
+    for style, reference in styles.items():
+        try:
+            outcome[style] = directional_check(name, reference, c)
+        except Exception as error:
+            outcome[style] = f"{type(error).__name__}: {str(error)[:300]}"
+    module_object = importlib.import_module(module)
+    try:
+        outcome["module attribute"] = directional_check(
+            name, lambda *a, **k: getattr(module_object, attribute)(*a, **k), c)
+    except Exception as error:
+        outcome["module attribute"] = f"{type(error).__name__}: {str(error)[:300]}"
+    results[name] = outcome
+print(json.dumps(results))
+'''
+
+
+@pytest.fixture(scope="module")
+def outcomes() -> dict:
+    pytest.importorskip("scipy")
+    done = subprocess.run([sys.executable, "-c", _SCRIPT, json.dumps(SCIPY_NAMES)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("name", SCIPY_NAMES)
+def test_every_import_style_reaches_the_rule(outcomes, name):
+    if name not in outcomes:
+        pytest.skip(f"{name} is not in the installed SciPy")
+    outcome = outcomes[name]
+    if isinstance(outcome, str):
+        pytest.skip(f"{name}: {outcome}")
+    assert outcome == {style: "ok" for style in outcome}, outcome
+
+
+# NumPy's creation functions written in Python are rerouted in place too: arrays made by
+# `from numpy import ones` (imported at the top of this module, before any trace) take writes.
+from numpy import eye as imported_eye, full as imported_full  # noqa: E402
+from numpy import identity as imported_identity, ones as imported_ones  # noqa: E402
+
+
+def test_from_imported_numpy_creation_functions_make_writable_arrays():
+    import chainrules as cr
+
+    def f(x):
+        a = imported_ones(3)
+        a[1] = x[0] ** 2
+        b = imported_eye(2)
+        b[0, 1] = x[1]
+        c = imported_full(2, 0.0)
+        c[0] = x[2]
+        d = imported_identity(2)
+        d[1, 1] = x[0] * x[2]
+        return np.sum(a) + np.sum(b * b) + np.sum(c) + np.sum(d)
+
+    x = np.array([1.0, 2.0, 3.0])
+    # closed form: d/dx0 (x0^2 + x0 x2) = 2 x0 + x2; d/dx1 x1^2 = 2 x1; d/dx2 (x2 + x0 x2)
+    np.testing.assert_allclose(cr.grad(f)(x), [2 * 1 + 3, 2 * 2, 1 + 1], rtol=1e-14)
+    np.testing.assert_allclose(cr.hessian(f)(x), [[2, 0, 1], [0, 2, 0], [1, 0, 0]], atol=1e-14)
+
+
+def test_compiled_extensions_never_see_traced_constants():
+    """numpy.random's Cython code casts what np.empty returns to an ndarray without a check: it
+    must see NumPy's own function while a trace is active (this crashed the interpreter)."""
+    import chainrules as cr
+
+    rng = np.random.default_rng(0)
+    noise = np.random.default_rng(0).standard_normal(3)
+    gradient = cr.grad(lambda x: np.sum(x * rng.standard_normal(3)))(np.ones(3))
+    np.testing.assert_array_equal(gradient, noise)
+
+
+def test_rerouting_leaves_functions_as_they_were():
+    scipy_special = pytest.importorskip("scipy.special")
+    import inspect
+
+    import chainrules as cr
+
+    logsumexp = scipy_special.logsumexp
+    code, defaults, signature = logsumexp.__code__, logsumexp.__defaults__, \
+        inspect.signature(logsumexp)
+    seen = []
+
+    def f(x):
+        seen.append(inspect.signature(logsumexp))
+        return logsumexp(x)
+
+    x = np.array([0.1, 0.5, -0.3])
+    np.testing.assert_allclose(cr.grad(f)(x), np.exp(x) / np.sum(np.exp(x)), rtol=1e-13)
+    assert seen == [signature]  # inspect.signature reads the original during the trace
+    assert logsumexp.__code__ is code and logsumexp.__defaults__ == defaults
+    assert "__signature__" not in vars(logsumexp)

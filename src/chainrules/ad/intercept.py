@@ -32,8 +32,12 @@ Without traced values, every argument goes to NumPy unchanged.
     >>> cr.grad(lambda x: np.sum(np.array(x, ndmin=2).T * np.arange(2.0)))(np.ones(2))
     array([1., 1.])
 
-Not covered: references taken before the trace (``from numpy import asarray``), C extensions,
-and threads other than the tracing one running NumPy code at the same time.
+SciPy's Python-level functions with rules (`ROUTED`) and NumPy's creation functions written in
+Python are rerouted in place (`_Rerouted`), so a name imported before the trace
+(``from scipy.special import logsumexp``) reaches the engine too; compiled extension modules
+see NumPy's own functions (`_PLAIN_NUMPY`). Not covered: NumPy's C functions imported by name
+before the trace (``from numpy import asarray``: an error says to call ``np.asarray``), and
+threads other than the tracing one running NumPy code at the same time.
 """
 
 from __future__ import annotations

@@ -1,0 +1,515 @@
+"""Rules for ``scipy.optimize.root``, ``fsolve`` and ``minimize``: implicit gradients.
+
+The solution ``x*`` of ``F(x, θ) = 0`` (for ``minimize``, ``F = ∇_x f``) depends on the
+parameters ``θ`` that the objective captures (a closure over traced values, a callable
+object's attributes) or receives in ``args``. Its derivative comes from the implicit function
+theorem at the solution, never from the solver's iterations (as in jaxopt):
+
+    dx*/dθ = -(∂F/∂x)^{-1} ∂F/∂θ
+
+The pullback solves ``(∂F/∂x)^T w = -x̄`` and returns the cotangent of ``θ`` as the VJP of
+``F`` with ``w``; the pushforward solves ``(∂F/∂x) ẋ = -(∂F/∂θ θ̇)``. ``∂F/∂x`` is built
+densely from ``n`` VJPs of ``F`` (``rrule_via_ad``), so the cost is ``n`` pullbacks of the
+objective plus one ``n x n`` solve: meant for the small and medium ``n`` of inner problems
+(hyperparameters, equilibria, bilevel models). For ``minimize`` the gradient ``∇_x f`` and its
+derivatives (Hessian-vector products) come from the AD system running the rule, so ``jac``
+and ``hess`` need not be given (if given, the solver uses them; derivatives do not).
+
+Decisions:
+- ``x0`` gets no tangent: the solution does not depend on the starting point (where the
+  solution is unique and the solver converges).
+- ``.x`` of the result is differentiable, and for ``minimize`` also ``.fun`` (envelope
+  theorem: ``d f(x*, θ)/dθ = ∂f/∂θ``); other fields stay plain floats for the engine but a
+  cotangent reaching them (``.jac``, ``.hess_inv``, ``.fjac``...) raises.
+- A solve that did not converge (``success`` false, or ``fsolve``'s ``ier != 1``) raises when
+  its derivative is asked for: the formula holds only at a solution.
+- ``minimize`` with ``bounds`` is differentiable when no bound is active at the solution
+  (then the unconstrained formula holds); an active bound raises by name. ``constraints`` are
+  accepted when they are inequality constraints (dicts) that are all inactive at the solution.
+- ``fsolve(..., full_output=True)`` is refused (its info dict holds solver internals).
+
+The forward solve runs through ``scipy.optimize`` at each call, so that inside an outer trace
+(a rule differentiated again: a Hessian of an outer loss in ``θ``) it is recorded there too;
+the pullback and pushforward use only operations with rules (VJPs of ``F``, ``np.stack``,
+``np.linalg.solve``), so they can be differentiated again.
+
+>>> import numpy as np, scipy.optimize
+>>> from chainrules.rules.scipy_optimize import root_solution
+>>> from chainrules import rrule
+>>> x, pullback = rrule(root_solution, lambda x, t: x ** 3 - t, np.array([1.0]), (8.0,))
+>>> np.round(x, 6), np.round(pullback(np.ones(1))[3][0], 6)   # x = t^(1/3), dx/dt = 1/12
+(array([2.]), np.float64(0.083333))
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Callable
+
+import numpy as np
+import scipy.optimize
+
+from ..core.config import RuleConfig, _name, frule_via_ad, rrule_via_ad
+from ..core.projection import ProjectTo
+from ..core.registry import frule, recorded_whole, rrule
+from ..core.tangents import AbstractZero, NoTangent, Tangent, ZeroTangent
+from ..core.thunks import unthunk
+
+__all__ = ["root_solution", "minimize_solution"]
+
+# The functions as SciPy defines them (rules are keyed by these); the calls below go through
+# the module, which a trace may have routed.
+_ROOT = scipy.optimize.root
+_FSOLVE = scipy.optimize.fsolve
+_MINIMIZE = scipy.optimize.minimize
+
+
+def _solver(name: str) -> Callable:
+    return getattr(scipy.optimize, name)
+
+
+# --- the functions the kit checks: solutions as arrays ------------------------------------------
+
+@recorded_whole
+def root_solution(fun: Callable, x0: Any, args: Any = (), **options: Any) -> np.ndarray:
+    """``scipy.optimize.root(fun, x0, args, **options).x``, raising if the solve fails.
+
+    >>> root_solution(lambda x, t: x ** 2 - t, np.array([1.0]), (4.0,))
+    array([2.])
+    """
+    result = _solver("root")(fun, x0, args=args, **options)
+    _check_converged("root", result.success, result.message)
+    return result.x
+
+
+@recorded_whole
+def minimize_solution(fun: Callable, x0: Any, args: Any = (), **options: Any) -> np.ndarray:
+    """``scipy.optimize.minimize(fun, x0, args, **options).x``, raising if it fails.
+
+    >>> np.round(minimize_solution(lambda x, c: np.sum((x - c) ** 2), np.zeros(2), (1.5,)), 6)
+    array([1.5, 1.5])
+    """
+    result = _solver("minimize")(fun, x0, args=args, **options)
+    _check_converged("minimize", result.success, result.message)
+    return result.x
+
+
+def _check_converged(name: str, success: Any, message: Any) -> None:
+    if not bool(success):
+        raise RuntimeError(
+            f"scipy.optimize.{name} did not converge ({message}); its derivative by the "
+            f"implicit function theorem holds only at a solution. Give a better x0, loosen "
+            f"nothing, or raise the iteration limit (options=...).")
+
+
+# --- the implicit function theorem --------------------------------------------------------------
+
+def _as_args(args: Any) -> tuple:
+    return args if isinstance(args, tuple) else (args,)
+
+
+def _args_cotangent(args: Any, cotangents: tuple) -> Any:
+    """The cotangent of the ``args`` argument as given (a tuple, or one value SciPy wraps)."""
+    if not isinstance(args, tuple):
+        return cotangents[0]
+    if all(isinstance(unthunk(c), AbstractZero) for c in cotangents):
+        return ZeroTangent()
+    return Tangent(tuple, dict(enumerate(cotangents)))
+
+
+def _jacobian(config: RuleConfig, pullback: Callable, x: Any, n: int) -> Any:
+    """``∂F/∂x`` (n x n) at ``x`` from ``n`` VJPs of ``F``: row ``i`` is ``J^T e_i``."""
+    rows = []
+    for i in range(n):
+        unit = np.zeros(n)
+        unit[i] = 1.0
+        row = unthunk(pullback(unit)[1])
+        rows.append(np.zeros(n) if isinstance(row, AbstractZero) else np.reshape(row, (n,)))
+    return np.stack(rows)
+
+
+class _Implicit:
+    """``F(x, *args)`` near a solution ``x*``: its VJPs, Jacobian in ``x``, and the IFT."""
+
+    def __init__(self, config: RuleConfig, residual: Callable, x: Any, args: tuple):
+        self.config, self.residual, self.x, self.args = config, residual, x, args
+        self.n = int(np.size(x))
+        self.value, self.pullback = rrule_via_ad(config, residual, x, *args)
+        self._jacobian = None
+
+    @property
+    def jacobian(self) -> Any:
+        if self._jacobian is None:
+            self._jacobian = _jacobian(self.config, self.pullback, self.x, self.n)
+        return self._jacobian
+
+    def pull(self, dx: Any) -> tuple:
+        """``(function cotangent, *args cotangents)`` of ``x*`` for its cotangent ``dx``."""
+        w = np.linalg.solve(np.transpose(self.jacobian), -np.reshape(dx, (self.n,)))
+        cotangents = self.pullback(w)
+        return cotangents[0], tuple(cotangents[2:])
+
+    def push(self, function_tangent: Any, arg_tangents: tuple) -> Any:
+        """The tangent of ``x*`` for tangents of the function and of ``args``."""
+        _, dF = frule_via_ad(self.config, (function_tangent, ZeroTangent(), *arg_tangents),
+                             self.residual, self.x, *self.args)
+        dF = unthunk(dF)
+        if isinstance(dF, AbstractZero):
+            return ZeroTangent()
+        return np.reshape(np.linalg.solve(self.jacobian, -np.reshape(dF, (self.n,))),
+                          np.shape(self.x))
+
+
+def _padded(tangents: tuple, count: int) -> list:
+    given = [unthunk(t) for t in tangents]
+    return given + [ZeroTangent()] * (count - len(given))
+
+
+def _residual_of_root(fun: Callable, jac: Any) -> Callable:
+    if jac is True:  # fun returns (F, ∂F/∂x): the residual is the first
+        def residual(x: Any, *args: Any) -> Any:
+            return fun(x, *args)[0]
+        return residual
+    return fun
+
+
+def _function_tangent(residual: Callable, fun: Callable, tangent: Any) -> Any:
+    """The tangent of the user's function from that of the residual built on it."""
+    if residual is fun:
+        return tangent
+    tangent = unthunk(tangent)
+    return tangent if isinstance(tangent, AbstractZero) else tangent.fun
+
+
+def _residual_tangent(residual: Callable, fun: Callable, tangent: Any) -> Any:
+    tangent = unthunk(tangent)
+    if residual is fun or isinstance(tangent, AbstractZero):
+        return tangent
+    return Tangent(type(residual), {"fun": tangent})
+
+
+# --- root and fsolve ----------------------------------------------------------------------------
+
+def _root_pullback(config: RuleConfig, fun: Callable, jac: Any, x: Any, args: Any,
+                   count: int, converged: tuple, name: str) -> Callable:
+    """The pullback of a root solve's ``x``: cotangents for ``count`` positional arguments
+    (the solver, ``fun``, ``x0``, ``args``, then options)."""
+    residual = _residual_of_root(fun, jac)
+    project = ProjectTo(x)
+    args_tuple = _as_args(args)
+
+    def pullback(dx: Any) -> tuple:
+        dx = unthunk(dx)
+        if isinstance(dx, AbstractZero):
+            return (NoTangent(),) * count
+        _check_converged(name, *converged)
+        implicit = _Implicit(config, residual, x, args_tuple)
+        function_cotangent, arg_cotangents = implicit.pull(project(dx))
+        cotangents = (NoTangent(), _function_tangent(residual, fun, function_cotangent),
+                      NoTangent(), _args_cotangent(args, arg_cotangents))
+        return (cotangents + (NoTangent(),) * count)[:count]
+
+    return pullback
+
+
+def _root_push(config: RuleConfig, tangents: tuple, fun: Callable, jac: Any, x: Any,
+               args: Any, converged: tuple, name: str) -> Any:
+    _, fun_tangent, _, args_tangent = _padded(tangents, 4)[:4]
+    residual = _residual_of_root(fun, jac)
+    args_tuple = _as_args(args)
+    if isinstance(args_tangent, AbstractZero):
+        arg_tangents = (ZeroTangent(),) * len(args_tuple)
+    elif isinstance(args, tuple):
+        arg_tangents = tuple(args_tangent[i] for i in range(len(args_tuple)))
+    else:
+        arg_tangents = (args_tangent,)
+    fun_tangent = _residual_tangent(residual, fun, fun_tangent)
+    if isinstance(fun_tangent, AbstractZero) and all(
+            isinstance(unthunk(t), AbstractZero) for t in arg_tangents):
+        return ZeroTangent()
+    _check_converged(name, *converged)
+    return _Implicit(config, residual, x, args_tuple).push(fun_tangent, arg_tangents)
+
+
+def _root_call(fun: Callable, x0: Any, args: Any, options: dict) -> Any:
+    """``scipy.optimize.root`` through the module (recorded in an outer trace)."""
+    return _solver("root")(fun, x0, args=args, **options)
+
+
+_ROOT_OPTIONS = ("args", "method", "jac", "tol", "callback", "options")
+
+
+def _bind(names: tuple, rest: tuple, options: dict) -> tuple:
+    """``(args, other options)`` from a solver's positional arguments after ``x0``."""
+    options = {**dict(zip(names, rest)), **options}
+    return options.pop("args", ()), options
+
+
+@rrule.register(_ROOT, config=True)
+def _root_rule(config: RuleConfig, fun: Callable, x0: Any, *rest: Any, **options: Any):
+    args, options = _bind(_ROOT_OPTIONS, rest, options)
+    result = _root_call(fun, x0, args, options)
+    pullback_x = _root_pullback(config, fun, options.get("jac"), result.x, args,
+                                3 + len(rest), (result.success, result.message), "root")
+
+    def root_pullback(dresult: Any) -> tuple:
+        return pullback_x(_only_fields("root", dresult, ("x",))["x"])
+
+    return result, root_pullback
+
+
+@frule.register(_ROOT, config=True)
+def _root_frule(config: RuleConfig, tangents: tuple, fun: Callable, x0: Any, *rest: Any,
+                **options: Any):
+    args, options = _bind(_ROOT_OPTIONS, rest, options)
+    result = _root_call(fun, x0, args, options)
+    dx = _root_push(config, tangents, fun, options.get("jac"), result.x, args,
+                    (result.success, result.message), "root")
+    return result, Tangent(type(result), {"x": dx})
+
+
+@rrule.register(root_solution, config=True)
+def _root_solution_rule(config: RuleConfig, fun: Callable, x0: Any, *rest: Any,
+                        **options: Any):
+    args, options = _bind(("args",), rest, options)
+    x = root_solution(fun, x0, args, **options)
+    return x, _root_pullback(config, fun, options.get("jac"), x, args, 3 + len(rest),
+                             (True, ""), "root")
+
+
+@frule.register(root_solution, config=True)
+def _root_solution_frule(config: RuleConfig, tangents: tuple, fun: Callable, x0: Any,
+                         *rest: Any, **options: Any):
+    args, options = _bind(("args",), rest, options)
+    x = root_solution(fun, x0, args, **options)
+    return x, _root_push(config, tangents, fun, options.get("jac"), x, args, (True, ""), "root")
+
+
+# Words of the warnings by which MINPACK's hybrd, through fsolve, reports that it failed.
+_FSOLVE_FAILURES = ("not making good progress", "maxfev", "no further improvement",
+                    "Improper input")
+
+
+def _fsolve_call(func: Callable, x0: Any, args: Any, options: dict) -> tuple:
+    """``(x, (converged, message))``. SciPy reports a failed ``fsolve`` by a RuntimeWarning
+    (without full_output), which is read here and passed on to the caller."""
+    if options.get("full_output"):
+        raise NotImplementedError(
+            "scipy.optimize.fsolve(..., full_output=True) is not differentiable: its info "
+            "dict holds solver internals. Call it without full_output (a solve that fails "
+            "raises when differentiated), or use scipy.optimize.root, whose result has .x.")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        x = _solver("fsolve")(func, x0, args=args, **options)
+    failures = [w for w in caught if issubclass(w.category, RuntimeWarning) and any(
+        word in str(w.message) for word in _FSOLVE_FAILURES)]
+    for w in caught:
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return x, (not failures, "; ".join(str(w.message) for w in failures))
+
+
+_FSOLVE_OPTIONS = ("args", "fprime", "full_output", "col_deriv", "xtol", "maxfev", "band", "epsfcn",
+                   "factor", "diag")
+
+
+@rrule.register(_FSOLVE, config=True)
+def _fsolve_rule(config: RuleConfig, func: Callable, x0: Any, *rest: Any, **options: Any):
+    args, options = _bind(_FSOLVE_OPTIONS, rest, options)
+    x, converged = _fsolve_call(func, x0, args, options)
+    return x, _root_pullback(config, func, None, x, args, 3 + len(rest), converged, "fsolve")
+
+
+@frule.register(_FSOLVE, config=True)
+def _fsolve_frule(config: RuleConfig, tangents: tuple, func: Callable, x0: Any,
+                  *rest: Any, **options: Any):
+    args, options = _bind(_FSOLVE_OPTIONS, rest, options)
+    x, converged = _fsolve_call(func, x0, args, options)
+    return x, _root_push(config, tangents, func, None, x, args, converged, "fsolve")
+
+
+def _only_fields(name: str, cotangent: Any, differentiable: tuple) -> dict:
+    """The cotangents of a result's differentiable fields; a nonzero one elsewhere raises."""
+    cotangent = unthunk(cotangent)
+    if isinstance(cotangent, AbstractZero):
+        return {key: ZeroTangent() for key in differentiable}
+    for key, value in cotangent.items():
+        if key not in differentiable and not isinstance(unthunk(value), AbstractZero):
+            raise NotImplementedError(
+                f"scipy.optimize.{name}: the result's .{key} is not differentiable (only "
+                f"{', '.join('.' + k for k in differentiable)} are); compute what you need "
+                f"from .x inside the differentiated function.")
+    return {key: cotangent[key] for key in differentiable}
+
+
+# --- minimize -----------------------------------------------------------------------------------
+
+def _objective(fun: Callable, jac: Any) -> Callable:
+    if jac is True:  # fun returns (f, ∇f)
+        def objective(x: Any, *args: Any) -> Any:
+            return fun(x, *args)[0]
+        return objective
+    return fun
+
+
+def _gradient_of(config: RuleConfig, objective: Callable) -> Callable:
+    """``∇_x f`` as a function of ``(x, *args)``, by the AD system behind ``config``; its own
+    derivatives (Hessian-vector products) come from the same system."""
+    def gradient(x: Any, *args: Any) -> Any:
+        _, pullback = rrule_via_ad(config, objective, x, *args)
+        g = unthunk(pullback(1.0)[1])
+        return np.zeros(np.shape(x)) if isinstance(g, AbstractZero) else g
+
+    return gradient
+
+
+def _check_inactive(x: Any, bounds: Any, constraints: Any, args: tuple) -> None:
+    """Refuse, by name, a bound or constraint that is active at the solution ``x``."""
+    if bounds is not None:
+        if isinstance(bounds, scipy.optimize.Bounds):
+            lower, upper = bounds.lb, bounds.ub
+        else:
+            pairs = [(-np.inf if lo is None else lo, np.inf if hi is None else hi)
+                     for lo, hi in bounds]
+            lower, upper = [p[0] for p in pairs], [p[1] for p in pairs]
+        lower = np.broadcast_to(np.asarray(lower, float), np.shape(x))
+        upper = np.broadcast_to(np.asarray(upper, float), np.shape(x))
+        slack = 1e-6 * (1.0 + np.abs(x))
+        active = np.flatnonzero((x - lower <= slack) | (upper - x <= slack))
+        if active.size:
+            raise NotImplementedError(
+                f"scipy.optimize.minimize: bounds active at the solution (components "
+                f"{active.tolist()}); the implicit gradient is implemented for solutions "
+                f"strictly inside the bounds only. Reparameterise (e.g. x = exp(z) for x > 0) "
+                f"or drop the bound.")
+    for constraint in ([constraints] if isinstance(constraints, dict) else constraints or ()):
+        if not isinstance(constraint, dict) or constraint.get("type") != "ineq":
+            raise NotImplementedError(
+                f"scipy.optimize.minimize: constraint {constraint!r} is not differentiable "
+                f"(only inequality constraints given as dicts, inactive at the solution, "
+                f"are accepted). Reparameterise to an unconstrained problem.")
+        value = np.asarray(constraint["fun"](x, *constraint.get("args", ())), float)
+        if np.any(value <= 1e-6 * (1.0 + np.abs(value))):
+            raise NotImplementedError(
+                "scipy.optimize.minimize: an inequality constraint is active at the solution; "
+                "the implicit gradient is implemented for inactive constraints only.")
+
+
+def _minimize_call(fun: Callable, x0: Any, args: Any, options: dict) -> Any:
+    return _solver("minimize")(fun, x0, args=args, **options)
+
+
+_MINIMIZE_OPTIONS = ("args", "method", "jac", "hess", "hessp", "bounds", "constraints", "tol",
+                     "callback", "options")
+
+
+def _minimize_setup(config: RuleConfig, fun: Callable, x: Any, args: Any,
+                    options: dict) -> tuple:
+    objective = _objective(fun, options.get("jac"))
+    return objective, _gradient_of(config, objective), _as_args(args)
+
+
+def _minimize_pullback(config: RuleConfig, fun: Callable, x: Any, args: Any, options: dict,
+                       count: int, converged: tuple) -> Callable:
+    """The pullback of ``(x*, f(x*))`` for ``count`` positional arguments."""
+    objective, gradient, args_tuple = _minimize_setup(config, fun, x, args, options)
+    project = ProjectTo(x)
+
+    def pullback(dx: Any, dfun: Any) -> tuple:
+        dx, dfun = unthunk(dx), unthunk(dfun)
+        if isinstance(dx, AbstractZero) and isinstance(dfun, AbstractZero):
+            return (NoTangent(),) * count
+        _check_converged("minimize", *converged)
+        _check_inactive(x, options.get("bounds"), options.get("constraints"), args_tuple)
+        function_cotangent: Any = ZeroTangent()
+        arg_cotangents: tuple = (ZeroTangent(),) * len(args_tuple)
+        if not isinstance(dx, AbstractZero):
+            implicit = _Implicit(config, gradient, x, args_tuple)
+            gradient_cotangent, arg_cotangents = implicit.pull(project(dx))
+            function_cotangent = _function_tangent(objective, fun,
+                                                   _captured(gradient_cotangent))
+        if not isinstance(dfun, AbstractZero):  # envelope theorem: ∂f/∂θ at x*
+            _, pullback_f = rrule_via_ad(config, objective, x, *args_tuple)
+            cotangents = pullback_f(dfun)
+            function_cotangent = function_cotangent + _function_tangent(
+                objective, fun, cotangents[0])
+            arg_cotangents = tuple(a + b for a, b in zip(arg_cotangents, cotangents[2:]))
+        cotangents = (NoTangent(), function_cotangent, NoTangent(),
+                      _args_cotangent(args, arg_cotangents))
+        return (cotangents + (NoTangent(),) * count)[:count]
+
+    return pullback
+
+
+def _captured(gradient_cotangent: Any) -> Any:
+    """The objective's tangent inside the tangent of `_gradient_of`'s closure."""
+    gradient_cotangent = unthunk(gradient_cotangent)
+    if isinstance(gradient_cotangent, AbstractZero):
+        return gradient_cotangent
+    return gradient_cotangent.objective
+
+
+def _minimize_push(config: RuleConfig, tangents: tuple, fun: Callable, x: Any, args: Any,
+                   options: dict, converged: tuple) -> tuple:
+    """``(ẋ*, ḟ(x*))`` for the tangents of ``fun`` and ``args``."""
+    _, fun_tangent, _, args_tangent = _padded(tangents, 4)[:4]
+    objective, gradient, args_tuple = _minimize_setup(config, fun, x, args, options)
+    if isinstance(args_tangent, AbstractZero):
+        arg_tangents = (ZeroTangent(),) * len(args_tuple)
+    elif isinstance(args, tuple):
+        arg_tangents = tuple(args_tangent[i] for i in range(len(args_tuple)))
+    else:
+        arg_tangents = (args_tangent,)
+    objective_tangent = _residual_tangent(objective, fun, fun_tangent)
+    if isinstance(objective_tangent, AbstractZero) and all(
+            isinstance(unthunk(t), AbstractZero) for t in arg_tangents):
+        return ZeroTangent(), ZeroTangent()
+    _check_converged("minimize", *converged)
+    _check_inactive(x, options.get("bounds"), options.get("constraints"), args_tuple)
+    gradient_tangent = ZeroTangent() if isinstance(objective_tangent, AbstractZero) else \
+        Tangent(type(gradient), {"objective": objective_tangent})
+    dx = _Implicit(config, gradient, x, args_tuple).push(gradient_tangent, arg_tangents)
+    _, dfun = frule_via_ad(config, (objective_tangent, ZeroTangent(), *arg_tangents),
+                           objective, x, *args_tuple)
+    return dx, dfun
+
+
+@rrule.register(_MINIMIZE, config=True)
+def _minimize_rule(config: RuleConfig, fun: Callable, x0: Any, *rest: Any, **options: Any):
+    args, options = _bind(_MINIMIZE_OPTIONS, rest, options)
+    result = _minimize_call(fun, x0, args, options)
+    pullback_x = _minimize_pullback(config, fun, result.x, args, options, 3 + len(rest),
+                                    (result.success, result.message))
+
+    def minimize_pullback(dresult: Any) -> tuple:
+        fields = _only_fields("minimize", dresult, ("x", "fun"))
+        return pullback_x(fields["x"], fields["fun"])
+
+    return result, minimize_pullback
+
+
+@frule.register(_MINIMIZE, config=True)
+def _minimize_frule(config: RuleConfig, tangents: tuple, fun: Callable, x0: Any,
+                    *rest: Any, **options: Any):
+    args, options = _bind(_MINIMIZE_OPTIONS, rest, options)
+    result = _minimize_call(fun, x0, args, options)
+    dx, dfun = _minimize_push(config, tangents, fun, result.x, args, options,
+                              (result.success, result.message))
+    return result, Tangent(type(result), {"x": dx, "fun": dfun})
+
+
+@rrule.register(minimize_solution, config=True)
+def _minimize_solution_rule(config: RuleConfig, fun: Callable, x0: Any, *rest: Any,
+                            **options: Any):
+    args, options = _bind(("args",), rest, options)
+    x = minimize_solution(fun, x0, args, **options)
+    pullback = _minimize_pullback(config, fun, x, args, options, 3 + len(rest), (True, ""))
+    return x, lambda dx: pullback(dx, ZeroTangent())
+
+
+@frule.register(minimize_solution, config=True)
+def _minimize_solution_frule(config: RuleConfig, tangents: tuple, fun: Callable, x0: Any,
+                             *rest: Any, **options: Any):
+    args, options = _bind(("args",), rest, options)
+    x = minimize_solution(fun, x0, args, **options)
+    dx, _ = _minimize_push(config, tangents, fun, x, args, options, (True, ""))
+    return x, dx

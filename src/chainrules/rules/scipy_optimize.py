@@ -49,7 +49,7 @@ from typing import Any, Callable
 import numpy as np
 import scipy.optimize
 
-from ..core.config import RuleConfig, _name, frule_via_ad, rrule_via_ad
+from ..core.config import RuleConfig, rrule_via_ad
 from ..core.projection import ProjectTo
 from ..core.registry import frule, recorded_whole, rrule
 from ..core.tangents import AbstractZero, NoTangent, Tangent, ZeroTangent
@@ -72,34 +72,42 @@ def _solver(name: str) -> Callable:
 
 @recorded_whole
 def root_solution(fun: Callable, x0: Any, args: Any = (), **options: Any) -> np.ndarray:
-    """``scipy.optimize.root(fun, x0, args, **options).x``, raising if the solve fails.
+    """``scipy.optimize.root(fun, x0, args, **options).x``; differentiating it raises if the
+    solve failed.
 
     >>> root_solution(lambda x, t: x ** 2 - t, np.array([1.0]), (4.0,))
     array([2.])
     """
-    result = _solver("root")(fun, x0, args=args, **options)
-    _check_converged("root", result.success, result.message)
-    return result.x
+    return _root_call(fun, x0, args, options).x
 
 
 @recorded_whole
 def minimize_solution(fun: Callable, x0: Any, args: Any = (), **options: Any) -> np.ndarray:
-    """``scipy.optimize.minimize(fun, x0, args, **options).x``, raising if it fails.
+    """``scipy.optimize.minimize(fun, x0, args, **options).x``; differentiating it warns if
+    the solver reported a failure.
 
     >>> np.round(minimize_solution(lambda x, c: np.sum((x - c) ** 2), np.zeros(2), (1.5,)), 6)
     array([1.5, 1.5])
     """
-    result = _solver("minimize")(fun, x0, args=args, **options)
-    _check_converged("minimize", result.success, result.message)
-    return result.x
+    return _minimize_call(fun, x0, args, options).x
 
 
 def _check_converged(name: str, success: Any, message: Any) -> None:
-    if not bool(success):
-        raise RuntimeError(
-            f"scipy.optimize.{name} did not converge ({message}); its derivative by the "
-            f"implicit function theorem holds only at a solution. Give a better x0, loosen "
-            f"nothing, or raise the iteration limit (options=...).")
+    """A root solve that failed has no solution to differentiate at: raise. A minimizer that
+    reports a failure is often at a minimum all the same (BFGS's "precision loss" at tight
+    tolerances): warn, since the gradient assumes a stationary point."""
+    if bool(success):
+        return
+    if name == "minimize":
+        warnings.warn(
+            f"scipy.optimize.minimize reported a failure ({message}); its derivative by the "
+            f"implicit function theorem assumes that .x is a stationary point. Check "
+            f"result.jac, give jac=, or change tol/options.", RuntimeWarning, stacklevel=2)
+        return
+    raise RuntimeError(
+        f"scipy.optimize.{name} did not converge ({message}); its derivative by the "
+        f"implicit function theorem holds only at a solution. Give a better x0 or raise the "
+        f"iteration limit (options=...).")
 
 
 # --- the implicit function theorem --------------------------------------------------------------
@@ -117,47 +125,52 @@ def _args_cotangent(args: Any, cotangents: tuple) -> Any:
     return Tangent(tuple, dict(enumerate(cotangents)))
 
 
-def _jacobian(config: RuleConfig, pullback: Callable, x: Any, n: int) -> Any:
-    """``∂F/∂x`` (n x n) at ``x`` from ``n`` VJPs of ``F``: row ``i`` is ``J^T e_i``."""
-    rows = []
-    for i in range(n):
-        unit = np.zeros(n)
-        unit[i] = 1.0
-        row = unthunk(pullback(unit)[1])
-        rows.append(np.zeros(n) if isinstance(row, AbstractZero) else np.reshape(row, (n,)))
-    return np.stack(rows)
-
-
 class _Implicit:
-    """``F(x, *args)`` near a solution ``x*``: its VJPs, Jacobian in ``x``, and the IFT."""
+    """``F(x, *args)`` at a solution ``x*``: the ``n`` VJPs ``J^T e_i`` (cotangents of the
+    function, ``x`` and ``args``) give the Jacobian ``∂F/∂x`` (row ``i`` is the ``x`` part)
+    and, for forward mode, ``∂F/∂θ θ̇`` (entry ``i`` is the rest paired with ``θ̇``)."""
 
     def __init__(self, config: RuleConfig, residual: Callable, x: Any, args: tuple):
-        self.config, self.residual, self.x, self.args = config, residual, x, args
-        self.n = int(np.size(x))
-        self.value, self.pullback = rrule_via_ad(config, residual, x, *args)
-        self._jacobian = None
-
-    @property
-    def jacobian(self) -> Any:
-        if self._jacobian is None:
-            self._jacobian = _jacobian(self.config, self.pullback, self.x, self.n)
-        return self._jacobian
+        self.x, self.n = x, int(np.size(x))
+        _, self.pullback = rrule_via_ad(config, residual, x, *args)
+        self.rows = [self.pullback(_unit(i, self.n)) for i in range(self.n)]
+        self.jacobian = np.stack([_dense(row[1], self.n) for row in self.rows])
 
     def pull(self, dx: Any) -> tuple:
-        """``(function cotangent, *args cotangents)`` of ``x*`` for its cotangent ``dx``."""
+        """``(function cotangent, args cotangents)`` of ``x*`` for its cotangent ``dx``."""
         w = np.linalg.solve(np.transpose(self.jacobian), -np.reshape(dx, (self.n,)))
         cotangents = self.pullback(w)
         return cotangents[0], tuple(cotangents[2:])
 
     def push(self, function_tangent: Any, arg_tangents: tuple) -> Any:
         """The tangent of ``x*`` for tangents of the function and of ``args``."""
-        _, dF = frule_via_ad(self.config, (function_tangent, ZeroTangent(), *arg_tangents),
-                             self.residual, self.x, *self.args)
-        dF = unthunk(dF)
-        if isinstance(dF, AbstractZero):
-            return ZeroTangent()
-        return np.reshape(np.linalg.solve(self.jacobian, -np.reshape(dF, (self.n,))),
-                          np.shape(self.x))
+        tangents = (function_tangent, ZeroTangent(), *arg_tangents)
+        dF = np.stack([sum((_inner(c, t) for c, t in zip(row, tangents)), np.float64(0.0))
+                       for row in self.rows])
+        return np.reshape(np.linalg.solve(self.jacobian, -dF), np.shape(self.x))
+
+
+def _unit(i: int, n: int) -> np.ndarray:
+    unit = np.zeros(n)
+    unit[i] = 1.0
+    return unit
+
+
+def _dense(row: Any, n: int) -> Any:
+    row = unthunk(row)
+    return np.zeros(n) if isinstance(row, AbstractZero) else np.reshape(np.asarray(row), (n,))
+
+
+def _inner(cotangent: Any, tangent: Any) -> Any:
+    """``Re <cotangent, tangent>`` over structures (closure and tuple tangents), written in
+    operations with rules so that a pushforward built on it can be differentiated again."""
+    cotangent, tangent = unthunk(cotangent), unthunk(tangent)
+    if isinstance(cotangent, AbstractZero) or isinstance(tangent, AbstractZero):
+        return np.float64(0.0)
+    if isinstance(cotangent, (Tangent, tuple, list)):
+        keys = cotangent.keys() if isinstance(cotangent, Tangent) else range(len(cotangent))
+        return sum((_inner(cotangent[key], tangent[key]) for key in keys), np.float64(0.0))
+    return np.sum(np.real(np.conj(np.asarray(cotangent)) * tangent))
 
 
 def _padded(tangents: tuple, count: int) -> list:
@@ -272,17 +285,18 @@ def _root_frule(config: RuleConfig, tangents: tuple, fun: Callable, x0: Any, *re
 def _root_solution_rule(config: RuleConfig, fun: Callable, x0: Any, *rest: Any,
                         **options: Any):
     args, options = _bind(("args",), rest, options)
-    x = root_solution(fun, x0, args, **options)
-    return x, _root_pullback(config, fun, options.get("jac"), x, args, 3 + len(rest),
-                             (True, ""), "root")
+    result = _root_call(fun, x0, args, options)
+    return result.x, _root_pullback(config, fun, options.get("jac"), result.x, args,
+                                    3 + len(rest), (result.success, result.message), "root")
 
 
 @frule.register(root_solution, config=True)
 def _root_solution_frule(config: RuleConfig, tangents: tuple, fun: Callable, x0: Any,
                          *rest: Any, **options: Any):
     args, options = _bind(("args",), rest, options)
-    x = root_solution(fun, x0, args, **options)
-    return x, _root_push(config, tangents, fun, options.get("jac"), x, args, (True, ""), "root")
+    result = _root_call(fun, x0, args, options)
+    return result.x, _root_push(config, tangents, fun, options.get("jac"), result.x, args,
+                                (result.success, result.message), "root")
 
 
 # Words of the warnings by which MINPACK's hybrd, through fsolve, reports that it failed.
@@ -449,7 +463,7 @@ def _captured(gradient_cotangent: Any) -> Any:
 
 
 def _minimize_push(config: RuleConfig, tangents: tuple, fun: Callable, x: Any, args: Any,
-                   options: dict, converged: tuple) -> tuple:
+                   options: dict, converged: tuple, with_fun: bool = True) -> tuple:
     """``(ẋ*, ḟ(x*))`` for the tangents of ``fun`` and ``args``."""
     _, fun_tangent, _, args_tangent = _padded(tangents, 4)[:4]
     objective, gradient, args_tuple = _minimize_setup(config, fun, x, args, options)
@@ -468,8 +482,12 @@ def _minimize_push(config: RuleConfig, tangents: tuple, fun: Callable, x: Any, a
     gradient_tangent = ZeroTangent() if isinstance(objective_tangent, AbstractZero) else \
         Tangent(type(gradient), {"objective": objective_tangent})
     dx = _Implicit(config, gradient, x, args_tuple).push(gradient_tangent, arg_tangents)
-    _, dfun = frule_via_ad(config, (objective_tangent, ZeroTangent(), *arg_tangents),
-                           objective, x, *args_tuple)
+    if not with_fun:
+        return dx, ZeroTangent()
+    # envelope theorem: ḟ(x*) = ∂f/∂θ θ̇, from one VJP of f
+    _, pullback_f = rrule_via_ad(config, objective, x, *args_tuple)
+    tangents = (objective_tangent, ZeroTangent(), *arg_tangents)
+    dfun = sum((_inner(c, t) for c, t in zip(pullback_f(1.0), tangents)), np.float64(0.0))
     return dx, dfun
 
 
@@ -501,15 +519,17 @@ def _minimize_frule(config: RuleConfig, tangents: tuple, fun: Callable, x0: Any,
 def _minimize_solution_rule(config: RuleConfig, fun: Callable, x0: Any, *rest: Any,
                             **options: Any):
     args, options = _bind(("args",), rest, options)
-    x = minimize_solution(fun, x0, args, **options)
-    pullback = _minimize_pullback(config, fun, x, args, options, 3 + len(rest), (True, ""))
-    return x, lambda dx: pullback(dx, ZeroTangent())
+    result = _minimize_call(fun, x0, args, options)
+    pullback = _minimize_pullback(config, fun, result.x, args, options, 3 + len(rest),
+                                  (result.success, result.message))
+    return result.x, lambda dx: pullback(dx, ZeroTangent())
 
 
 @frule.register(minimize_solution, config=True)
 def _minimize_solution_frule(config: RuleConfig, tangents: tuple, fun: Callable, x0: Any,
                              *rest: Any, **options: Any):
     args, options = _bind(("args",), rest, options)
-    x = minimize_solution(fun, x0, args, **options)
-    dx, _ = _minimize_push(config, tangents, fun, x, args, options, (True, ""))
-    return x, dx
+    result = _minimize_call(fun, x0, args, options)
+    dx, _ = _minimize_push(config, tangents, fun, result.x, args, options,
+                           (result.success, result.message), with_fun=False)
+    return result.x, dx

@@ -1,0 +1,311 @@
+"""Implicit gradients through scipy.optimize.root, fsolve and minimize
+(src/chainrules/rules/scipy_optimize.py).
+
+Every gradient is checked against closed forms (the root of ``x**3 - θ`` is ``θ**(1/3)``; the
+minimizer of ``x·Ax/2 - b·x`` is ``A^{-1} b``) or against central finite differences of the
+re-solved problem, solved to tight tolerances.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.optimize
+
+import chainrules as cr
+from chainrules.rules.scipy_optimize import minimize_solution, root_solution
+from chainrules.testing import case, check_case, test_frule_order2, test_rrule_order2
+
+TIGHT_ROOT = {"tol": 1e-13}
+TIGHT_MIN = {"method": "L-BFGS-B", "options": {"gtol": 1e-12, "ftol": 1e-16}}
+
+
+def cubic(x, t):
+    return x ** 3 - t
+
+
+def coupled(x, a, b):
+    """A 2-d system with the unique root near (1, 1) for a, b near 1."""
+    return np.stack([x[0] + 0.5 * np.sin(x[1]) - a[0] * b,
+                     x[1] + 0.3 * x[0] ** 2 - a[1]])
+
+
+def quadratic(x, a, b):
+    return 0.5 * x @ (a @ x) - b @ x
+
+
+def quadratic_gradient(x, a, b):
+    """For the solver only (with finite-difference gradients it stops at ~1e-8); the
+    derivatives of the solution come from chainrules."""
+    return 0.5 * (a + a.T) @ x - b
+
+
+A = np.array([[3.0, 1.0], [1.0, 2.0]])
+B = np.array([1.0, -0.5])
+
+
+def smooth(x, c):
+    """A strictly convex objective with a parameter-dependent minimizer."""
+    return np.sum(np.cosh(x - c)) + 0.25 * np.sum(x ** 2)
+
+
+def smooth_gradient(x, c):
+    return np.sinh(x - c) + 0.5 * x
+
+
+def smooth_hessian(x, c):
+    return np.diag(np.cosh(x - c)) + 0.5 * np.eye(len(x))
+
+
+def quadratic_hessian(x, a, b):
+    return 0.5 * (a + a.T)
+
+
+QUADRATIC = {**TIGHT_MIN, "jac": quadratic_gradient}
+SMOOTH = {**TIGHT_MIN, "jac": smooth_gradient}
+# The kit perturbs x0 too (its gradient must be zero): solutions to machine precision.
+EXACT = {"method": "trust-exact", "options": {"gtol": 1e-10}}
+
+
+CASES = [
+    case(root_solution, cubic, np.array([1.0]), (8.0,), fkwargs=TIGHT_ROOT, rtol=1e-6,
+         step=1e-3, covers=scipy.optimize.root),
+    case(root_solution, coupled, np.ones(2), (np.array([1.0, 1.2]), 0.9), fkwargs=TIGHT_ROOT,
+         rtol=1e-6, step=1e-3),
+    case(scipy.optimize.fsolve, cubic, np.array([1.0]), (8.0,), fkwargs={"xtol": 1e-13},
+         rtol=1e-6, step=1e-3),
+    case(scipy.optimize.fsolve, coupled, np.ones(2), (np.array([1.0, 1.2]), 0.9),
+         fkwargs={"xtol": 1e-13}, rtol=1e-6, step=1e-3),
+    case(minimize_solution, quadratic, np.zeros(2), (A, B), fkwargs={**EXACT, "jac": quadratic_gradient, "hess": quadratic_hessian}, rtol=1e-5,
+         step=1e-3, covers=scipy.optimize.minimize),
+    case(minimize_solution, smooth, np.zeros(3), (np.array([0.3, -0.2, 0.5]),),
+         fkwargs={**EXACT, "jac": smooth_gradient, "hess": smooth_hessian}, rtol=1e-5,
+         step=1e-3),
+]
+
+
+@pytest.mark.parametrize("rule_case", CASES, ids=lambda c: c.id)
+def test_scipy_optimize_rule(rule_case):
+    check_case(rule_case)
+
+
+def _fd(f, x, step=1e-5):
+    """Central finite differences of a scalar function of an array (or a number)."""
+    x = np.asarray(x, float)
+    grad = np.zeros(x.shape)
+    for index in np.ndindex(x.shape):
+        e = np.zeros(x.shape)
+        e[index] = step
+        grad[index] = (f(x + e) - f(x - e)) / (2 * step)
+    return grad if x.ndim else grad[()]
+
+
+# --- closed forms --------------------------------------------------------------------------------
+
+def test_root_of_cubic_closure_matches_cube_root():
+    def solution(t):
+        return scipy.optimize.root(lambda x: x ** 3 - t, np.array([1.0]), **TIGHT_ROOT).x[0]
+
+    for t in (8.0, 2.0, 27.0):
+        assert cr.grad(solution)(t) == pytest.approx(t ** (-2 / 3) / 3, rel=1e-9)
+        assert cr.jvp(solution, (t,), (1.0,))[1] == pytest.approx(t ** (-2 / 3) / 3, rel=1e-9)
+
+
+def test_root_with_args_vector_theta():
+    thetas = np.array([8.0, 27.0, 2.0])
+
+    def total(t):
+        return np.sum(scipy.optimize.root(cubic, np.ones(3), args=(t,), **TIGHT_ROOT).x ** 2)
+
+    expected = 2 * thetas ** (1 / 3) * thetas ** (-2 / 3) / 3
+    np.testing.assert_allclose(cr.grad(total)(thetas), expected, rtol=1e-9)
+    jacobian = cr.jacobian(lambda t: scipy.optimize.root(cubic, np.ones(3), args=(t,),
+                                                         **TIGHT_ROOT).x)(thetas)
+    np.testing.assert_allclose(jacobian, np.diag(thetas ** (-2 / 3) / 3), rtol=1e-9,
+                               atol=1e-12)
+
+
+def test_fsolve_closure_and_scalar_args():
+    def solution(t):
+        return scipy.optimize.fsolve(lambda x: x ** 3 - t, np.array([1.0]), xtol=1e-13)[0]
+
+    assert cr.grad(solution)(8.0) == pytest.approx(1 / 12, rel=1e-9)
+
+    def with_args(t):  # args given as one value: SciPy wraps it in a tuple
+        return scipy.optimize.fsolve(cubic, np.array([1.0]), args=t, xtol=1e-13)[0]
+
+    assert cr.grad(with_args)(27.0) == pytest.approx(27.0 ** (-2 / 3) / 3, rel=1e-9)
+
+
+def test_minimize_quadratic_closed_form_in_a_and_b():
+    def loss(a, b):
+        result = scipy.optimize.minimize(quadratic, np.zeros(2), args=(a, b), **QUADRATIC)
+        return np.sum(result.x * np.array([1.0, 2.0]))
+
+    # x* = A^{-1} b, loss = c·A^{-1} b: d/db = A^{-T} c, d/dA = -A^{-T} c x*^T
+    c = np.array([1.0, 2.0])
+    x_star = np.linalg.solve(A, B)
+    grad_a, grad_b = cr.grad(loss, argnums=(0, 1))(A, B)
+    np.testing.assert_allclose(grad_b, np.linalg.solve(A.T, c), rtol=1e-6)
+    # the objective reads A as x·Ax/2, symmetric in A: its gradient is the symmetric part
+    full = -np.outer(np.linalg.solve(A.T, c), x_star)
+    np.testing.assert_allclose(grad_a, (full + full.T) / 2, rtol=1e-6, atol=1e-9)
+
+
+def test_minimize_fun_by_envelope_theorem_and_closure():
+    def optimum(b):
+        return scipy.optimize.minimize(lambda x: quadratic(x, A, b), np.zeros(2),
+                                       **TIGHT_MIN).fun
+
+    # f* = -b·A^{-1}b/2: gradient -A^{-1} b
+    np.testing.assert_allclose(cr.grad(optimum)(B), -np.linalg.solve(A, B), rtol=1e-6)
+    _, tangent = cr.jvp(optimum, (B,), (np.array([1.0, 0.0]),))
+    assert tangent == pytest.approx(-np.linalg.solve(A, B)[0], rel=1e-6)
+
+
+def test_minimize_forward_mode_matches_closed_form():
+    def solution(b):
+        return scipy.optimize.minimize(quadratic, np.zeros(2), args=(A, b), **QUADRATIC).x
+
+    np.testing.assert_allclose(cr.jacfwd(solution)(B), np.linalg.inv(A), rtol=1e-6)
+    np.testing.assert_allclose(cr.jacobian(solution)(B), np.linalg.inv(A), rtol=1e-6)
+
+
+# --- finite differences of the re-solved problem ------------------------------------------------
+
+def test_minimize_nonquadratic_against_finite_differences():
+    weights = np.array([1.0, -2.0, 0.5])
+
+    def loss(c):
+        x = scipy.optimize.minimize(smooth, np.zeros(3), args=(c,), **SMOOTH).x
+        return np.sum(weights * x ** 2)
+
+    c = np.array([0.3, -0.2, 0.5])
+    np.testing.assert_allclose(cr.grad(loss)(c), _fd(loss, c), rtol=1e-5, atol=1e-8)
+
+
+@pytest.mark.parametrize("method", ["hybr", "lm"])
+def test_root_coupled_system_against_finite_differences(method):
+    def loss(a):
+        x = scipy.optimize.root(coupled, np.ones(2), args=(a, 0.9), method=method,
+                                **TIGHT_ROOT).x
+        return x[0] * x[1]
+
+    a = np.array([1.0, 1.2])
+    np.testing.assert_allclose(cr.grad(loss)(a), _fd(loss, a), rtol=1e-6)
+
+
+def test_root_with_jac_true_and_user_jacobian():
+    def with_jacobian(x, t):
+        return x ** 3 - t, np.diag(3 * x ** 2)
+
+    def solution(t):
+        return scipy.optimize.root(with_jacobian, np.ones(2), args=(t,), jac=True,
+                                   **TIGHT_ROOT).x[1]
+
+    assert cr.grad(solution)(8.0) == pytest.approx(1 / 12, rel=1e-9)
+
+
+# --- order 2 -------------------------------------------------------------------------------------
+
+def test_hessian_of_outer_loss_through_root():
+    def solution(t):
+        return scipy.optimize.root(lambda x: x ** 3 - t, np.array([1.0]), **TIGHT_ROOT).x[0]
+
+    expected = -2 / 9 * 8.0 ** (-5 / 3)
+    assert cr.grad(cr.grad(solution))(8.0) == pytest.approx(expected, rel=1e-7)
+    assert cr.hessian(solution)(8.0) == pytest.approx(expected, rel=1e-7)
+
+
+def test_hessian_of_outer_loss_through_minimize():
+    def loss(b):
+        x = scipy.optimize.minimize(quadratic, np.zeros(2), args=(A, b), **QUADRATIC).x
+        return np.sum(x ** 3)
+
+    def gradient(b):
+        x = np.linalg.solve(A, b)
+        return np.linalg.solve(A.T, 3 * x ** 2)
+
+    b = np.array([1.0, 0.5])
+    hessian = cr.hessian(loss)(b)
+    steps = np.eye(2) * 1e-5
+    expected = np.stack([(gradient(b + e) - gradient(b - e)) / 2e-5 for e in steps])
+    np.testing.assert_allclose(hessian, expected, rtol=1e-5)
+
+
+@pytest.mark.parametrize("rule_case", [CASES[0], CASES[2], CASES[4]], ids=lambda c: c.id)
+def test_order2_kit(rule_case):
+    test_rrule_order2(rule_case.function, *rule_case.args, fkwargs=rule_case.fkwargs)
+    test_frule_order2(rule_case.function, *rule_case.args, fkwargs=rule_case.fkwargs)
+
+
+# --- refusals ------------------------------------------------------------------------------------
+
+def test_nonconverged_root_raises_when_differentiated():
+    def solution(t):  # x**2 + t has no real root for t > 0
+        return scipy.optimize.root(lambda x: x ** 2 + t, np.array([1.0])).x[0]
+
+    with pytest.raises(RuntimeError, match="scipy.optimize.root did not converge"):
+        cr.grad(solution)(1.0)
+
+
+def test_nonconverged_fsolve_raises_when_differentiated():
+    def solution(t):
+        return scipy.optimize.fsolve(lambda x: x ** 2 + t, np.array([1.0]))[0]
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        with pytest.raises(RuntimeError, match="scipy.optimize.fsolve did not converge"):
+            cr.grad(solution)(1.0)
+
+
+def test_fsolve_full_output_refused():
+    def solution(t):
+        return scipy.optimize.fsolve(lambda x: x ** 3 - t, np.array([1.0]),
+                                     full_output=True)[0][0]
+
+    with pytest.raises(NotImplementedError, match="full_output"):
+        cr.grad(solution)(8.0)
+
+
+def test_active_bound_refused_inactive_bound_accepted():
+    def solution(b, bounds):
+        return np.sum(scipy.optimize.minimize(quadratic, np.zeros(2), args=(A, b),
+                                              method="L-BFGS-B", bounds=bounds,
+                                              options={"gtol": 1e-12, "ftol": 1e-15}).x)
+
+    inactive = [(-5.0, 5.0), (None, 10.0)]
+    np.testing.assert_allclose(cr.grad(lambda b: solution(b, inactive))(B),
+                               np.linalg.solve(A.T, np.ones(2)), rtol=1e-5)
+    active = [(0.0, 5.0), (0.0, 5.0)]  # the unconstrained minimizer has x[1] < 0
+    with pytest.raises(NotImplementedError, match="bounds active at the solution"):
+        cr.grad(lambda b: solution(b, active))(B)
+
+
+def test_equality_constraint_refused():
+    def solution(b):
+        constraint = {"type": "eq", "fun": lambda x: x[0] - x[1]}
+        return np.sum(scipy.optimize.minimize(quadratic, np.zeros(2), args=(A, b),
+                                              method="SLSQP", constraints=[constraint]).x)
+
+    with pytest.raises(NotImplementedError, match="constraint"):
+        cr.grad(solution)(B)
+
+
+def test_cotangent_on_a_solver_field_refused():
+    def misuse(b):
+        return np.sum(scipy.optimize.minimize(quadratic, np.zeros(2), args=(A, b),
+                                              method="BFGS",
+                                              jac=quadratic_gradient).hess_inv)
+
+    with pytest.raises(NotImplementedError, match=r"\.hess_inv is not differentiable"):
+        cr.grad(misuse)(B)
+
+
+def test_x0_gets_no_gradient():
+    def solution(x0):
+        return scipy.optimize.root(cubic, x0, args=(8.0,), **TIGHT_ROOT).x[0]
+
+    assert cr.grad(solution)(np.array([1.5])) == pytest.approx(np.zeros(1))

@@ -15,7 +15,6 @@ import pytest
 import scipy.optimize
 
 import chainrules as cr
-from chainrules.rules.scipy_optimize import minimize_solution, root_solution
 from chainrules.testing import case, check_case, test_frule_order2, test_rrule_order2
 
 TIGHT_ROOT = {"tol": 1e-13}
@@ -65,24 +64,31 @@ def quadratic_hessian(x, a, b):
 
 QUADRATIC = {**TIGHT_MIN, "jac": quadratic_gradient}
 SMOOTH = {**TIGHT_MIN, "jac": smooth_gradient}
-# The kit perturbs x0 too (its gradient must be zero): solutions to machine precision.
-EXACT = {"method": "trust-exact", "options": {"gtol": 1e-10}}
 
+
+
+# The kit differentiates the whole OptimizeResult, so the cases use methods whose results hold
+# no solver internals as floats (hybr's fjac, BFGS's hess_inv): krylov for root, Newton-CG and
+# trust-exact (with the user's jac and hess, which only the solver uses) for minimize. The
+# kit perturbs x0 too, whose gradient must be zero: solved to machine precision.
+KRYLOV = {"method": "krylov", "options": {"fatol": 1e-14}}
+NEWTON = {"method": "Newton-CG", "options": {"xtol": 1e-14}}
 
 CASES = [
-    case(root_solution, cubic, np.array([1.0]), (8.0,), fkwargs=TIGHT_ROOT, rtol=1e-6,
-         step=1e-3, covers=scipy.optimize.root),
-    case(root_solution, coupled, np.ones(2), (np.array([1.0, 1.2]), 0.9), fkwargs=TIGHT_ROOT,
-         rtol=1e-6, step=1e-3),
+    case(scipy.optimize.root, cubic, np.array([1.0]), (8.0,), fkwargs=KRYLOV, rtol=1e-6,
+         step=1e-3),
+    case(scipy.optimize.root, coupled, np.ones(2), (np.array([1.0, 1.2]), 0.9),
+         fkwargs=KRYLOV, rtol=1e-6, step=1e-3),
     case(scipy.optimize.fsolve, cubic, np.array([1.0]), (8.0,), fkwargs={"xtol": 1e-13},
          rtol=1e-6, step=1e-3),
     case(scipy.optimize.fsolve, coupled, np.ones(2), (np.array([1.0, 1.2]), 0.9),
          fkwargs={"xtol": 1e-13}, rtol=1e-6, step=1e-3),
-    case(minimize_solution, quadratic, np.zeros(2), (A, B), fkwargs={**EXACT, "jac": quadratic_gradient, "hess": quadratic_hessian}, rtol=1e-5,
-         step=1e-3, covers=scipy.optimize.minimize),
-    case(minimize_solution, smooth, np.zeros(3), (np.array([0.3, -0.2, 0.5]),),
-         fkwargs={**EXACT, "jac": smooth_gradient, "hess": smooth_hessian}, rtol=1e-5,
+    case(scipy.optimize.minimize, quadratic, np.zeros(2), (A, B),
+         fkwargs={**NEWTON, "jac": quadratic_gradient, "hess": quadratic_hessian}, rtol=1e-5,
          step=1e-3),
+    case(scipy.optimize.minimize, smooth, np.zeros(3), (np.array([0.3, -0.2, 0.5]),),
+         fkwargs={**NEWTON, "jac": smooth_gradient, "hess": smooth_hessian}, rtol=1e-5,
+         atol=1e-7, step=1e-3),  # Newton-CG's tolerance: x* moves ~1e-11 with x0
 ]
 
 

@@ -33,12 +33,11 @@ The forward solve runs through ``scipy.optimize`` at each call, so that inside a
 the pullback and pushforward use only operations with rules (VJPs of ``F``, ``np.stack``,
 ``np.linalg.solve``), so they can be differentiated again.
 
->>> import numpy as np, scipy.optimize
->>> from chainrules.rules.scipy_optimize import root_solution
->>> from chainrules import rrule
->>> x, pullback = rrule(root_solution, lambda x, t: x ** 3 - t, np.array([1.0]), (8.0,))
->>> np.round(x, 6), np.round(pullback(np.ones(1))[3][0], 6)   # x = t^(1/3), dx/dt = 1/12
-(array([2.]), np.float64(0.083333))
+>>> import numpy as np, scipy.optimize, chainrules
+>>> def cube_root(t):
+...     return scipy.optimize.root(lambda x: x ** 3 - t, np.ones(1), tol=1e-12).x[0]
+>>> round(float(chainrules.grad(cube_root)(8.0)), 9)   # x* = t^(1/3): dx*/dt = 1/12
+0.083333333
 """
 
 from __future__ import annotations
@@ -49,13 +48,14 @@ from typing import Any, Callable
 import numpy as np
 import scipy.optimize
 
+from ..core.accumulate import accumulate
 from ..core.config import RuleConfig, rrule_via_ad
 from ..core.projection import ProjectTo
-from ..core.registry import frule, recorded_whole, rrule
+from ..core.registry import frule, rrule
 from ..core.tangents import AbstractZero, NoTangent, Tangent, ZeroTangent
 from ..core.thunks import unthunk
 
-__all__ = ["root_solution", "minimize_solution"]
+__all__: list = []
 
 # The functions as SciPy defines them (rules are keyed by these); the calls below go through
 # the module, which a trace may have routed.
@@ -68,29 +68,7 @@ def _solver(name: str) -> Callable:
     return getattr(scipy.optimize, name)
 
 
-# --- the functions the kit checks: solutions as arrays ------------------------------------------
-
-@recorded_whole
-def root_solution(fun: Callable, x0: Any, args: Any = (), **options: Any) -> np.ndarray:
-    """``scipy.optimize.root(fun, x0, args, **options).x``; differentiating it raises if the
-    solve failed.
-
-    >>> root_solution(lambda x, t: x ** 2 - t, np.array([1.0]), (4.0,))
-    array([2.])
-    """
-    return _root_call(fun, x0, args, options).x
-
-
-@recorded_whole
-def minimize_solution(fun: Callable, x0: Any, args: Any = (), **options: Any) -> np.ndarray:
-    """``scipy.optimize.minimize(fun, x0, args, **options).x``; differentiating it warns if
-    the solver reported a failure.
-
-    >>> np.round(minimize_solution(lambda x, c: np.sum((x - c) ** 2), np.zeros(2), (1.5,)), 6)
-    array([1.5, 1.5])
-    """
-    return _minimize_call(fun, x0, args, options).x
-
+# --- the implicit function theorem --------------------------------------------------------------
 
 def _check_converged(name: str, success: Any, message: Any) -> None:
     """A root solve that failed has no solution to differentiate at: raise. A minimizer that
@@ -109,8 +87,6 @@ def _check_converged(name: str, success: Any, message: Any) -> None:
         f"implicit function theorem holds only at a solution. Give a better x0 or raise the "
         f"iteration limit (options=...).")
 
-
-# --- the implicit function theorem --------------------------------------------------------------
 
 def _as_args(args: Any) -> tuple:
     return args if isinstance(args, tuple) else (args,)
@@ -266,7 +242,7 @@ def _root_rule(config: RuleConfig, fun: Callable, x0: Any, *rest: Any, **options
                                 3 + len(rest), (result.success, result.message), "root")
 
     def root_pullback(dresult: Any) -> tuple:
-        return pullback_x(_only_fields("root", dresult, ("x",))["x"])
+        return pullback_x(_only_fields("root", dresult, ("x",), ("fun",))["x"])
 
     return result, root_pullback
 
@@ -278,28 +254,9 @@ def _root_frule(config: RuleConfig, tangents: tuple, fun: Callable, x0: Any, *re
     result = _root_call(fun, x0, args, options)
     dx = _root_push(config, tangents, fun, options.get("jac"), result.x, args,
                     (result.success, result.message), "root")
-    return result, Tangent(type(result), {"x": dx})
+    return result, Tangent(type(result), {"x": dx})  # .fun: zero at every root
 
 
-@rrule.register(root_solution, config=True)
-def _root_solution_rule(config: RuleConfig, fun: Callable, x0: Any, *rest: Any,
-                        **options: Any):
-    args, options = _bind(("args",), rest, options)
-    result = _root_call(fun, x0, args, options)
-    return result.x, _root_pullback(config, fun, options.get("jac"), result.x, args,
-                                    3 + len(rest), (result.success, result.message), "root")
-
-
-@frule.register(root_solution, config=True)
-def _root_solution_frule(config: RuleConfig, tangents: tuple, fun: Callable, x0: Any,
-                         *rest: Any, **options: Any):
-    args, options = _bind(("args",), rest, options)
-    result = _root_call(fun, x0, args, options)
-    return result.x, _root_push(config, tangents, fun, options.get("jac"), result.x, args,
-                                (result.success, result.message), "root")
-
-
-# Words of the warnings by which MINPACK's hybrd, through fsolve, reports that it failed.
 _FSOLVE_FAILURES = ("not making good progress", "maxfev", "no further improvement",
                     "Improper input")
 
@@ -322,8 +279,8 @@ def _fsolve_call(func: Callable, x0: Any, args: Any, options: dict) -> tuple:
     return x, (not failures, "; ".join(str(w.message) for w in failures))
 
 
-_FSOLVE_OPTIONS = ("args", "fprime", "full_output", "col_deriv", "xtol", "maxfev", "band", "epsfcn",
-                   "factor", "diag")
+_FSOLVE_OPTIONS = ("args", "fprime", "full_output", "col_deriv", "xtol", "maxfev", "band",
+                   "epsfcn", "factor", "diag")
 
 
 @rrule.register(_FSOLVE, config=True)
@@ -341,17 +298,19 @@ def _fsolve_frule(config: RuleConfig, tangents: tuple, func: Callable, x0: Any,
     return x, _root_push(config, tangents, func, None, x, args, converged, "fsolve")
 
 
-def _only_fields(name: str, cotangent: Any, differentiable: tuple) -> dict:
-    """The cotangents of a result's differentiable fields; a nonzero one elsewhere raises."""
+def _only_fields(name: str, cotangent: Any, differentiable: tuple, zero: tuple) -> dict:
+    """The cotangents of a result's differentiable fields. Fields in ``zero`` are zero at
+    every solution (root's ``.fun``, minimize's ``.jac``): constant, their cotangents are
+    dropped. A nonzero cotangent on any other field raises."""
     cotangent = unthunk(cotangent)
     if isinstance(cotangent, AbstractZero):
         return {key: ZeroTangent() for key in differentiable}
     for key, value in cotangent.items():
-        if key not in differentiable and not isinstance(unthunk(value), AbstractZero):
+        if key not in differentiable + zero and not isinstance(unthunk(value), AbstractZero):
             raise NotImplementedError(
                 f"scipy.optimize.{name}: the result's .{key} is not differentiable (only "
-                f"{', '.join('.' + k for k in differentiable)} are); compute what you need "
-                f"from .x inside the differentiated function.")
+                f"{', '.join('.' + k for k in differentiable + zero)} are); compute what you "
+                f"need from .x inside the differentiated function.")
     return {key: cotangent[key] for key in differentiable}
 
 
@@ -444,9 +403,10 @@ def _minimize_pullback(config: RuleConfig, fun: Callable, x: Any, args: Any, opt
         if not isinstance(dfun, AbstractZero):  # envelope theorem: ∂f/∂θ at x*
             _, pullback_f = rrule_via_ad(config, objective, x, *args_tuple)
             cotangents = pullback_f(dfun)
-            function_cotangent = function_cotangent + _function_tangent(
-                objective, fun, cotangents[0])
-            arg_cotangents = tuple(a + b for a, b in zip(arg_cotangents, cotangents[2:]))
+            function_cotangent = accumulate(function_cotangent, _function_tangent(
+                objective, fun, cotangents[0]))
+            arg_cotangents = tuple(accumulate(a, b)
+                                   for a, b in zip(arg_cotangents, cotangents[2:]))
         cotangents = (NoTangent(), function_cotangent, NoTangent(),
                       _args_cotangent(args, arg_cotangents))
         return (cotangents + (NoTangent(),) * count)[:count]
@@ -463,7 +423,7 @@ def _captured(gradient_cotangent: Any) -> Any:
 
 
 def _minimize_push(config: RuleConfig, tangents: tuple, fun: Callable, x: Any, args: Any,
-                   options: dict, converged: tuple, with_fun: bool = True) -> tuple:
+                   options: dict, converged: tuple) -> tuple:
     """``(ẋ*, ḟ(x*))`` for the tangents of ``fun`` and ``args``."""
     _, fun_tangent, _, args_tangent = _padded(tangents, 4)[:4]
     objective, gradient, args_tuple = _minimize_setup(config, fun, x, args, options)
@@ -482,8 +442,6 @@ def _minimize_push(config: RuleConfig, tangents: tuple, fun: Callable, x: Any, a
     gradient_tangent = ZeroTangent() if isinstance(objective_tangent, AbstractZero) else \
         Tangent(type(gradient), {"objective": objective_tangent})
     dx = _Implicit(config, gradient, x, args_tuple).push(gradient_tangent, arg_tangents)
-    if not with_fun:
-        return dx, ZeroTangent()
     # envelope theorem: ḟ(x*) = ∂f/∂θ θ̇, from one VJP of f
     _, pullback_f = rrule_via_ad(config, objective, x, *args_tuple)
     tangents = (objective_tangent, ZeroTangent(), *arg_tangents)
@@ -499,7 +457,7 @@ def _minimize_rule(config: RuleConfig, fun: Callable, x0: Any, *rest: Any, **opt
                                     (result.success, result.message))
 
     def minimize_pullback(dresult: Any) -> tuple:
-        fields = _only_fields("minimize", dresult, ("x", "fun"))
+        fields = _only_fields("minimize", dresult, ("x", "fun"), ("jac",))
         return pullback_x(fields["x"], fields["fun"])
 
     return result, minimize_pullback
@@ -512,24 +470,6 @@ def _minimize_frule(config: RuleConfig, tangents: tuple, fun: Callable, x0: Any,
     result = _minimize_call(fun, x0, args, options)
     dx, dfun = _minimize_push(config, tangents, fun, result.x, args, options,
                               (result.success, result.message))
-    return result, Tangent(type(result), {"x": dx, "fun": dfun})
+    return result, Tangent(type(result), {"x": dx, "fun": dfun})  # .jac: zero
 
 
-@rrule.register(minimize_solution, config=True)
-def _minimize_solution_rule(config: RuleConfig, fun: Callable, x0: Any, *rest: Any,
-                            **options: Any):
-    args, options = _bind(("args",), rest, options)
-    result = _minimize_call(fun, x0, args, options)
-    pullback = _minimize_pullback(config, fun, result.x, args, options, 3 + len(rest),
-                                  (result.success, result.message))
-    return result.x, lambda dx: pullback(dx, ZeroTangent())
-
-
-@frule.register(minimize_solution, config=True)
-def _minimize_solution_frule(config: RuleConfig, tangents: tuple, fun: Callable, x0: Any,
-                             *rest: Any, **options: Any):
-    args, options = _bind(("args",), rest, options)
-    result = _minimize_call(fun, x0, args, options)
-    dx, _ = _minimize_push(config, tangents, fun, result.x, args, options,
-                           (result.success, result.message), with_fun=False)
-    return result.x, dx

@@ -315,3 +315,35 @@ def test_x0_gets_no_gradient():
         return scipy.optimize.root(cubic, x0, args=(8.0,), **TIGHT_ROOT).x[0]
 
     assert cr.grad(solution)(np.array([1.5])) == pytest.approx(np.zeros(1))
+
+
+# --- bilevel: a ridge penalty per feature tuned on validation loss -------------------------------
+
+def test_bilevel_ridge_penalties_against_closed_form_finite_differences():
+    rng = np.random.default_rng(1)
+    w_true = rng.normal(size=4)
+    x_train, x_val = rng.normal(size=(15, 4)), rng.normal(size=(25, 4))
+    y_train = x_train @ w_true + 0.5 * rng.normal(size=15)
+    y_val = x_val @ w_true + 0.5 * rng.normal(size=25)
+
+    def training_loss(w, log_penalties):
+        return np.sum((x_train @ w - y_train) ** 2) + np.sum(np.exp(log_penalties) * w ** 2)
+
+    def training_gradient(w, log_penalties):
+        return 2 * x_train.T @ (x_train @ w - y_train) + 2 * np.exp(log_penalties) * w
+
+    def validation_loss(log_penalties):
+        w = scipy.optimize.minimize(training_loss, np.zeros(4), args=(log_penalties,),
+                                    jac=training_gradient, **TIGHT_MIN).x
+        return np.mean((x_val @ w - y_val) ** 2)
+
+    def closed_form(log_penalties):
+        w = np.linalg.solve(x_train.T @ x_train + np.diag(np.exp(log_penalties)),
+                            x_train.T @ y_train)
+        return np.mean((x_val @ w - y_val) ** 2)
+
+    s = np.array([0.0, 1.0, -1.0, 0.5])
+    np.testing.assert_allclose(cr.grad(validation_loss)(s), _fd(closed_form, s), rtol=1e-6,
+                               atol=1e-10)
+    np.testing.assert_allclose(cr.grad(validation_loss)(s), _fd(validation_loss, s, 1e-4),
+                               rtol=1e-4, atol=1e-8)

@@ -347,3 +347,42 @@ def test_bilevel_ridge_penalties_against_closed_form_finite_differences():
                                atol=1e-10)
     np.testing.assert_allclose(cr.grad(validation_loss)(s), _fd(validation_loss, s, 1e-4),
                                rtol=1e-4, atol=1e-8)
+
+
+# --- more ways to hold the parameters, and more refusals ----------------------------------------
+
+class CubeRootProblem:
+    """A callable object whose attribute is the parameter."""
+
+    def __init__(self, t):
+        self.t = t
+
+    def __call__(self, x):
+        return x ** 3 - self.t
+
+
+def test_callable_object_parameter_in_both_modes():
+    def solution(t):
+        return scipy.optimize.root(CubeRootProblem(t), np.ones(1), **TIGHT_ROOT).x[0]
+
+    assert cr.grad(solution)(27.0) == pytest.approx(27.0 ** (-2 / 3) / 3, rel=1e-9)
+    assert cr.jvp(solution, (27.0,), (2.0,))[1] == pytest.approx(2 * 27.0 ** (-2 / 3) / 3,
+                                                                 rel=1e-9)
+
+
+def test_nonconverged_root_raises_in_forward_mode():
+    def solution(t):
+        return scipy.optimize.root(lambda x: x ** 2 + t, np.array([1.0])).x[0]
+
+    with pytest.raises(RuntimeError, match="did not converge"):
+        cr.jvp(solution, (1.0,), (1.0,))
+
+
+def test_least_squares_root_refused():
+    def solution(t):  # three residuals, two unknowns: method='lm' solves least squares
+        def residuals(x):
+            return np.stack([x[0] - t, x[1] - 2 * t, x[0] + x[1] - 3 * t + 0.1])
+        return scipy.optimize.root(residuals, np.zeros(2), method="lm").x[0]
+
+    with pytest.raises(NotImplementedError, match="3 residuals for 2 unknowns"):
+        cr.grad(solution)(1.0)

@@ -19,10 +19,14 @@ Decisions:
 - ``x0`` gets no tangent: the solution does not depend on the starting point (where the
   solution is unique and the solver converges).
 - ``.x`` of the result is differentiable, and for ``minimize`` also ``.fun`` (envelope
-  theorem: ``d f(x*, θ)/dθ = ∂f/∂θ``); other fields stay plain floats for the engine but a
-  cotangent reaching them (``.jac``, ``.hess_inv``, ``.fjac``...) raises.
-- A solve that did not converge (``success`` false, or ``fsolve``'s ``ier != 1``) raises when
-  its derivative is asked for: the formula holds only at a solution.
+  theorem: ``d f(x*, θ)/dθ = ∂f/∂θ``). ``root``'s ``.fun`` and ``minimize``'s ``.jac`` are
+  zero at every solution (constant). The engine traces every float field of the result; a
+  cotangent reaching any other one (``.hess_inv``, ``.fjac``...) raises.
+- A root solve that failed (``success`` false; ``fsolve``'s failure warning) raises when its
+  derivative is asked for: the formula holds only at a solution. ``minimize`` reporting a
+  failure warns instead (BFGS's "precision loss" often comes at a minimum all the same).
+- ``root`` with more residuals than unknowns (``method='lm'`` least squares) is refused: the
+  solution is not a zero of ``F`` there.
 - ``minimize`` with ``bounds`` is differentiable when no bound is active at the solution
   (then the unconstrained formula holds); an active bound raises by name. ``constraints`` are
   accepted when they are inequality constraints (dicts) that are all inactive at the solution.
@@ -108,7 +112,13 @@ class _Implicit:
 
     def __init__(self, config: RuleConfig, residual: Callable, x: Any, args: tuple):
         self.x, self.n = x, int(np.size(x))
-        _, self.pullback = rrule_via_ad(config, residual, x, *args)
+        value, self.pullback = rrule_via_ad(config, residual, x, *args)
+        if np.size(value) != self.n:
+            raise NotImplementedError(
+                f"scipy.optimize.root: {np.size(value)} residuals for {self.n} unknowns (a "
+                f"least-squares solve, method='lm'?); the implicit gradient needs as many "
+                f"residuals as unknowns, F(x*) = 0. For least squares, minimize the sum of "
+                f"squares with scipy.optimize.minimize.")
         self.rows = [self.pullback(_unit(i, self.n)) for i in range(self.n)]
         self.jacobian = np.stack([_dense(row[1], self.n) for row in self.rows])
 
@@ -149,32 +159,43 @@ def _inner(cotangent: Any, tangent: Any) -> Any:
     return np.sum(np.real(np.conj(np.asarray(cotangent)) * tangent))
 
 
+def _arg_tangents(args: Any, tangent: Any) -> tuple:
+    """The tangents of the entries of ``args`` from the tangent of the ``args`` argument."""
+    count = len(_as_args(args))
+    if isinstance(tangent, AbstractZero):
+        return (ZeroTangent(),) * count
+    return tuple(tangent[i] for i in range(count)) if isinstance(args, tuple) else (tangent,)
+
+
 def _padded(tangents: tuple, count: int) -> list:
     given = [unthunk(t) for t in tangents]
     return given + [ZeroTangent()] * (count - len(given))
 
 
-def _residual_of_root(fun: Callable, jac: Any) -> Callable:
-    if jac is True:  # fun returns (F, ∂F/∂x): the residual is the first
-        def residual(x: Any, *args: Any) -> Any:
+def _value_of(fun: Callable, jac: Any) -> Callable:
+    """The function whose value the solver uses: ``fun`` itself, or its first output when
+    ``jac=True`` (``fun`` returns the value and its derivative, for the solver only)."""
+    if jac is True:
+        def first(x: Any, *args: Any) -> Any:
             return fun(x, *args)[0]
-        return residual
+        return first
     return fun
 
 
-def _function_tangent(residual: Callable, fun: Callable, tangent: Any) -> Any:
-    """The tangent of the user's function from that of the residual built on it."""
-    if residual is fun:
+def _function_tangent(wrapper: Callable, fun: Callable, tangent: Any) -> Any:
+    """The tangent of the user's ``fun`` from that of `_value_of`'s wrapper around it."""
+    if wrapper is fun:
         return tangent
     tangent = unthunk(tangent)
     return tangent if isinstance(tangent, AbstractZero) else tangent.fun
 
 
-def _residual_tangent(residual: Callable, fun: Callable, tangent: Any) -> Any:
+def _wrapper_tangent(wrapper: Callable, fun: Callable, tangent: Any) -> Any:
+    """The tangent of `_value_of`'s wrapper from that of the user's ``fun``."""
     tangent = unthunk(tangent)
-    if residual is fun or isinstance(tangent, AbstractZero):
+    if wrapper is fun or isinstance(tangent, AbstractZero):
         return tangent
-    return Tangent(type(residual), {"fun": tangent})
+    return Tangent(type(wrapper), {"fun": tangent})
 
 
 # --- root and fsolve ----------------------------------------------------------------------------
@@ -183,7 +204,7 @@ def _root_pullback(config: RuleConfig, fun: Callable, jac: Any, x: Any, args: An
                    count: int, converged: tuple, name: str) -> Callable:
     """The pullback of a root solve's ``x``: cotangents for ``count`` positional arguments
     (the solver, ``fun``, ``x0``, ``args``, then options)."""
-    residual = _residual_of_root(fun, jac)
+    residual = _value_of(fun, jac)
     project = ProjectTo(x)
     args_tuple = _as_args(args)
 
@@ -204,15 +225,10 @@ def _root_pullback(config: RuleConfig, fun: Callable, jac: Any, x: Any, args: An
 def _root_push(config: RuleConfig, tangents: tuple, fun: Callable, jac: Any, x: Any,
                args: Any, converged: tuple, name: str) -> Any:
     _, fun_tangent, _, args_tangent = _padded(tangents, 4)[:4]
-    residual = _residual_of_root(fun, jac)
+    residual = _value_of(fun, jac)
     args_tuple = _as_args(args)
-    if isinstance(args_tangent, AbstractZero):
-        arg_tangents = (ZeroTangent(),) * len(args_tuple)
-    elif isinstance(args, tuple):
-        arg_tangents = tuple(args_tangent[i] for i in range(len(args_tuple)))
-    else:
-        arg_tangents = (args_tangent,)
-    fun_tangent = _residual_tangent(residual, fun, fun_tangent)
+    arg_tangents = _arg_tangents(args, args_tangent)
+    fun_tangent = _wrapper_tangent(residual, fun, fun_tangent)
     if isinstance(fun_tangent, AbstractZero) and all(
             isinstance(unthunk(t), AbstractZero) for t in arg_tangents):
         return ZeroTangent()
@@ -316,14 +332,6 @@ def _only_fields(name: str, cotangent: Any, differentiable: tuple, zero: tuple) 
 
 # --- minimize -----------------------------------------------------------------------------------
 
-def _objective(fun: Callable, jac: Any) -> Callable:
-    if jac is True:  # fun returns (f, ∇f)
-        def objective(x: Any, *args: Any) -> Any:
-            return fun(x, *args)[0]
-        return objective
-    return fun
-
-
 def _gradient_of(config: RuleConfig, objective: Callable) -> Callable:
     """``∇_x f`` as a function of ``(x, *args)``, by the AD system behind ``config``; its own
     derivatives (Hessian-vector products) come from the same system."""
@@ -375,16 +383,17 @@ _MINIMIZE_OPTIONS = ("args", "method", "jac", "hess", "hessp", "bounds", "constr
                      "callback", "options")
 
 
-def _minimize_setup(config: RuleConfig, fun: Callable, x: Any, args: Any,
-                    options: dict) -> tuple:
-    objective = _objective(fun, options.get("jac"))
-    return objective, _gradient_of(config, objective), _as_args(args)
+def _minimize_setup(config: RuleConfig, fun: Callable, options: dict) -> tuple:
+    """The objective ``f`` and ``F = ∇_x f``."""
+    objective = _value_of(fun, options.get("jac"))
+    return objective, _gradient_of(config, objective)
 
 
 def _minimize_pullback(config: RuleConfig, fun: Callable, x: Any, args: Any, options: dict,
                        count: int, converged: tuple) -> Callable:
     """The pullback of ``(x*, f(x*))`` for ``count`` positional arguments."""
-    objective, gradient, args_tuple = _minimize_setup(config, fun, x, args, options)
+    objective, gradient = _minimize_setup(config, fun, options)
+    args_tuple = _as_args(args)
     project = ProjectTo(x)
 
     def pullback(dx: Any, dfun: Any) -> tuple:
@@ -426,14 +435,10 @@ def _minimize_push(config: RuleConfig, tangents: tuple, fun: Callable, x: Any, a
                    options: dict, converged: tuple) -> tuple:
     """``(ẋ*, ḟ(x*))`` for the tangents of ``fun`` and ``args``."""
     _, fun_tangent, _, args_tangent = _padded(tangents, 4)[:4]
-    objective, gradient, args_tuple = _minimize_setup(config, fun, x, args, options)
-    if isinstance(args_tangent, AbstractZero):
-        arg_tangents = (ZeroTangent(),) * len(args_tuple)
-    elif isinstance(args, tuple):
-        arg_tangents = tuple(args_tangent[i] for i in range(len(args_tuple)))
-    else:
-        arg_tangents = (args_tangent,)
-    objective_tangent = _residual_tangent(objective, fun, fun_tangent)
+    objective, gradient = _minimize_setup(config, fun, options)
+    args_tuple = _as_args(args)
+    arg_tangents = _arg_tangents(args, args_tangent)
+    objective_tangent = _wrapper_tangent(objective, fun, fun_tangent)
     if isinstance(objective_tangent, AbstractZero) and all(
             isinstance(unthunk(t), AbstractZero) for t in arg_tangents):
         return ZeroTangent(), ZeroTangent()

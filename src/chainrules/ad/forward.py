@@ -194,6 +194,12 @@ def _wrap(trace: ForwardTrace, y: Any, dy: Any) -> Any:
             else:
                 elements.append(element)
         return type(y)(*elements) if names else type(y)(elements)
+    if isinstance(y, dict):  # a result object (OptimizeResult): float fields traced
+        fields = type(y)(y)
+        for key, value in y.items():
+            if _is_differentiable(value):
+                fields[key] = Traced(value, trace, _tangent_of(value, _part(dy, key, key)))
+        return fields
     return y  # integer, boolean or other non-differentiable output
 
 

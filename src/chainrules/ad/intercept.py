@@ -397,7 +397,8 @@ ROUTED = [("numpy", "apply_along_axis"), ("numpy", "piecewise"),
           *[("scipy.linalg", name) for name in ("solve", "inv", "det", "cholesky", "eigh",
                                                 "block_diag", "lu_solve", "cho_factor",
                                                 "lu_factor", "lu", "solve_sylvester",
-                                                "sqrtm", "logm", "solve_banded")]]
+                                                "sqrtm", "logm", "solve_banded")],
+          *[("scipy.optimize", name) for name in ("root", "fsolve", "minimize")]]
 
 # Methods of classes whose instances hold the parameters (``scipy.stats`` distributions, plain
 # and frozen): (module, class, method, redirect). While a trace is active the method is

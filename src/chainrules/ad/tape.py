@@ -483,6 +483,20 @@ def _wrap_output(tape: Tape, y: Any, pullback: Any, parents: tuple, function: An
         if names:
             return type(y)(*elements)
         return type(y)(elements)
+    if isinstance(y, dict) and any(_is_differentiable(v) for v in y.values()):
+        # A result object such as scipy's OptimizeResult: each float field is traced, the
+        # rest (counts, flags, messages) stays plain; the rule's pullback receives a Tangent
+        # of the dict's type keyed by field.
+        whole = len(records)
+        records.append((pullback, function, _NO_META) + parents)
+        fields = type(y)(y)
+        for key, value in y.items():
+            if _is_differentiable(value):
+                node = len(records)
+                records.append((_ElementPullback(type(y), key), function,
+                                _meta(_shape(value), _dtype(value), type(value)), whole))
+                fields[key] = Traced(value, tape, node)
+        return fields
     return y  # integer, boolean or other non-differentiable output
 
 

@@ -1,0 +1,388 @@
+"""Implicit gradients through scipy.optimize.root, fsolve and minimize
+(src/chainrules/rules/scipy_optimize.py).
+
+Every gradient is checked against closed forms (the root of ``x**3 - θ`` is ``θ**(1/3)``; the
+minimizer of ``x·Ax/2 - b·x`` is ``A^{-1} b``) or against central finite differences of the
+re-solved problem, solved to tight tolerances.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.optimize
+
+import chainrules as cr
+from chainrules.testing import case, check_case, test_frule_order2, test_rrule_order2
+
+TIGHT_ROOT = {"tol": 1e-13}
+TIGHT_MIN = {"method": "L-BFGS-B", "options": {"gtol": 1e-12, "ftol": 1e-16}}
+
+
+def cubic(x, t):
+    return x ** 3 - t
+
+
+def coupled(x, a, b):
+    """A 2-d system with the unique root near (1, 1) for a, b near 1."""
+    return np.stack([x[0] + 0.5 * np.sin(x[1]) - a[0] * b,
+                     x[1] + 0.3 * x[0] ** 2 - a[1]])
+
+
+def quadratic(x, a, b):
+    return 0.5 * x @ (a @ x) - b @ x
+
+
+def quadratic_gradient(x, a, b):
+    """For the solver only (with finite-difference gradients it stops at ~1e-8); the
+    derivatives of the solution come from chainrules."""
+    return 0.5 * (a + a.T) @ x - b
+
+
+A = np.array([[3.0, 1.0], [1.0, 2.0]])
+B = np.array([1.0, -0.5])
+
+
+def smooth(x, c):
+    """A strictly convex objective with a parameter-dependent minimizer."""
+    return np.sum(np.cosh(x - c)) + 0.25 * np.sum(x ** 2)
+
+
+def smooth_gradient(x, c):
+    return np.sinh(x - c) + 0.5 * x
+
+
+def smooth_hessian(x, c):
+    return np.diag(np.cosh(x - c)) + 0.5 * np.eye(len(x))
+
+
+def quadratic_hessian(x, a, b):
+    return 0.5 * (a + a.T)
+
+
+QUADRATIC = {**TIGHT_MIN, "jac": quadratic_gradient}
+SMOOTH = {**TIGHT_MIN, "jac": smooth_gradient}
+
+
+
+# The kit differentiates the whole OptimizeResult, so the cases use methods whose results hold
+# no solver internals as floats (hybr's fjac, BFGS's hess_inv): krylov for root, Newton-CG and
+# trust-exact (with the user's jac and hess, which only the solver uses) for minimize. The
+# kit perturbs x0 too, whose gradient must be zero: solved to machine precision.
+KRYLOV = {"method": "krylov", "options": {"fatol": 1e-14}}
+NEWTON = {"method": "Newton-CG", "options": {"xtol": 1e-14}}
+
+CASES = [
+    case(scipy.optimize.root, cubic, np.array([1.0]), (8.0,), fkwargs=KRYLOV, rtol=1e-6,
+         step=1e-3),
+    case(scipy.optimize.root, coupled, np.ones(2), (np.array([1.0, 1.2]), 0.9),
+         fkwargs=KRYLOV, rtol=1e-6, step=1e-3),
+    case(scipy.optimize.fsolve, cubic, np.array([1.0]), (8.0,), fkwargs={"xtol": 1e-13},
+         rtol=1e-6, step=1e-3),
+    case(scipy.optimize.fsolve, coupled, np.ones(2), (np.array([1.0, 1.2]), 0.9),
+         fkwargs={"xtol": 1e-13}, rtol=1e-6, step=1e-3),
+    case(scipy.optimize.minimize, quadratic, np.zeros(2), (A, B),
+         fkwargs={**NEWTON, "jac": quadratic_gradient, "hess": quadratic_hessian}, rtol=1e-5,
+         step=1e-3),
+    case(scipy.optimize.minimize, smooth, np.zeros(3), (np.array([0.3, -0.2, 0.5]),),
+         fkwargs={**NEWTON, "jac": smooth_gradient, "hess": smooth_hessian}, rtol=1e-5,
+         atol=1e-7, step=1e-3),  # Newton-CG's tolerance: x* moves ~1e-11 with x0
+]
+
+
+@pytest.mark.parametrize("rule_case", CASES, ids=lambda c: c.id)
+def test_scipy_optimize_rule(rule_case):
+    check_case(rule_case)
+
+
+def _fd(f, x, step=1e-5):
+    """Central finite differences of a scalar function of an array (or a number)."""
+    x = np.asarray(x, float)
+    grad = np.zeros(x.shape)
+    for index in np.ndindex(x.shape):
+        e = np.zeros(x.shape)
+        e[index] = step
+        grad[index] = (f(x + e) - f(x - e)) / (2 * step)
+    return grad if x.ndim else grad[()]
+
+
+# --- closed forms --------------------------------------------------------------------------------
+
+def test_root_of_cubic_closure_matches_cube_root():
+    def solution(t):
+        return scipy.optimize.root(lambda x: x ** 3 - t, np.array([1.0]), **TIGHT_ROOT).x[0]
+
+    for t in (8.0, 2.0, 27.0):
+        assert cr.grad(solution)(t) == pytest.approx(t ** (-2 / 3) / 3, rel=1e-9)
+        assert cr.jvp(solution, (t,), (1.0,))[1] == pytest.approx(t ** (-2 / 3) / 3, rel=1e-9)
+
+
+def test_root_with_args_vector_theta():
+    thetas = np.array([8.0, 27.0, 2.0])
+
+    def total(t):
+        return np.sum(scipy.optimize.root(cubic, np.ones(3), args=(t,), **TIGHT_ROOT).x ** 2)
+
+    expected = 2 * thetas ** (1 / 3) * thetas ** (-2 / 3) / 3
+    np.testing.assert_allclose(cr.grad(total)(thetas), expected, rtol=1e-9)
+    jacobian = cr.jacobian(lambda t: scipy.optimize.root(cubic, np.ones(3), args=(t,),
+                                                         **TIGHT_ROOT).x)(thetas)
+    np.testing.assert_allclose(jacobian, np.diag(thetas ** (-2 / 3) / 3), rtol=1e-9,
+                               atol=1e-12)
+
+
+def test_fsolve_closure_and_scalar_args():
+    def solution(t):
+        return scipy.optimize.fsolve(lambda x: x ** 3 - t, np.array([1.0]), xtol=1e-13)[0]
+
+    assert cr.grad(solution)(8.0) == pytest.approx(1 / 12, rel=1e-9)
+
+    def with_args(t):  # args given as one value: SciPy wraps it in a tuple
+        return scipy.optimize.fsolve(cubic, np.array([1.0]), args=t, xtol=1e-13)[0]
+
+    assert cr.grad(with_args)(27.0) == pytest.approx(27.0 ** (-2 / 3) / 3, rel=1e-9)
+
+
+def test_minimize_quadratic_closed_form_in_a_and_b():
+    def loss(a, b):
+        result = scipy.optimize.minimize(quadratic, np.zeros(2), args=(a, b), **QUADRATIC)
+        return np.sum(result.x * np.array([1.0, 2.0]))
+
+    # x* = A^{-1} b, loss = c·A^{-1} b: d/db = A^{-T} c, d/dA = -A^{-T} c x*^T
+    c = np.array([1.0, 2.0])
+    x_star = np.linalg.solve(A, B)
+    grad_a, grad_b = cr.grad(loss, argnums=(0, 1))(A, B)
+    np.testing.assert_allclose(grad_b, np.linalg.solve(A.T, c), rtol=1e-6)
+    # the objective reads A as x·Ax/2, symmetric in A: its gradient is the symmetric part
+    full = -np.outer(np.linalg.solve(A.T, c), x_star)
+    np.testing.assert_allclose(grad_a, (full + full.T) / 2, rtol=1e-6, atol=1e-9)
+
+
+def test_minimize_fun_by_envelope_theorem_and_closure():
+    def optimum(b):
+        return scipy.optimize.minimize(lambda x: quadratic(x, A, b), np.zeros(2),
+                                       **TIGHT_MIN).fun
+
+    # f* = -b·A^{-1}b/2: gradient -A^{-1} b
+    np.testing.assert_allclose(cr.grad(optimum)(B), -np.linalg.solve(A, B), rtol=1e-6)
+    _, tangent = cr.jvp(optimum, (B,), (np.array([1.0, 0.0]),))
+    assert tangent == pytest.approx(-np.linalg.solve(A, B)[0], rel=1e-6)
+
+
+def test_minimize_forward_mode_matches_closed_form():
+    def solution(b):
+        return scipy.optimize.minimize(quadratic, np.zeros(2), args=(A, b), **QUADRATIC).x
+
+    np.testing.assert_allclose(cr.jacfwd(solution)(B), np.linalg.inv(A), rtol=1e-6)
+    np.testing.assert_allclose(cr.jacobian(solution)(B), np.linalg.inv(A), rtol=1e-6)
+
+
+# --- finite differences of the re-solved problem ------------------------------------------------
+
+def test_minimize_nonquadratic_against_finite_differences():
+    weights = np.array([1.0, -2.0, 0.5])
+
+    def loss(c):
+        x = scipy.optimize.minimize(smooth, np.zeros(3), args=(c,), **SMOOTH).x
+        return np.sum(weights * x ** 2)
+
+    c = np.array([0.3, -0.2, 0.5])
+    np.testing.assert_allclose(cr.grad(loss)(c), _fd(loss, c), rtol=1e-5, atol=1e-8)
+
+
+@pytest.mark.parametrize("method", ["hybr", "lm"])
+def test_root_coupled_system_against_finite_differences(method):
+    def loss(a):
+        x = scipy.optimize.root(coupled, np.ones(2), args=(a, 0.9), method=method,
+                                **TIGHT_ROOT).x
+        return x[0] * x[1]
+
+    a = np.array([1.0, 1.2])
+    np.testing.assert_allclose(cr.grad(loss)(a), _fd(loss, a), rtol=1e-6)
+
+
+def test_root_with_jac_true_and_user_jacobian():
+    def with_jacobian(x, t):
+        return x ** 3 - t, np.diag(3 * x ** 2)
+
+    def solution(t):
+        return scipy.optimize.root(with_jacobian, np.ones(2), args=(t,), jac=True,
+                                   **TIGHT_ROOT).x[1]
+
+    assert cr.grad(solution)(8.0) == pytest.approx(1 / 12, rel=1e-9)
+
+
+# --- order 2 -------------------------------------------------------------------------------------
+
+def test_hessian_of_outer_loss_through_root():
+    def solution(t):
+        return scipy.optimize.root(lambda x: x ** 3 - t, np.array([1.0]), **TIGHT_ROOT).x[0]
+
+    expected = -2 / 9 * 8.0 ** (-5 / 3)
+    assert cr.grad(cr.grad(solution))(8.0) == pytest.approx(expected, rel=1e-7)
+    assert cr.hessian(solution)(8.0) == pytest.approx(expected, rel=1e-7)
+
+
+def test_hessian_of_outer_loss_through_minimize():
+    def loss(b):
+        x = scipy.optimize.minimize(quadratic, np.zeros(2), args=(A, b), **QUADRATIC).x
+        return np.sum(x ** 3)
+
+    def gradient(b):
+        x = np.linalg.solve(A, b)
+        return np.linalg.solve(A.T, 3 * x ** 2)
+
+    b = np.array([1.0, 0.5])
+    hessian = cr.hessian(loss)(b)
+    steps = np.eye(2) * 1e-5
+    expected = np.stack([(gradient(b + e) - gradient(b - e)) / 2e-5 for e in steps])
+    np.testing.assert_allclose(hessian, expected, rtol=1e-5)
+
+
+@pytest.mark.parametrize("rule_case", [CASES[0], CASES[2], CASES[4]], ids=lambda c: c.id)
+def test_order2_kit(rule_case):
+    test_rrule_order2(rule_case.function, *rule_case.args, fkwargs=rule_case.fkwargs)
+    test_frule_order2(rule_case.function, *rule_case.args, fkwargs=rule_case.fkwargs)
+
+
+# --- refusals ------------------------------------------------------------------------------------
+
+def test_nonconverged_root_raises_when_differentiated():
+    def solution(t):  # x**2 + t has no real root for t > 0
+        return scipy.optimize.root(lambda x: x ** 2 + t, np.array([1.0])).x[0]
+
+    with pytest.raises(RuntimeError, match="scipy.optimize.root did not converge"):
+        cr.grad(solution)(1.0)
+
+
+def test_nonconverged_fsolve_raises_when_differentiated():
+    def solution(t):
+        return scipy.optimize.fsolve(lambda x: x ** 2 + t, np.array([1.0]))[0]
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        with pytest.raises(RuntimeError, match="scipy.optimize.fsolve did not converge"):
+            cr.grad(solution)(1.0)
+
+
+def test_fsolve_full_output_refused():
+    def solution(t):
+        return scipy.optimize.fsolve(lambda x: x ** 3 - t, np.array([1.0]),
+                                     full_output=True)[0][0]
+
+    with pytest.raises(NotImplementedError, match="full_output"):
+        cr.grad(solution)(8.0)
+
+
+def test_active_bound_refused_inactive_bound_accepted():
+    def solution(b, bounds):
+        return np.sum(scipy.optimize.minimize(quadratic, np.zeros(2), args=(A, b),
+                                              method="L-BFGS-B", bounds=bounds,
+                                              options={"gtol": 1e-12, "ftol": 1e-15}).x)
+
+    inactive = [(-5.0, 5.0), (None, 10.0)]
+    np.testing.assert_allclose(cr.grad(lambda b: solution(b, inactive))(B),
+                               np.linalg.solve(A.T, np.ones(2)), rtol=1e-5)
+    active = [(0.0, 5.0), (0.0, 5.0)]  # the unconstrained minimizer has x[1] < 0
+    with pytest.raises(NotImplementedError, match="bounds active at the solution"):
+        cr.grad(lambda b: solution(b, active))(B)
+
+
+def test_equality_constraint_refused():
+    def solution(b):
+        constraint = {"type": "eq", "fun": lambda x: x[0] - x[1]}
+        return np.sum(scipy.optimize.minimize(quadratic, np.zeros(2), args=(A, b),
+                                              method="SLSQP", constraints=[constraint]).x)
+
+    with pytest.raises(NotImplementedError, match="constraint"):
+        cr.grad(solution)(B)
+
+
+def test_cotangent_on_a_solver_field_refused():
+    def misuse(b):
+        return np.sum(scipy.optimize.minimize(quadratic, np.zeros(2), args=(A, b),
+                                              method="BFGS",
+                                              jac=quadratic_gradient).hess_inv)
+
+    with pytest.raises(NotImplementedError, match=r"\.hess_inv is not differentiable"):
+        cr.grad(misuse)(B)
+
+
+def test_x0_gets_no_gradient():
+    def solution(x0):
+        return scipy.optimize.root(cubic, x0, args=(8.0,), **TIGHT_ROOT).x[0]
+
+    assert cr.grad(solution)(np.array([1.5])) == pytest.approx(np.zeros(1))
+
+
+# --- bilevel: a ridge penalty per feature tuned on validation loss -------------------------------
+
+def test_bilevel_ridge_penalties_against_closed_form_finite_differences():
+    rng = np.random.default_rng(1)
+    w_true = rng.normal(size=4)
+    x_train, x_val = rng.normal(size=(15, 4)), rng.normal(size=(25, 4))
+    y_train = x_train @ w_true + 0.5 * rng.normal(size=15)
+    y_val = x_val @ w_true + 0.5 * rng.normal(size=25)
+
+    def training_loss(w, log_penalties):
+        return np.sum((x_train @ w - y_train) ** 2) + np.sum(np.exp(log_penalties) * w ** 2)
+
+    def training_gradient(w, log_penalties):
+        return 2 * x_train.T @ (x_train @ w - y_train) + 2 * np.exp(log_penalties) * w
+
+    def validation_loss(log_penalties):
+        w = scipy.optimize.minimize(training_loss, np.zeros(4), args=(log_penalties,),
+                                    jac=training_gradient, **TIGHT_MIN).x
+        return np.mean((x_val @ w - y_val) ** 2)
+
+    def closed_form(log_penalties):
+        w = np.linalg.solve(x_train.T @ x_train + np.diag(np.exp(log_penalties)),
+                            x_train.T @ y_train)
+        return np.mean((x_val @ w - y_val) ** 2)
+
+    s = np.array([0.0, 1.0, -1.0, 0.5])
+    np.testing.assert_allclose(cr.grad(validation_loss)(s), _fd(closed_form, s), rtol=1e-6,
+                               atol=1e-10)
+    np.testing.assert_allclose(cr.grad(validation_loss)(s), _fd(validation_loss, s, 1e-4),
+                               rtol=1e-4, atol=1e-8)
+
+
+# --- more ways to hold the parameters, and more refusals ----------------------------------------
+
+class CubeRootProblem:
+    """A callable object whose attribute is the parameter."""
+
+    def __init__(self, t):
+        self.t = t
+
+    def __call__(self, x):
+        return x ** 3 - self.t
+
+
+def test_callable_object_parameter_in_both_modes():
+    def solution(t):
+        return scipy.optimize.root(CubeRootProblem(t), np.ones(1), **TIGHT_ROOT).x[0]
+
+    assert cr.grad(solution)(27.0) == pytest.approx(27.0 ** (-2 / 3) / 3, rel=1e-9)
+    assert cr.jvp(solution, (27.0,), (2.0,))[1] == pytest.approx(2 * 27.0 ** (-2 / 3) / 3,
+                                                                 rel=1e-9)
+
+
+def test_nonconverged_root_raises_in_forward_mode():
+    def solution(t):
+        return scipy.optimize.root(lambda x: x ** 2 + t, np.array([1.0])).x[0]
+
+    with pytest.raises(RuntimeError, match="did not converge"):
+        cr.jvp(solution, (1.0,), (1.0,))
+
+
+def test_least_squares_root_refused():
+    def solution(t):  # three residuals, two unknowns: method='lm' solves least squares
+        def residuals(x):
+            return np.stack([x[0] - t, x[1] - 2 * t, x[0] + x[1] - 3 * t + 0.1])
+        return scipy.optimize.root(residuals, np.zeros(2), method="lm").x[0]
+
+    with pytest.raises(NotImplementedError, match="3 residuals for 2 unknowns"):
+        cr.grad(solution)(1.0)

@@ -38,6 +38,7 @@ and threads other than the tracing one running NumPy code at the same time.
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 import threading
 from typing import Any
@@ -256,6 +257,10 @@ _replaced: list = []
 # ``redirect`` names the registered function to record and its arguments (the instance's own
 # parameters resolved, so that the recorded arguments are arrays and numbers).
 ROUTED_METHODS: list = []
+if importlib.util.find_spec("scipy") is not None:  # multivariate_normal, dirichlet, multinomial
+    from ..rules.scipy_stats_multivariate import ROUTED_METHODS as _STATS_MULTIVARIATE
+
+    ROUTED_METHODS += _STATS_MULTIVARIATE
 _INHERITED = object()  # a replaced method that the class inherits
 
 

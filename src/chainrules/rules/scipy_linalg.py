@@ -591,3 +591,90 @@ def _banded_pushforward(call: Any, dl_and_u: Any, dab: Any, db: Any) -> Any:
 define(sla.solve_banded, None, _banded_dab, lambda call, g: g, prepare=_banded_shared,
        pushforward=_banded_pushforward, check=_banded_check, refused=(),
        calls=_through_scipy(sla.solve_banded))
+
+
+# --- schur: A = Z T Z^H, T (quasi-)upper triangular -----------------------------------------------
+# With K = Z^H dA Z and Omega = Z^H dZ (skew-Hermitian): dT = K - (Omega T - T Omega). Below T's
+# block diagonal dT is 0, which fixes Omega there (W) by a linear system in W alone (T is block
+# upper triangular); Omega = W - W^H. Omega on the block diagonal is a gauge (the phase of each
+# Schur vector, the rotation inside a 2x2 block of the real form): chosen 0, so only
+# gauge-invariant functions of (T, Z) have gradients that mean anything, except for real
+# output with real eigenvalues, where the form is unique up to signs.
+
+def _schur_check(call: Any) -> None:
+    _refuse_overwrite("schur", call, "overwrite_a")
+    if call["sort"] is not None:
+        raise NotImplementedError(
+            "scipy.linalg.schur: sort= is not supported in differentiated code (the order of "
+            "the eigenvalues, and sdim, jump where the sorting condition changes). Call "
+            "schur(a) and reorder the eigenvalues of T outside the derivative, or use "
+            "gauge-invariant functions of the unsorted decomposition.")
+    _square("schur", call["a"])
+
+
+def _schur_state(call: Any) -> tuple:
+    """``(T, Z, rows, columns, M)``: the positions below T's block diagonal and the matrix of
+    ``W -> (W T - T W)`` restricted to them. Refuses repeated eigenvalues (no derivative)."""
+    T, Z = call.y
+    n = np.shape(T)[-1]
+    eigenvalues = np.linalg.eigvals(call.a)
+    gaps = np.abs(eigenvalues[:, None] - eigenvalues[None, :]) + np.diag(np.full(n, np.inf))
+    if n > 1 and bool(np.any(gaps <= 1e-7 * np.maximum(1.0, np.max(np.abs(eigenvalues))))):
+        raise ValueError(
+            "scipy.linalg.schur: the matrix has repeated eigenvalues (closer than 1e-7 of the "
+            "largest); its Schur factors have no derivative there (the invariant subspaces "
+            "are not determined).")
+    block = np.cumsum(np.concatenate([[0], np.asarray(np.diagonal(T, -1) == 0, dtype=int)]))
+    rows, columns = np.nonzero(block[:, None] > block[None, :])
+    m = (rows[:, None] == rows[None, :]) * T[columns[None, :], columns[:, None]] \
+        - T[rows[:, None], rows[None, :]] * (columns[:, None] == columns[None, :])
+    return T, Z, rows, columns, m
+
+
+def _schur_upper(call: Any, x: Any) -> Any:
+    """``x`` on and above T's block diagonal (0 below)."""
+    _, _, rows, columns, _ = call.memo(_schur_state)
+    keep = np.ones(np.shape(x), dtype=bool)
+    keep[rows, columns] = False
+    return np.where(keep, x, 0)
+
+
+def _schur_pushforward(call: Any, da: Any) -> tuple:
+    T, Z, rows, columns, m = call.memo(_schur_state)
+    k = H(Z) @ da @ Z
+    omega = np.zeros(np.shape(T), np.result_type(T, k))
+    if len(rows):
+        omega = _scatter(T, rows, columns, np.linalg.solve(m, k[rows, columns]))
+        omega = omega - H(omega)
+    return _schur_upper(call, k - (omega @ T - T @ omega)), Z @ omega
+
+
+def _scatter(like: Any, rows: Any, columns: Any, values: Any) -> Any:
+    """The matrix shaped like ``like`` with ``values`` at ``(rows, columns)``, 0 elsewhere,
+    written with indexing that has a rule (so traced values can be scattered)."""
+    n = np.shape(like)[-1]
+    flat = rows * n + columns
+    picks = (np.arange(n * n)[:, None] == flat[None, :]).astype(float)
+    return np.reshape(picks @ values, (n, n))
+
+
+def _schur_da(call: Any, dy: Any) -> Any:
+    T, Z, rows, columns, m = call.memo(_schur_state)
+    dT, dZ = dy
+    omega_bar: Any = ZeroTangent()
+    k_bar: Any = 0
+    if not isinstance(dZ, AbstractZero):
+        omega_bar = H(Z) @ dZ
+    if not isinstance(dT, AbstractZero):
+        k_bar = _schur_upper(call, dT)
+        omega_bar = H(T) @ k_bar - k_bar @ H(T) + (
+            0 if isinstance(omega_bar, AbstractZero) else omega_bar)
+    if len(rows) and not isinstance(omega_bar, AbstractZero):
+        w_bar = (omega_bar - H(omega_bar))[rows, columns]
+        k_bar = k_bar + _scatter(T, rows, columns, np.linalg.solve(H(m), w_bar))
+    k_bar = k_bar + np.zeros(np.shape(T), np.result_type(T, Z))
+    return Z @ k_bar @ H(Z)
+
+
+define(sla.schur, _schur_da, pushforward=_schur_pushforward, check=_schur_check, refused=(),
+       calls=_through_scipy(sla.schur))

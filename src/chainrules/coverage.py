@@ -121,6 +121,13 @@ CATEGORIES: dict[str, list[str]] = {
         "scipy.linalg.cho_factor", "scipy.linalg.lu_factor", "scipy.linalg.lu",
         "scipy.linalg.solve_sylvester", "scipy.linalg.sqrtm", "scipy.linalg.logm",
         "scipy.linalg.solve_banded",
+        "scipy.linalg.schur",
+        "chainrules.rules.scipy_stats_multivariate.multivariate_normal_logpdf",
+        "chainrules.rules.scipy_stats_multivariate.multivariate_normal_pdf",
+        "chainrules.rules.scipy_stats_multivariate.dirichlet_logpdf",
+        "chainrules.rules.scipy_stats_multivariate.dirichlet_pdf",
+        "chainrules.rules.scipy_stats_multivariate.multinomial_logpmf",
+        "chainrules.rules.scipy_stats_multivariate.multinomial_pmf",
     ],
 }
 

@@ -33,10 +33,10 @@ Conventions (where SciPy is silent or its reading has no derivative):
   ``n`` and the counts ``x`` are integers and get no tangent.
 
 >>> import numpy as np
->>> from chainrules import rrule
+>>> from chainrules import rrule, unthunk
 >>> y, pullback = rrule(multivariate_normal_logpdf, np.array([1.0, 0.0]), np.zeros(2), 2.0)
->>> float(y), pullback(1.0)[1]
-(-2.0810614667653476, array([-0.5, -0. ]))
+>>> round(float(y), 6), unthunk(pullback(1.0)[2])  # d/dmean = cov^-1 (x - mean)
+(-2.781024, array([0.5, 0. ]))
 """
 
 from __future__ import annotations
@@ -272,7 +272,7 @@ def dirichlet_logpdf(x: Any, alpha: Any) -> Any:
     docstring).
 
     >>> round(float(dirichlet_logpdf([0.2, 0.3, 0.5], [1.0, 2.0, 3.0])), 6)
-    1.791759
+    1.504077
     """
     return _dirichlet_value(x, alpha)
 
@@ -282,7 +282,7 @@ def dirichlet_pdf(x: Any, alpha: Any) -> Any:
     """``scipy.stats.dirichlet.pdf(x, alpha)``: ``exp`` of `dirichlet_logpdf`.
 
     >>> round(float(dirichlet_pdf([0.2, 0.3, 0.5], [1.0, 2.0, 3.0])), 6)
-    6.0
+    4.5
     """
     return np.exp(_dirichlet_value(x, alpha))
 

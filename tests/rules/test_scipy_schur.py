@@ -25,6 +25,10 @@ from chainrules.testing import test_frule_order2, test_rrule_order2  # noqa: E40
 
 REAL = np.array([[3.0, 1.0, 0.2], [0.5, 1.0, -0.3], [0.1, 0.4, -1.0]])  # eigenvalues real
 PAIR = np.array([[1.0, -2.0, 0.3], [1.5, 0.5, 0.2], [0.1, 0.4, -1.0]])  # a complex pair
+# A real 5x5 matrix with two complex pairs and a real eigenvalue, in a random basis.
+_BASIS = np.eye(5) + 0.3 * np.cos(np.arange(25.0)).reshape(5, 5)
+PAIRS = _BASIS @ np.array([[0.5, 1.2, 0, 0, 0], [-1.2, 0.5, 0, 0, 0], [0, 0, 2.0, 0, 0],
+                           [0, 0, 0, -1.0, 0.4], [0, 0, 0, -0.4, -1.0]]) @ np.linalg.inv(_BASIS)
 COMPLEX = REAL + 1j * np.array([[0.2, -0.3, 0.5], [0.4, -0.1, 0.6], [0.3, 0.7, 0.25]])
 
 
@@ -33,21 +37,22 @@ def _projectors(z, ks):
 
 
 def _invariants(a, output="real"):
-    """Gauge-invariant functions of ``schur(a, output)``, for a matrix with distinct
-    eigenvalues and (real output) a 2x2 block leading T when its first eigenvalues are a
-    complex pair: the eigenvalues (by T's diagonal or the block's trace and determinant), the
-    projectors onto the leading invariant subspaces, and the reconstruction Z T Z^H."""
+    """Gauge-invariant functions of ``schur(a, output)`` for a matrix with distinct
+    eigenvalues: per diagonal block of T its eigenvalue, or a 2x2 block's trace and
+    determinant; the projectors onto the invariant subspaces that end at each block; and the
+    reconstruction Z T Z^H."""
     t, z = sla.schur(a, output=output)
     n = t.shape[0]
-    if output == "real" and t[1, 0] != 0:   # a 2x2 block first
-        block = t[:2, :2]
-        values = [np.trace(block), block[0, 0] * block[1, 1] - block[0, 1] * block[1, 0],
-                  *np.diagonal(t)[2:]]
-        ks = range(2, n)
-    else:
-        values = list(np.diagonal(t))
-        ks = range(1, n)
-    parts = [np.ravel(p) for p in _projectors(z, ks)] + [np.ravel(z @ t @ z.conj().T)]
+    starts = [0] + [i + 1 for i in range(n - 1) if t[i + 1, i] == 0]
+    values, ends = [], []
+    for start, stop in zip(starts, starts[1:] + [n]):
+        block = t[start:stop, start:stop]
+        if stop - start == 1:
+            values.append(block[0, 0])
+        else:
+            values += [np.trace(block), block[0, 0] * block[1, 1] - block[0, 1] * block[1, 0]]
+        ends.append(stop)
+    parts = [np.ravel(p) for p in _projectors(z, ends[:-1])] + [np.ravel(z @ t @ z.conj().T)]
     return np.concatenate([np.stack(values)] + parts)
 
 
@@ -75,6 +80,8 @@ CASES = [
     case(schur_invariants, PAIR, covers=sla.schur),
     case(schur_invariants, PAIR, output="complex", covers=sla.schur),
     case(schur_invariants, COMPLEX, covers=sla.schur),
+    case(schur_invariants, PAIRS, covers=sla.schur),
+    case(schur_invariants, PAIRS, output="complex", covers=sla.schur),
 ]
 
 
@@ -83,14 +90,15 @@ def test_schur_rule(rule_case):
     check_case(rule_case)
 
 
-@pytest.mark.parametrize("rule_case", [CASES[0], CASES[3], CASES[5]], ids=lambda c: c.id)
+@pytest.mark.parametrize("rule_case", [CASES[0], CASES[3], CASES[5], CASES[6]], ids=lambda c: c.id)
 def test_schur_order2(rule_case):
     f, args, kwargs = rule_case.function, rule_case.args, rule_case.fkwargs
     if f is sla.schur:
         test_rrule_order2(f, *args, **kwargs)
         test_frule_order2(f, *args, **kwargs)
     else:   # through the engine: the invariants' Hessian along a direction, against FD
-        direction = np.cos(np.arange(9.0)).reshape(3, 3)
+        n = args[0].shape[0]
+        direction = np.cos(np.arange(n * n * 1.0)).reshape(n, n)
         weights = np.sin(np.arange(1.0, 1.0 + _invariants(*args, **kwargs).size))
 
         def loss(a):
@@ -101,8 +109,8 @@ def test_schur_order2(rule_case):
 
         h = chainrules.grad(directional)(args[0])
         step = 1e-5
-        for index in np.ndindex(3, 3):
-            e = np.zeros((3, 3), args[0].dtype)
+        for index in np.ndindex(n, n):
+            e = np.zeros((n, n), args[0].dtype)
             e[index] = 1
             expected = (directional(args[0] + step * e) - directional(args[0] - step * e)) / (
                 2 * step)

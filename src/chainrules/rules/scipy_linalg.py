@@ -613,8 +613,8 @@ def _schur_check(call: Any) -> None:
 
 
 def _schur_state(call: Any) -> tuple:
-    """``(T, Z, rows, columns, M)``: the positions below T's block diagonal and the matrix of
-    ``W -> (W T - T W)`` restricted to them. Refuses repeated eigenvalues (no derivative)."""
+    """``(T, Z, blocks, below)``: T's diagonal blocks as ``(start, stop)`` and the mask of the
+    entries below them. Refuses repeated eigenvalues (no derivative)."""
     T, Z = call.y
     n = np.shape(T)[-1]
     eigenvalues = np.linalg.eigvals(call.a)
@@ -624,55 +624,75 @@ def _schur_state(call: Any) -> tuple:
             "scipy.linalg.schur: the matrix has repeated eigenvalues (closer than 1e-7 of the "
             "largest); its Schur factors have no derivative there (the invariant subspaces "
             "are not determined).")
-    block = np.cumsum(np.concatenate([[0], np.asarray(np.diagonal(T, -1) == 0, dtype=int)]))
-    rows, columns = np.nonzero(block[:, None] > block[None, :])
-    m = (rows[:, None] == rows[None, :]) * T[columns[None, :], columns[:, None]] \
-        - T[rows[:, None], rows[None, :]] * (columns[:, None] == columns[None, :])
-    return T, Z, rows, columns, m
+    starts = [0] + [i + 1 for i, zero in enumerate(np.diagonal(T, -1) == 0) if zero]
+    blocks = list(zip(starts, starts[1:] + [n]))
+    block = np.zeros(n, dtype=int)
+    for number, (start, stop) in enumerate(blocks):
+        block[start:stop] = number
+    return T, Z, blocks, block[:, None] > block[None, :]
 
 
-def _schur_upper(call: Any, x: Any) -> Any:
-    """``x`` on and above T's block diagonal (0 below)."""
-    _, _, rows, columns, _ = call.memo(_schur_state)
-    keep = np.ones(np.shape(x), dtype=bool)
-    keep[rows, columns] = False
-    return np.where(keep, x, 0)
+def _sylvester_block(a: Any, b: Any, r: Any) -> Any:
+    """X with ``X a - b X = r``, ``a`` 1x1 or 2x2 (a diagonal block of T)."""
+    m = np.shape(b)[-1]
+    eye = np.eye(m)
+    if np.shape(a)[0] == 1:
+        return np.linalg.solve(a[0, 0] * eye - b, r)
+    # columns: a11 x1 + a21 x2 - b x1 = r1, a12 x1 + a22 x2 - b x2 = r2
+    system = np.concatenate([np.concatenate([a[0, 0] * eye - b, a[1, 0] * eye], axis=1),
+                             np.concatenate([a[0, 1] * eye, a[1, 1] * eye - b], axis=1)])
+    x = np.linalg.solve(system, np.concatenate([r[:, :1], r[:, 1:]], axis=0))
+    return np.concatenate([x[:m], x[m:]], axis=1)
+
+
+def _below_blocks(T: Any, blocks: list, c: Any, adjoint: bool) -> Any:
+    """W, zero on and above T's block diagonal, with ``(W T - T W) = c`` below it; with
+    ``adjoint``, V with ``(V T^H - T^H V) = c`` there (the adjoint map, for the pullback).
+    One Sylvester solve per diagonal block, column block by column block: left to right
+    (right to left for the adjoint), each reading the columns solved before it."""
+    n = np.shape(T)[-1]
+    dtype = np.result_type(T, c)
+    solved: list = []   # column blocks, each (n, width), in solving order
+    for start, stop in (reversed(blocks) if adjoint else blocks):
+        width = stop - start
+        if stop == n:
+            solved.append(np.zeros((n, width), dtype))   # no entries below this block
+            continue
+        rhs = c[stop:, start:stop]
+        if solved and not adjoint and start > 0:
+            rhs = rhs - np.concatenate(solved, axis=1)[stop:] @ T[:start, start:stop]
+        if solved and adjoint:
+            later = np.concatenate(solved[::-1], axis=1)[stop:]   # columns stop: of V
+            rhs = rhs - later @ H(T[start:stop, stop:])
+        if adjoint:
+            x = _sylvester_block(H(T[start:stop, start:stop]), H(T[stop:, stop:]), rhs)
+        else:
+            x = _sylvester_block(T[start:stop, start:stop], T[stop:, stop:], rhs)
+        solved.append(np.concatenate([np.zeros((stop, width), dtype), x], axis=0))
+    return np.concatenate(solved[::-1] if adjoint else solved, axis=1)
 
 
 def _schur_pushforward(call: Any, da: Any) -> tuple:
-    T, Z, rows, columns, m = call.memo(_schur_state)
+    T, Z, blocks, below = call.memo(_schur_state)
     k = H(Z) @ da @ Z
-    omega = np.zeros(np.shape(T), np.result_type(T, k))
-    if len(rows):
-        omega = _scatter(T, rows, columns, np.linalg.solve(m, k[rows, columns]))
-        omega = omega - H(omega)
-    return _schur_upper(call, k - (omega @ T - T @ omega)), Z @ omega
-
-
-def _scatter(like: Any, rows: Any, columns: Any, values: Any) -> Any:
-    """The matrix shaped like ``like`` with ``values`` at ``(rows, columns)``, 0 elsewhere,
-    written with indexing that has a rule (so traced values can be scattered)."""
-    n = np.shape(like)[-1]
-    flat = rows * n + columns
-    picks = (np.arange(n * n)[:, None] == flat[None, :]).astype(float)
-    return np.reshape(picks @ values, (n, n))
+    omega = _below_blocks(T, blocks, k, adjoint=False)
+    omega = omega - H(omega)
+    return np.where(below, 0, k - (omega @ T - T @ omega)), Z @ omega
 
 
 def _schur_da(call: Any, dy: Any) -> Any:
-    T, Z, rows, columns, m = call.memo(_schur_state)
+    T, Z, blocks, below = call.memo(_schur_state)
     dT, dZ = dy
-    omega_bar: Any = ZeroTangent()
-    k_bar: Any = 0
+    k_bar: Any = np.zeros(np.shape(T), np.result_type(T, Z))
+    omega_bar: Any = 0
     if not isinstance(dZ, AbstractZero):
         omega_bar = H(Z) @ dZ
     if not isinstance(dT, AbstractZero):
-        k_bar = _schur_upper(call, dT)
-        omega_bar = H(T) @ k_bar - k_bar @ H(T) + (
-            0 if isinstance(omega_bar, AbstractZero) else omega_bar)
-    if len(rows) and not isinstance(omega_bar, AbstractZero):
-        w_bar = (omega_bar - H(omega_bar))[rows, columns]
-        k_bar = k_bar + _scatter(T, rows, columns, np.linalg.solve(H(m), w_bar))
-    k_bar = k_bar + np.zeros(np.shape(T), np.result_type(T, Z))
+        k_bar = np.where(below, 0, dT)
+        omega_bar = omega_bar + H(T) @ k_bar - k_bar @ H(T)
+    if len(blocks) > 1:
+        w_bar = np.where(below, omega_bar - H(omega_bar), 0)
+        k_bar = k_bar + _below_blocks(T, blocks, w_bar, adjoint=True)
     return Z @ k_bar @ H(Z)
 
 

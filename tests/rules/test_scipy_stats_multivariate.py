@@ -252,3 +252,46 @@ def test_multinomial_outside_the_support_is_constant():
         np.array([[1, 2, 3], [1, 1, 1]]), 6, p))))(P)
     expected = st.multinomial.pmf(COUNTS[0], 6, P) * COUNTS[0] / P
     np.testing.assert_allclose(g, expected)
+
+
+# --- random shapes and covariance forms ----------------------------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as hs  # noqa: E402
+
+
+@settings(max_examples=25, deadline=None)
+@given(hs.integers(1, 4), hs.sampled_from(["matrix", "diagonal", "scalar"]),
+       hs.sampled_from([(), (1,), (3,), (2, 2)]), hs.booleans(), hs.integers(0, 2**32 - 1))
+def test_multivariate_normal_matches_scipy_and_closed_forms(dim, form, batch, frozen, seed):
+    """Values against SciPy; gradients against the closed forms
+    d/dx = -cov^-1 (x - mean), d/dmean = cov^-1 (x - mean) summed over points,
+    d/dcov = (a a^T - cov^-1) / 2 summed (the trace for a scalar, the diagonal for a vector)."""
+    rng = np.random.default_rng(seed)
+    root = rng.standard_normal((dim, dim))
+    full = {"matrix": root @ root.T + dim * np.eye(dim),
+            "diagonal": np.diag(rng.uniform(0.5, 2.0, dim)),
+            "scalar": rng.uniform(0.5, 2.0) * np.eye(dim)}[form]
+    cov = {"matrix": full, "diagonal": np.diagonal(full).copy(), "scalar": full[0, 0]}[form]
+    mean = rng.standard_normal(dim)
+    x = rng.standard_normal(batch + (dim,))
+    weights = rng.standard_normal(batch)
+
+    def loss(x, mean, cov):
+        logpdf = st.multivariate_normal(mean, cov).logpdf if frozen else (
+            lambda x: st.multivariate_normal.logpdf(x, mean, cov))
+        return np.sum(logpdf(x) * weights)
+
+    np.testing.assert_allclose(multivariate_normal_logpdf(x, mean, cov),
+                               st.multivariate_normal.logpdf(x, mean, cov), rtol=1e-12)
+    gx, gm, gc = chainrules.grad(loss, argnums=(0, 1, 2))(x, mean, cov)
+    inverse = np.linalg.inv(full)
+    a = (x - mean) @ inverse
+    w = np.broadcast_to(weights, batch)[..., None]
+    np.testing.assert_allclose(gx, -w * a, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(gm, np.sum(w * a, axis=tuple(range(len(batch)))),
+                               rtol=1e-9, atol=1e-12)
+    a2, w2 = a.reshape(-1, dim), w.reshape(-1)
+    g = 0.5 * (a2.T @ (w2[:, None] * a2) - np.sum(w2) * inverse)
+    expected = {"matrix": g, "diagonal": np.diagonal(g), "scalar": np.trace(g)}[form]
+    np.testing.assert_allclose(gc, expected, rtol=1e-9, atol=1e-12)

@@ -295,3 +295,12 @@ def test_multivariate_normal_matches_scipy_and_closed_forms(dim, form, batch, fr
     g = 0.5 * (a2.T @ (w2[:, None] * a2) - np.sum(w2) * inverse)
     expected = {"matrix": g, "diagonal": np.diagonal(g), "scalar": np.trace(g)}[form]
     np.testing.assert_allclose(gc, expected, rtol=1e-9, atol=1e-12)
+
+
+def test_covariance_object_is_read_as_its_matrix():
+    cov = st.Covariance.from_diagonal(DIAG)
+    g = chainrules.grad(lambda m: st.multivariate_normal.logpdf(X[0], m, cov))(MEAN)
+    np.testing.assert_allclose(g, (X[0] - MEAN) / DIAG)
+    g = chainrules.grad(lambda m: st.multivariate_normal(m, cov).pdf(X[0]))(MEAN)
+    np.testing.assert_allclose(g, st.multivariate_normal.pdf(X[0], MEAN, DIAG) * (X[0] - MEAN)
+                               / DIAG)

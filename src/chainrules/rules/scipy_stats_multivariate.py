@@ -421,10 +421,16 @@ def _plain_call(*args: Any) -> None:
     return None
 
 
+def _as_matrix(cov: Any) -> Any:
+    """A ``scipy.stats.Covariance`` object as its matrix (a constant: its parameters are
+    not traced values); anything else as it is."""
+    return cov.covariance if hasattr(cov, "whiten") and hasattr(cov, "covariance") else cov
+
+
 def _mvn_method(f: Any) -> Any:
     def redirect(self: Any, args: tuple, kwargs: dict) -> tuple:
         call = _bound(f, args, kwargs)
-        return f, (call["x"], call["mean"], call["cov"]), {
+        return f, (call["x"], call["mean"], _as_matrix(call["cov"])), {
             "allow_singular": call["allow_singular"]}
 
     return redirect
@@ -462,7 +468,7 @@ def _mvn_frozen_init(self: Any, args: tuple, kwargs: dict) -> tuple:
     call = _bound(signature, args, kwargs)
     module = sys.modules[type(self).__module__]
     self._dist = module.multivariate_normal_gen(call["seed"])
-    self.dim, self.mean, cov = _mvn_parameters(call["mean"], call["cov"])
+    self.dim, self.mean, cov = _mvn_parameters(call["mean"], _as_matrix(call["cov"]))
     _cholesky(cov)  # refused now, as SciPy refuses it at freeze time
     self.cov_object = _TracedCovariance(cov)
     self.allow_singular = bool(call["allow_singular"])

@@ -1,6 +1,6 @@
 """Rules for ``scipy.linalg``: ``solve``, ``inv``, ``det``, ``cholesky``, ``eigh``,
 ``block_diag``, ``lu_factor``, ``lu_solve``, ``lu``, ``cho_factor``, ``solve_sylvester``,
-``sqrtm``, ``logm`` and ``solve_banded`` (beside ``solve_triangular``, ``expm`` and
+``sqrtm``, ``logm``, ``solve_banded`` and ``schur`` (beside ``solve_triangular``, ``expm`` and
 ``cho_solve`` in `chainrules.rules.scipy`). ``lu_solve`` and ``cho_solve`` are differentiable
 in their factor too, so ``lu_solve(lu_factor(a), b)`` has the gradient of ``solve(a, b)``.
 The factorizations take square matrices (no stacks); ``cho_factor``'s other triangle holds
@@ -595,8 +595,8 @@ define(sla.solve_banded, None, _banded_dab, lambda call, g: g, prepare=_banded_s
 
 # --- schur: A = Z T Z^H, T (quasi-)upper triangular -----------------------------------------------
 # With K = Z^H dA Z and Omega = Z^H dZ (skew-Hermitian): dT = K - (Omega T - T Omega). Below T's
-# block diagonal dT is 0, which fixes Omega there (W) by a linear system in W alone (T is block
-# upper triangular); Omega = W - W^H. Omega on the block diagonal is a gauge (the phase of each
+# block diagonal dT is 0, which fixes Omega there (W) by one small Sylvester equation per
+# diagonal block of T (T is block upper triangular: `_below_blocks`); Omega = W - W^H. Omega on the block diagonal is a gauge (the phase of each
 # Schur vector, the rotation inside a 2x2 block of the real form): chosen 0, so only
 # gauge-invariant functions of (T, Z) have gradients that mean anything, except for real
 # output with real eigenvalues, where the form is unique up to signs.

@@ -122,6 +122,13 @@ CATEGORIES: dict[str, list[str]] = {
         "scipy.linalg.solve_sylvester", "scipy.linalg.sqrtm", "scipy.linalg.logm",
         "scipy.linalg.solve_banded",
         "scipy.optimize.root", "scipy.optimize.fsolve", "scipy.optimize.minimize",
+        "scipy.linalg.schur",
+        "chainrules.rules.scipy_stats_multivariate.multivariate_normal_logpdf",
+        "chainrules.rules.scipy_stats_multivariate.multivariate_normal_pdf",
+        "chainrules.rules.scipy_stats_multivariate.dirichlet_logpdf",
+        "chainrules.rules.scipy_stats_multivariate.dirichlet_pdf",
+        "chainrules.rules.scipy_stats_multivariate.multinomial_logpmf",
+        "chainrules.rules.scipy_stats_multivariate.multinomial_pmf",
     ],
 }
 

@@ -43,6 +43,7 @@ threads other than the tracing one running NumPy code at the same time.
 from __future__ import annotations
 
 import inspect
+import importlib.util
 import sys
 import threading
 import types
@@ -397,7 +398,8 @@ ROUTED = [("numpy", "apply_along_axis"), ("numpy", "piecewise"),
           *[("scipy.linalg", name) for name in ("solve", "inv", "det", "cholesky", "eigh",
                                                 "block_diag", "lu_solve", "cho_factor",
                                                 "lu_factor", "lu", "solve_sylvester",
-                                                "sqrtm", "logm", "solve_banded")],
+                                                "sqrtm", "logm", "solve_banded",
+                                                "schur")],
           *[("scipy.optimize", name) for name in ("root", "fsolve", "minimize")]]
 
 # Methods of classes whose instances hold the parameters (``scipy.stats`` distributions, plain
@@ -407,6 +409,10 @@ ROUTED = [("numpy", "apply_along_axis"), ("numpy", "piecewise"),
 # ``redirect`` names the registered function to record and its arguments (the instance's own
 # parameters resolved, so that the recorded arguments are arrays and numbers).
 ROUTED_METHODS: list = []
+if importlib.util.find_spec("scipy") is not None:  # multivariate_normal, dirichlet, multinomial
+    from ..rules.scipy_stats_multivariate import ROUTED_METHODS as _STATS_MULTIVARIATE
+
+    ROUTED_METHODS += _STATS_MULTIVARIATE
 _INHERITED = object()  # a replaced method that the class inherits
 
 

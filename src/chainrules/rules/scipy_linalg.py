@@ -1,6 +1,6 @@
 """Rules for ``scipy.linalg``: ``solve``, ``inv``, ``det``, ``cholesky``, ``eigh``,
 ``block_diag``, ``lu_factor``, ``lu_solve``, ``lu``, ``cho_factor``, ``solve_sylvester``,
-``sqrtm``, ``logm`` and ``solve_banded`` (beside ``solve_triangular``, ``expm`` and
+``sqrtm``, ``logm``, ``solve_banded`` and ``schur`` (beside ``solve_triangular``, ``expm`` and
 ``cho_solve`` in `chainrules.rules.scipy`). ``lu_solve`` and ``cho_solve`` are differentiable
 in their factor too, so ``lu_solve(lu_factor(a), b)`` has the gradient of ``solve(a, b)``.
 The factorizations take square matrices (no stacks); ``cho_factor``'s other triangle holds
@@ -591,3 +591,110 @@ def _banded_pushforward(call: Any, dl_and_u: Any, dab: Any, db: Any) -> Any:
 define(sla.solve_banded, None, _banded_dab, lambda call, g: g, prepare=_banded_shared,
        pushforward=_banded_pushforward, check=_banded_check, refused=(),
        calls=_through_scipy(sla.solve_banded))
+
+
+# --- schur: A = Z T Z^H, T (quasi-)upper triangular -----------------------------------------------
+# With K = Z^H dA Z and Omega = Z^H dZ (skew-Hermitian): dT = K - (Omega T - T Omega). Below T's
+# block diagonal dT is 0, which fixes Omega there (W) by one small Sylvester equation per
+# diagonal block of T (T is block upper triangular: `_below_blocks`); Omega = W - W^H. Omega on the block diagonal is a gauge (the phase of each
+# Schur vector, the rotation inside a 2x2 block of the real form): chosen 0, so only
+# gauge-invariant functions of (T, Z) have gradients that mean anything, except for real
+# output with real eigenvalues, where the form is unique up to signs.
+
+def _schur_check(call: Any) -> None:
+    _refuse_overwrite("schur", call, "overwrite_a")
+    if call["sort"] is not None:
+        raise NotImplementedError(
+            "scipy.linalg.schur: sort= is not supported in differentiated code (the order of "
+            "the eigenvalues, and sdim, jump where the sorting condition changes). Call "
+            "schur(a) and reorder the eigenvalues of T outside the derivative, or use "
+            "gauge-invariant functions of the unsorted decomposition.")
+    _square("schur", call["a"])
+
+
+def _schur_state(call: Any) -> tuple:
+    """``(T, Z, blocks, below)``: T's diagonal blocks as ``(start, stop)`` and the mask of the
+    entries below them. Refuses repeated eigenvalues (no derivative)."""
+    T, Z = call.y
+    n = np.shape(T)[-1]
+    eigenvalues = np.linalg.eigvals(call.a)
+    gaps = np.abs(eigenvalues[:, None] - eigenvalues[None, :]) + np.diag(np.full(n, np.inf))
+    if n > 1 and bool(np.any(gaps <= 1e-7 * np.maximum(1.0, np.max(np.abs(eigenvalues))))):
+        raise ValueError(
+            "scipy.linalg.schur: the matrix has repeated eigenvalues (closer than 1e-7 of the "
+            "largest); its Schur factors have no derivative there (the invariant subspaces "
+            "are not determined).")
+    starts = [0] + [i + 1 for i, zero in enumerate(np.diagonal(T, -1) == 0) if zero]
+    blocks = list(zip(starts, starts[1:] + [n]))
+    block = np.zeros(n, dtype=int)
+    for number, (start, stop) in enumerate(blocks):
+        block[start:stop] = number
+    return T, Z, blocks, block[:, None] > block[None, :]
+
+
+def _sylvester_block(a: Any, b: Any, r: Any) -> Any:
+    """X with ``X a - b X = r``, ``a`` 1x1 or 2x2 (a diagonal block of T)."""
+    m = np.shape(b)[-1]
+    eye = np.eye(m)
+    if np.shape(a)[0] == 1:
+        return np.linalg.solve(a[0, 0] * eye - b, r)
+    # columns: a11 x1 + a21 x2 - b x1 = r1, a12 x1 + a22 x2 - b x2 = r2
+    system = np.concatenate([np.concatenate([a[0, 0] * eye - b, a[1, 0] * eye], axis=1),
+                             np.concatenate([a[0, 1] * eye, a[1, 1] * eye - b], axis=1)])
+    x = np.linalg.solve(system, np.concatenate([r[:, :1], r[:, 1:]], axis=0))
+    return np.concatenate([x[:m], x[m:]], axis=1)
+
+
+def _below_blocks(T: Any, blocks: list, c: Any, adjoint: bool) -> Any:
+    """W, zero on and above T's block diagonal, with ``(W T - T W) = c`` below it; with
+    ``adjoint``, V with ``(V T^H - T^H V) = c`` there (the adjoint map, for the pullback).
+    One Sylvester solve per diagonal block, column block by column block: left to right
+    (right to left for the adjoint), each reading the columns solved before it."""
+    n = np.shape(T)[-1]
+    dtype = np.result_type(T, c)
+    solved: list = []   # column blocks, each (n, width), in solving order
+    for start, stop in (reversed(blocks) if adjoint else blocks):
+        width = stop - start
+        if stop == n:
+            solved.append(np.zeros((n, width), dtype))   # no entries below this block
+            continue
+        rhs = c[stop:, start:stop]
+        if solved and not adjoint and start > 0:
+            rhs = rhs - np.concatenate(solved, axis=1)[stop:] @ T[:start, start:stop]
+        if solved and adjoint:
+            later = np.concatenate(solved[::-1], axis=1)[stop:]   # columns stop: of V
+            rhs = rhs - later @ H(T[start:stop, stop:])
+        if adjoint:
+            x = _sylvester_block(H(T[start:stop, start:stop]), H(T[stop:, stop:]), rhs)
+        else:
+            x = _sylvester_block(T[start:stop, start:stop], T[stop:, stop:], rhs)
+        solved.append(np.concatenate([np.zeros((stop, width), dtype), x], axis=0))
+    return np.concatenate(solved[::-1] if adjoint else solved, axis=1)
+
+
+def _schur_pushforward(call: Any, da: Any) -> tuple:
+    T, Z, blocks, below = call.memo(_schur_state)
+    k = H(Z) @ da @ Z
+    omega = _below_blocks(T, blocks, k, adjoint=False)
+    omega = omega - H(omega)
+    return np.where(below, 0, k - (omega @ T - T @ omega)), Z @ omega
+
+
+def _schur_da(call: Any, dy: Any) -> Any:
+    T, Z, blocks, below = call.memo(_schur_state)
+    dT, dZ = dy
+    k_bar: Any = np.zeros(np.shape(T), np.result_type(T, Z))
+    omega_bar: Any = 0
+    if not isinstance(dZ, AbstractZero):
+        omega_bar = H(Z) @ dZ
+    if not isinstance(dT, AbstractZero):
+        k_bar = np.where(below, 0, dT)
+        omega_bar = omega_bar + H(T) @ k_bar - k_bar @ H(T)
+    if len(blocks) > 1:
+        w_bar = np.where(below, omega_bar - H(omega_bar), 0)
+        k_bar = k_bar + _below_blocks(T, blocks, w_bar, adjoint=True)
+    return Z @ k_bar @ H(Z)
+
+
+define(sla.schur, _schur_da, pushforward=_schur_pushforward, check=_schur_check, refused=(),
+       calls=_through_scipy(sla.schur))

@@ -63,7 +63,7 @@ def _is_float_leaf(value: Any) -> bool:
     if isinstance(value, (float, complex)):
         return True
     dtype = getattr(value, "dtype", None)
-    return dtype is not None and not callable(value) and np.dtype(dtype).kind in "fc"
+    return isinstance(dtype, np.dtype) and dtype.kind in "fc" and not callable(value)
 
 
 class _Parameters:
@@ -77,6 +77,9 @@ class _Parameters:
         self.shapes = [np.shape(value) for _, value in found]
         self.dtypes = [tangent_dtype(np.result_type(value)) for _, value in found]
         self.projectors = [ProjectTo(value) for _, value in found]
+        # What cannot be perturbed gets NoTangent, what can a zero tangent when it is zero.
+        self.none = tuple(ZeroTangent() if any(path[0] == part for path in self.paths)
+                          else NoTangent() for part in (0, 1))
 
     def __bool__(self) -> bool:
         return bool(self.paths)
@@ -99,7 +102,8 @@ class _Parameters:
             values[path] = project(np.reshape(vector[offset:offset + size], shape))
             offset += size
         tangent = tangent_from_paths(self.root, values)
-        return tangent_at(tangent, (0,)), tangent_at(tangent, (1,))
+        return tuple(self.none[part] if isinstance(t := tangent_at(tangent, (part,)),
+                                                   AbstractZero) else t for part in (0, 1))
 
 
 _NOT_GIVEN = object()  # quad's args, when not passed by position
@@ -171,12 +175,12 @@ def _integral_rrule(name: str, config: Any, func: Callable, a: Any, b: Any, args
     def integral_pullback(dy: Any) -> tuple:
         weight = _output_cotangents(dy, y)[0]
         if isinstance(weight, AbstractZero):
-            zeros = (NoTangent(), ZeroTangent(), ZeroTangent(), ZeroTangent())
-            return zeros + (ZeroTangent(),) * args_slot + trailing
+            dfunc, dargs = parameters.none
+            return (NoTangent(), dfunc, ZeroTangent(), ZeroTangent()) + (dargs,) * args_slot \
+                + trailing
         da = ZeroTangent() if infinite_a else project_a(-_inner(func(a, *args), weight))
         db = ZeroTangent() if infinite_b else project_b(_inner(func(b, *args), weight))
-        dfunc: Any = ZeroTangent()
-        dargs: Any = ZeroTangent()
+        dfunc, dargs = parameters.none
         if parameters:
             def vjp(t: float) -> Any:
                 _, pullback = rrule_via_ad(config, func, t, *args)
@@ -189,6 +193,10 @@ def _integral_rrule(name: str, config: Any, func: Callable, a: Any, b: Any, args
         return (NoTangent(), dfunc, da, db) + (dargs,) * args_slot + trailing
 
     return y, integral_pullback
+
+
+def _nonzero_tangent(*tangents: Any) -> bool:
+    return any(not isinstance(unthunk(t), AbstractZero) for t in tangents)
 
 
 def _integral_frule(name: str, config: Any, tangents: tuple, func: Callable, a: Any, b: Any,
@@ -204,12 +212,24 @@ def _integral_frule(name: str, config: Any, tangents: tuple, func: Callable, a: 
         dvalue, nonzero = dvalue + func(b, *args) * db, True
     if not isinstance(da, AbstractZero) and not _is_infinite(a):
         dvalue, nonzero = dvalue - func(a, *args) * da, True
-    arg_tangents = tuple(tangent_at(dargs, (j,)) for j in range(len(args)))
-    if not isinstance(dfunc, AbstractZero) or not all(
-            isinstance(unthunk(t), AbstractZero) for t in arg_tangents):
+    if name == "quad":
+        # J(t) dθ = Re <∇θ f(t), dθ> for the real scalar f: one pullback per point, in
+        # traceable operations (differentiable again, under any config).
+        parameters = _Parameters(func, args)
+        direction = parameters.flatten(dfunc, dargs) if parameters else None
+        if direction is not None and _nonzero_tangent(dfunc, dargs):
+            def jvp(t: float) -> Any:
+                _, pullback = rrule_via_ad(config, func, t, *args)
+                cotangents = pullback(1.0)
+                gradient = parameters.flatten(cotangents[0], tuple(cotangents[2:]))
+                return np.real(np.sum(np.conj(gradient) * direction))
+
+            accuracy = {k: v for k, v in _gradient_options(options).items() if k != "norm"}
+            dvalue, nonzero = dvalue + _integrate.quad(jvp, a, b, **accuracy)[0], True
+    elif not isinstance(dfunc, AbstractZero):  # quad_vec: its args= is a constant
         def jvp(t: float) -> Any:
-            return frule_via_ad(config, (dfunc, ZeroTangent(), *arg_tangents), func, t,
-                                *args)[1]
+            return frule_via_ad(config, (dfunc, ZeroTangent(), *[ZeroTangent()] * len(args)),
+                                func, t, *args)[1]
 
         dvalue, nonzero = dvalue + _integrate.quad_vec(
             jvp, a, b, **_gradient_options(options))[0], True

@@ -9,6 +9,8 @@ Skipped when SciPy is not installed.
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -82,6 +84,9 @@ CASES = [
     # simpson: odd and even sample counts (the Cartwright correction), 2 samples, dx, axis
     *[case(integrate.simpson, _Y6[:n], _X6[:n]) for n in (2, 3, 4, 5, 6)],
     case(integrate.simpson, _Y6, dx=0.4),
+    *([case(integrate.simpson, _Y6, None, 0.4), case(integrate.simpson, _Y5, None, 0.4)]
+      if inspect.signature(integrate.simpson).parameters["dx"].kind
+      is inspect.Parameter.POSITIONAL_OR_KEYWORD else []),  # SciPy < 1.14
     case(integrate.simpson, _Y5, dx=0.4),
     case(integrate.simpson, _M, _XM, axis=1),
     case(integrate.simpson, _M.T, _X5, axis=0),
@@ -260,3 +265,10 @@ def test_quad_over_the_whole_line_against_the_closed_form():
     c = 0.8
     assert abs(cr.grad(integral)(c) + np.sqrt(np.pi) / 2 * c ** -1.5) < 1e-8
     assert abs(cr.grad(cr.grad(integral))(c) - 0.75 * np.sqrt(np.pi) * c ** -2.5) < 1e-6
+
+
+@pytest.mark.skipif("even" not in inspect.signature(integrate.simpson).parameters,
+                    reason="SciPy 1.14 removed simpson's even=")
+def test_simpson_refuses_the_old_even_methods():
+    with pytest.raises(NotImplementedError, match="even='avg'"):
+        cr.grad(lambda y: integrate.simpson(y, even="avg"))(np.ones(4))

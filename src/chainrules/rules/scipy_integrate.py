@@ -17,14 +17,14 @@
 - ``simpson(y, x, dx=, axis=)``: SciPy's composite rule for uneven spacing (with the
   Cartwright correction of the last interval for an even number of samples, the only method
   since SciPy 1.11). The value is ``sum(W(h) * y)`` with weights ``W`` of the spacings ``h``;
-  ``y``'s cotangent is ``W dy``, ``x``'s comes from the closed-form ``∂value/∂h``. ``dx`` is
-  keyword-only in SciPy: a constant.
+  ``y``'s cotangent is ``W dy``, ``x``'s (and ``dx``'s, where SciPy takes it by position)
+  comes from the closed-form ``∂value/∂h``.
 
 Every formula is written in NumPy operations with rules, so each is differentiable again.
 
 >>> import chainrules as cr, scipy.integrate
->>> cr.grad(lambda c: scipy.integrate.quad(lambda t: c * t ** 2, 0.0, 1.0)[0])(2.0)
-0.3333333333333333
+>>> round(cr.grad(lambda c: scipy.integrate.quad(lambda t: c * t ** 2, 0.0, 1.0)[0])(2.0), 12)
+0.333333333333
 """
 
 from __future__ import annotations
@@ -392,7 +392,7 @@ def _simpson_parts(call: Call) -> tuple:
     y = np.moveaxis(y, axis, -1)
     x = call["x"]
     if x is None:
-        return axis, n, y, None, np.full(max(n - 1, 0), float(call["dx"]))
+        return axis, n, y, None, call["dx"] * np.ones(max(n - 1, 0))
     x = np.asarray(x) if np.ndim(x) == 1 else np.moveaxis(np.asarray(x), axis, -1)
     return axis, n, y, x, np.diff(x, axis=-1)
 
@@ -421,6 +421,20 @@ def _simpson_x(call: Call, dy: Any) -> Any:
     return np.moveaxis(unbroadcast(by_x, np.shape(x)), -1, axis)
 
 
+def _simpson_dx(call: Call, dy: Any) -> Any:
+    axis, n, y, x, h = call.memo(_simpson_parts)
+    if x is not None:  # dx is ignored
+        return np.zeros(np.shape(call["dx"]))
+    return np.sum(np.conj(np.sum(_simpson_slopes(h, y, n), axis=-1)) * dy)
+
+
+def _simpson_forward_dx(call: Call, ddx: Any) -> Any:
+    axis, n, y, x, h = call.memo(_simpson_parts)
+    if x is not None:
+        return np.zeros(np.shape(call.y))
+    return np.sum(_simpson_slopes(h, y, n), axis=-1) * ddx
+
+
 def _simpson_forward_y(call: Call, dy_in: Any) -> Any:
     axis, n, _, _, h = call.memo(_simpson_parts)
     return np.sum(_simpson_weights(h, n) * np.moveaxis(dy_in, axis, -1), axis=-1)
@@ -432,6 +446,8 @@ def _simpson_forward_x(call: Call, dx_in: Any) -> Any:
     return np.sum(_simpson_slopes(h, y, n) * np.diff(dx_in, axis=-1), axis=-1)
 
 
-define(_integrate.simpson, _simpson_y, _simpson_x, check=_simpson_check,
-       pushforward=per_argument(_simpson_forward_y, _simpson_forward_x),
+# dx is keyword-only since SciPy 1.14 (traced values there are refused by the engine); by
+# position before.
+define(_integrate.simpson, _simpson_y, _simpson_x, _simpson_dx, check=_simpson_check,
+       pushforward=per_argument(_simpson_forward_y, _simpson_forward_x, _simpson_forward_dx),
        calls=_through_module("simpson"))

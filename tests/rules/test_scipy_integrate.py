@@ -63,6 +63,9 @@ CASES = [
     case(integrate.quad, damped, 0.2, 1.5, (0.7, 2.0)),
     case(integrate.quad, damped, 1.5, 0.2, (0.7, 2.0)),
     case(integrate.quad, np.sin, 0.3, 2.0),
+    case(integrate.quad, gaussian, 0.1, 0.9, 1.4),                  # args=(1.4,), as quad reads it
+    case(integrate.quad, lambda t, v: np.sum(v * t ** np.arange(3)), 0.0, 1.0,
+         np.array([0.5, -1.0, 2.0]), id="quad-array-args"),
     case(integrate.quad, _polynomial, 0.0, 1.0),
     # (infinite limits: below, through the engine; finite differences cannot step them)
     # quad_vec: vector outputs, a closure

@@ -162,6 +162,7 @@ def _integral_rrule(name: str, config: Any, func: Callable, a: Any, b: Any, args
                     rest: tuple, options: dict) -> tuple:
     options = _options(name, rest, options)
     args_slot = name == "quad" and args is not _NOT_GIVEN  # passed by position: a cotangent
+    single = args_slot and not isinstance(args, tuple)  # quad(f, a, b, c) means args=(c,)
     args = () if args is _NOT_GIVEN else _args_tuple(args)
     y = _integral(name, func, a, b, args, options)
     # quad_vec's args= is keyword-only: a constant (traced values there are refused).
@@ -190,6 +191,8 @@ def _integral_rrule(name: str, config: Any, func: Callable, a: Any, b: Any, args
 
             total = _integrate.quad_vec(vjp, a, b, **accuracy)[0]
             dfunc, dargs = parameters.unflatten(total)
+            if single and not isinstance(dargs, AbstractZero):
+                dargs = tangent_at(dargs, (0,))
         return (NoTangent(), dfunc, da, db) + (dargs,) * args_slot + trailing
 
     return y, integral_pullback
@@ -202,9 +205,11 @@ def _nonzero_tangent(*tangents: Any) -> bool:
 def _integral_frule(name: str, config: Any, tangents: tuple, func: Callable, a: Any, b: Any,
                     args: Any, rest: tuple, options: dict) -> tuple:
     options = _options(name, rest, options)
-    args = () if args is _NOT_GIVEN else _args_tuple(args)
     given = [unthunk(t) for t in tangents[1:5 if name == "quad" else 4]]
     dfunc, da, db, dargs = given + [ZeroTangent()] * (4 - len(given))
+    if args is not _NOT_GIVEN and not isinstance(args, tuple):  # quad(f, a, b, c): args=(c,)
+        dargs = dargs if isinstance(dargs, AbstractZero) else (dargs,)
+    args = () if args is _NOT_GIVEN else _args_tuple(args)
     y = _integral(name, func, a, b, args, options)
     dvalue: Any = 0.0
     nonzero = False

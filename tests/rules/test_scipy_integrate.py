@@ -57,6 +57,7 @@ def _vector(t):  # a vector integrand over a closure, for quad_vec
 
 _Y5, _X5, _Y6, _X6 = normal(5), grid(5), normal(6), grid(6)
 _M, _XM = normal(3, 5), grid(3, 5)
+_YC = normal(6) + 1j * normal(6)
 
 CASES = [
     # quad: limits, args, a closure, an infinite limit, reversed limits
@@ -95,6 +96,9 @@ CASES = [
     case(integrate.simpson, _M.T, _X5, axis=0),
     case(integrate.simpson, normal(3, 4), grid(3, 4), axis=-1),
     case(integrate.simpson, _M.astype(F32), _X5.astype(F32), rtol=1e-2, atol=1e-2),
+    # complex samples at real points
+    *[case(f, _YC[:n], _X6[:n]) for f in (integrate.trapezoid, integrate.cumulative_trapezoid,
+                                          integrate.simpson) for n in (5, 6)],
 ]
 
 

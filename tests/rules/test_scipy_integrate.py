@@ -308,3 +308,23 @@ def test_quad_over_the_whole_line_against_the_closed_form():
 def test_simpson_refuses_the_old_even_methods():
     with pytest.raises(NotImplementedError, match="even='avg'"):
         cr.grad(lambda y: integrate.simpson(y, even="avg"))(np.ones(4))
+
+
+def test_quad_with_breakpoints_passes_them_to_the_gradient_integrals():
+    # ∫_0^3 c |t - 1| dt = 2.5 c, with the kink given as a breakpoint
+    def integral(c):
+        return integrate.quad(lambda t: c * np.abs(t - 1.0), 0.0, 3.0, points=[1.0])[0]
+
+    assert abs(cr.grad(integral)(0.4) - 2.5) < 1e-10
+
+
+def test_quad_vec_args_are_constants_and_traced_ones_are_refused_loudly():
+    def integral(c):
+        return integrate.quad_vec(lambda t, c: c * t, 0.0, 1.0, args=(c,))[0]
+
+    with pytest.raises(cr.TracingError,
+                       match="keyword argument args= holds a traced value"):
+        cr.grad(integral)(2.0)
+    # through a closure instead: d/dc ∫_0^1 c t dt = 1/2
+    assert abs(cr.grad(lambda c: integrate.quad_vec(lambda t: c * t, 0.0, 1.0)[0])(2.0)
+               - 0.5) < 1e-10

@@ -367,7 +367,7 @@ def _simpson_weights(h: Any, n: int) -> Any:
 def _simpson_slopes(h: Any, y: Any, n: int) -> Any:
     """``G`` (..., n - 1): the value's derivative in each spacing."""
     if n == 2:
-        return (y[..., :1] + y[..., 1:]) / 2 + 0 * h
+        return (y[..., :1] + y[..., 1:]) / 2
     count = n if n % 2 else n - 1
     h0, h1, y0, y1, y2 = _pairs(h, y, count)
     s = h0 + h1

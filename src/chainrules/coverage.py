@@ -129,6 +129,8 @@ CATEGORIES: dict[str, list[str]] = {
         "chainrules.rules.scipy_stats_multivariate.dirichlet_pdf",
         "chainrules.rules.scipy_stats_multivariate.multinomial_logpmf",
         "chainrules.rules.scipy_stats_multivariate.multinomial_pmf",
+        "scipy.integrate.quad", "scipy.integrate.quad_vec", "scipy.integrate.trapezoid",
+        "scipy.integrate.cumulative_trapezoid", "scipy.integrate.simpson",
     ],
 }
 

@@ -400,7 +400,9 @@ ROUTED = [("numpy", "apply_along_axis"), ("numpy", "piecewise"),
                                                 "lu_factor", "lu", "solve_sylvester",
                                                 "sqrtm", "logm", "solve_banded",
                                                 "schur")],
-          *[("scipy.optimize", name) for name in ("root", "fsolve", "minimize")]]
+          *[("scipy.optimize", name) for name in ("root", "fsolve", "minimize")],
+          *[("scipy.integrate", name) for name in ("quad", "quad_vec", "trapezoid",
+                                                   "cumulative_trapezoid", "simpson")]]
 
 # Methods of classes whose instances hold the parameters (``scipy.stats`` distributions, plain
 # and frozen): (module, class, method, redirect). While a trace is active the method is

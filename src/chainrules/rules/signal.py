@@ -224,15 +224,18 @@ def _padded(value: Any, axis: int, before: int, after: int) -> Any:
     return np.pad(value, widths)
 
 
-def _trapezoid_y(call: Call, dy: Any) -> Any:
+def _y_from_intervals(call: Call, per_interval: Any) -> Any:
+    """``y``'s cotangent from the cotangents of the intervals' areas ``spacing * average``
+    (shared with ``scipy.integrate.cumulative_trapezoid``)."""
     axis, spacing, averages = call.memo(_trapezoid_parts)
-    half = np.broadcast_to(np.conj(spacing) * np.expand_dims(dy, axis) / 2, np.shape(averages))
+    half = np.broadcast_to(np.conj(spacing) * per_interval / 2, np.shape(averages))
     return _padded(half, axis, 1, 0) + _padded(half, axis, 0, 1)
 
 
-def _trapezoid_x(call: Call, dy: Any) -> Any:
+def _x_from_intervals(call: Call, per_interval: Any) -> Any:
+    """``x``'s cotangent from the cotangents of the intervals' areas."""
     axis, _, averages = call.memo(_trapezoid_parts)
-    by_spacing = np.conj(averages) * np.expand_dims(dy, axis)
+    by_spacing = np.conj(averages) * per_interval
     x = call["x"]
     if np.ndim(x) == 1:
         by_spacing = np.sum(by_spacing, axis=tuple(i for i in range(np.ndim(by_spacing))
@@ -245,11 +248,29 @@ def _trapezoid_x(call: Call, dy: Any) -> Any:
     return _padded(by_spacing, axis, 1, 0) - _padded(by_spacing, axis, 0, 1)
 
 
-def _trapezoid_dx(call: Call, dy: Any) -> Any:
-    axis, _, averages = call.memo(_trapezoid_parts)
+def _dx_from_intervals(call: Call, per_interval: Any) -> Any:
+    """``dx``'s cotangent from the cotangents of the intervals' areas."""
     if call["x"] is not None:  # dx is ignored
         return np.zeros(np.shape(call.args[2]))
-    return np.sum(np.conj(np.sum(averages, axis=axis)) * dy)
+    averages = call.memo(_trapezoid_parts)[2]
+    return np.sum(np.conj(averages) * per_interval)
+
+
+def _per_interval(call: Call, dy: Any) -> Any:
+    """The cotangent of each interval's area: ``dy`` along the integration axis."""
+    return np.expand_dims(dy, call.memo(_trapezoid_parts)[0])
+
+
+def _trapezoid_y(call: Call, dy: Any) -> Any:
+    return _y_from_intervals(call, _per_interval(call, dy))
+
+
+def _trapezoid_x(call: Call, dy: Any) -> Any:
+    return _x_from_intervals(call, _per_interval(call, dy))
+
+
+def _trapezoid_dx(call: Call, dy: Any) -> Any:
+    return _dx_from_intervals(call, _per_interval(call, dy))
 
 
 # Bilinear in y and the spacing (x or dx): the default pushforward is exact.

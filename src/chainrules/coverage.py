@@ -121,6 +121,7 @@ CATEGORIES: dict[str, list[str]] = {
         "scipy.linalg.cho_factor", "scipy.linalg.lu_factor", "scipy.linalg.lu",
         "scipy.linalg.solve_sylvester", "scipy.linalg.sqrtm", "scipy.linalg.logm",
         "scipy.linalg.solve_banded",
+        "scipy.integrate.odeint", "scipy.integrate.solve_ivp",
     ],
 }
 

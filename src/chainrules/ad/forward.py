@@ -194,6 +194,12 @@ def _wrap(trace: ForwardTrace, y: Any, dy: Any) -> Any:
             else:
                 elements.append(element)
         return type(y)(*elements) if names else type(y)(elements)
+    if isinstance(y, dict):  # a result object (SciPy's OdeResult): its float values traced
+        out = type(y)(y)
+        for key, value in y.items():
+            if _is_differentiable(value):
+                out[key] = Traced(value, trace, _tangent_of(value, tangent_at(dy, (key,))))
+        return out
     return y  # integer, boolean or other non-differentiable output
 
 

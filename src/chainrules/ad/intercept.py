@@ -246,7 +246,8 @@ ROUTED = [("numpy", "apply_along_axis"), ("numpy", "piecewise"),
           *[("scipy.linalg", name) for name in ("solve", "inv", "det", "cholesky", "eigh",
                                                 "block_diag", "lu_solve", "cho_factor",
                                                 "lu_factor", "lu", "solve_sylvester",
-                                                "sqrtm", "logm", "solve_banded")]]
+                                                "sqrtm", "logm", "solve_banded")],
+          ("scipy.integrate", "odeint"), ("scipy.integrate", "solve_ivp")]
 _replaced: list = []
 
 # Methods of classes whose instances hold the parameters (``scipy.stats`` distributions, plain

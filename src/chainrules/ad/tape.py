@@ -483,6 +483,17 @@ def _wrap_output(tape: Tape, y: Any, pullback: Any, parents: tuple, function: An
         if names:
             return type(y)(*elements)
         return type(y)(elements)
+    if isinstance(y, dict):  # a result object (SciPy's OdeResult): its float values traced
+        whole = len(records)
+        records.append((pullback, function, _NO_META) + parents)
+        out = type(y)(y)
+        for key, value in y.items():
+            if _is_differentiable(value):
+                node = len(records)
+                records.append((_ElementPullback(type(y), key), function,
+                                _meta(_shape(value), _dtype(value), type(value)), whole))
+                out[key] = Traced(value, tape, node)
+        return out
     return y  # integer, boolean or other non-differentiable output
 
 

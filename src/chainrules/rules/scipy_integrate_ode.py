@@ -79,6 +79,11 @@ def _dense(cotangent: Any, shape: tuple, dtype: Any) -> np.ndarray:
     return np.reshape(dense, shape)
 
 
+def _in_output_space(cotangent: np.ndarray, output: np.ndarray) -> np.ndarray:
+    """A complex cotangent of a real output: its real part (the output's tangent space)."""
+    return np.real(cotangent) if output.dtype.kind == "f" else cotangent
+
+
 def _dtype_of(value: Any) -> Any:
     return getattr(value, "dtype", None) or np.asarray(value).dtype
 
@@ -160,7 +165,8 @@ class _RightHandSide:
             value = np.reshape(flat[start:start + size], np.shape(leaf))
             parts[path[0]][path[1:]] = ProjectTo(leaf)(value if np.ndim(leaf) else value[()])
             start += size
-        function_tangent = tangent_from_paths(func, parts[0])
+        function_tangent = tangent_from_paths(func, parts[0]) if any(
+            path[0] == 0 for path in self.paths) else NoTangent()  # nothing to perturb
         if isinstance(args, tuple):
             args_tangent = tangent_from_paths(args, parts[1])
         else:  # a single argument, not in a tuple
@@ -267,7 +273,7 @@ def _odeint_rule(config: RuleConfig, func: Callable, y0: Any, t: Any, *rest: Any
         dY = unthunk(dY)
         if isinstance(dY, AbstractZero):
             return (NoTangent(),) * (4 + len(rest))
-        G = _dense(dY, Y.shape, Y.dtype)
+        G = _in_output_space(_dense(dY, Y.shape, Y.dtype), Y)
         dy0, dp, dtimes, dt0 = _adjoint(rhs, segment, times[0], Y[0], times, Y, G)
         dtimes[0] += dt0
         function_tangent, args_tangent = rhs.tangents(dp, func, args)
@@ -374,7 +380,7 @@ def _solve_ivp_rule(config: RuleConfig, fun: Callable, t_span: Any, y0: Any, *re
         if not sol.success:
             raise RuntimeError(f"scipy.integrate.solve_ivp failed ({sol.message}); its "
                                f"solution has no gradient.")
-        G = _dense(tangent_at(dsol, ("y",)), sol.y.shape, Y.dtype).T
+        G = _in_output_space(_dense(tangent_at(dsol, ("y",)), sol.y.shape, Y.dtype), Y).T
         dT = np.real(_dense(tangent_at(dsol, ("t",)), times.shape, float))
         dy0, dp, dtimes, dt0 = _adjoint(rhs, segment, t0, Y[0] if times[0] == t0 else
                                         np.ravel(np.asarray(y0)), times, Y, G)

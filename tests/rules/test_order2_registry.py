@@ -170,6 +170,7 @@ def test_the_coverage_report_prints_first_order_only_rules_with_their_reasons(ca
         return x
 
     first_order_only(kernel_op, "its pullback calls a compiled kernel in place")
+    declared = len(FIRST_ORDER_ONLY)
     try:
         assert main([]) == 0
     finally:
@@ -177,7 +178,7 @@ def test_the_coverage_report_prints_first_order_only_rules_with_their_reasons(ca
     out = capsys.readouterr().out
     line = next(line for line in out.splitlines() if "kernel_op" in line)
     assert "first-order only: its pullback calls a compiled kernel in place" in line
-    assert "first-order only: 1" in out
+    assert f"first-order only: {declared}" in out
 
 
 def test_sinc_has_its_second_derivative_at_zero():

@@ -196,6 +196,13 @@ def _wrap(trace: BatchedForwardTrace, y: Any, dy: Any) -> Any:
             else:
                 elements.append(element)
         return type(y)(*elements) if names else type(y)(elements)
+    if isinstance(y, dict):  # a result object (SciPy's OdeResult): its float values traced
+        out = type(y)(y)
+        for key, value in y.items():
+            if _is_differentiable(value):
+                part = dy.get(key) if isinstance(dy, dict) else None
+                out[key] = Traced(value, trace, _fit(trace, value, part))
+        return out
     return y
 
 
@@ -262,6 +269,10 @@ def _one_direction_at_a_time(trace: BatchedForwardTrace, function: Any, primals:
                                     for d in directions])
                    if _is_differentiable(element) else None
                    for position, element in enumerate(y)]
+    if isinstance(y, dict):
+        return y, {key: _stack(value, [_tangent_of(value, _part(d, key, 0))
+                                       for d in directions])
+                   for key, value in y.items() if _is_differentiable(value)}
     return y, None
 
 

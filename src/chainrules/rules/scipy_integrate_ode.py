@@ -21,8 +21,11 @@ Forward mode solves the tangent ODE ``s' = df/dy s + df/dp dp`` jointly with the
 steps, which are treated as fixed times except for the two ends, which are ``t_span``.
 ``dense_output=True``, ``events`` and odeint's ``full_output`` are refused by name.
 
-Higher orders: the pullbacks call SciPy's solvers on plain arrays, so they are first order
-only (declared below).
+Higher orders: the rules call the solvers through ``scipy.integrate`` (where a trace puts its
+routing wrappers) and build their results without writes, so inside an outer trace every solve
+they make (the primal one, each adjoint piece, the tangent solve) is recorded there as a call
+of the routed solver on a closure: ``grad`` of ``grad``, ``hessian`` and ``jvp`` of ``grad``
+work, each level solving its own adjoint or tangent ODE.
 
 >>> import numpy as np, scipy.integrate
 >>> import chainrules as cr
@@ -36,6 +39,7 @@ True
 from __future__ import annotations
 
 import inspect
+import warnings
 from typing import Any, Callable
 
 import numpy as np
@@ -44,10 +48,11 @@ import scipy.integrate as sint
 from ..core.accumulate import accumulate
 from ..core.config import RuleConfig, frule_via_ad, rrule_via_ad
 from ..core.projection import ProjectTo
-from ..core.registry import first_order_only, frule, rrule
+from ..core.registry import frule, rrule
 from ..core.structure import leaves, tangent_at, tangent_from_paths
 from ..core.tangents import AbstractZero, NoTangent, Tangent, ZeroTangent
 from ..core.thunks import unthunk
+from .indexing import _is_traced_array
 
 __all__: list[str] = []
 
@@ -63,7 +68,16 @@ def _is_parameter(value: Any) -> bool:
         return False
     if isinstance(value, (float, complex)):
         return True
-    return isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind in "fc"
+    return (isinstance(value, (np.ndarray, np.generic)) or _is_traced_array(value)) and \
+        value.dtype.kind in "fc"
+
+
+def _computed(value: Any) -> Any:
+    """``value * 1.0`` (exact): an array that the right-hand side creates while a trace is
+    active may be an engine's traced constant, which arithmetic turns into a plain array
+    (joined with others by np.concatenate, it would be recorded); values that depend on the
+    outer trace's inputs (order 2) stay traced."""
+    return value * 1.0
 
 
 def _dense(cotangent: Any, shape: tuple, dtype: Any) -> np.ndarray:
@@ -91,6 +105,10 @@ def _dtype_of(value: Any) -> Any:
 def _flat(value: Any, like: Any, dtype: Any) -> np.ndarray:
     """The tangent ``value`` of a right-hand side's output ``like`` (an array or a list of
     numbers or arrays) as one flat array."""
+    value = unthunk(value)
+    if isinstance(like, (list, tuple)) and not isinstance(value, (list, tuple, Tangent,
+                                                                  AbstractZero)):
+        return np.ravel(_dense(value, np.shape(value), dtype))  # stacked (a pushforward's)
     if isinstance(like, (list, tuple)):
         parts = [_flat(tangent_at(value, (i,)), part, dtype) for i, part in enumerate(like)]
         return np.concatenate(parts) if parts else np.zeros(0, dtype)
@@ -131,7 +149,7 @@ class _RightHandSide:
         return (t, y) if self.tfirst else (y, t)
 
     def value(self, y: np.ndarray, t: float) -> np.ndarray:
-        return np.ravel(np.asarray(self.func(*self._arguments(y, t), *self.args)))
+        return _computed(np.ravel(np.asarray(self.func(*self._arguments(y, t), *self.args))))
 
     def vjp(self, y: np.ndarray, t: float, a: np.ndarray) -> tuple:
         """``(f(y, t), a^H df/dy, a^H df/dp)``, flat."""
@@ -139,22 +157,28 @@ class _RightHandSide:
                                        *self.args)
         cotangents = pullback(_shaped_like(a, value))
         dy = _dense(cotangents[2 if self.tfirst else 1], np.shape(y), a.dtype)
-        structure = (cotangents[0], tuple(cotangents[3:]))
-        dp = [np.ravel(_dense(tangent_at(structure, path), np.shape(leaf), self.dtype))
-              for path, leaf in zip(self.paths, self.values)]
-        return (_flat(value, value, a.dtype), np.ravel(dy),
-                np.concatenate(dp) if dp else np.zeros(0, self.dtype))
+        return (_computed(_flat(value, value, a.dtype)), np.ravel(dy),
+                self.flat_tangent(cotangents[0], cotangents[3:]))
 
-    def jvp(self, y: np.ndarray, t: float, s: np.ndarray, function_tangent: Any,
-            arg_tangents: list) -> np.ndarray:
-        """``df/dy s + df/dp dp``, flat."""
+    def jvp(self, y: np.ndarray, t: float, s: np.ndarray, dp: np.ndarray) -> np.ndarray:
+        """``df/dy s + df/dp dp``, flat (``dp`` flat, as `flat_tangent` makes it: captured as
+        an array, an outer trace finds it at order 2)."""
         s_in = s[:, None] if self.vectorized else s
         y_in = y[:, None] if self.vectorized else y
         tangents = (ZeroTangent(), s_in) if self.tfirst else (s_in, ZeroTangent())
+        function_tangent, args_tangent = self.tangents(dp, self.func, self.args)
+        arg_tangents = [tangent_at(args_tangent, (i,)) for i in range(len(self.args))]
         value, tangent = frule_via_ad(self.config, (function_tangent, *tangents,
                                                     *arg_tangents), self.func,
                                       *((t, y_in) if self.tfirst else (y_in, t)), *self.args)
         return _flat(tangent, value, np.result_type(s.dtype, self.dtype))
+
+    def flat_tangent(self, function_tangent: Any, arg_tangents: list) -> np.ndarray:
+        """The tangents of the function and of ``args`` as one flat parameter vector."""
+        structure = (function_tangent, tuple(arg_tangents))
+        parts = [np.ravel(_dense(tangent_at(structure, path), np.shape(leaf), self.dtype))
+                 for path, leaf in zip(self.paths, self.values)]
+        return np.concatenate(parts) if parts else np.zeros(0, self.dtype)
 
     def tangents(self, flat: np.ndarray, func: Any, args: Any) -> tuple:
         """The function's tangent and the ``args`` tangent, from a flat parameter gradient:
@@ -198,7 +222,7 @@ def _adjoint(rhs: _RightHandSide, segment: Callable, t0: float, y0: np.ndarray,
     dtype = np.result_type(Y.dtype, G.dtype, rhs.dtype)
     a = np.zeros(n, dtype)
     g = np.zeros(rhs.size, dtype)
-    dtimes = np.zeros(len(times))
+    dtimes: list = [0.0] * len(times)  # a list, stacked at the end: no writes (order 2)
 
     def augmented(state: np.ndarray, t: float) -> np.ndarray:
         value, dy, dp = rhs.vjp(state[:n], t, state[n:2 * n])
@@ -214,7 +238,8 @@ def _adjoint(rhs: _RightHandSide, segment: Callable, t0: float, y0: np.ndarray,
                             end)
             a, g = state[n:2 * n], state[2 * n:]
     dt0 = -np.real(np.vdot(a, rhs.value(y0, t0))) if a.any() else 0.0
-    return a, g, dtimes, dt0
+    return a, g, np.stack([np.asarray(d, float) if isinstance(d, float) else d
+                           for d in dtimes]), dt0
 
 
 def _project(x: Any, value: Any) -> Any:
@@ -249,20 +274,28 @@ def _odeint_segment(options: dict, n: int, extra: int) -> Callable:
     keep["atol"] = _augmented_atol(options["atol"], n, extra)
 
     def segment(rhs: Callable, state: np.ndarray, start: float, end: float) -> np.ndarray:
-        out, info = sint.odeint(rhs, state, [start, end], full_output=True, **keep)
-        if info["message"] != "Integration successful.":
-            raise RuntimeError(f"scipy.integrate.odeint: the adjoint solve from t={start} to "
-                               f"t={end} failed: {info['message']}")
-        return out[-1]
+        return _odeint_solve(rhs, state, [start, end], keep, "adjoint")[-1]
 
     return segment
+
+
+def _odeint_solve(rhs: Callable, state: Any, times: Any, keep: dict, what: str) -> Any:
+    """``odeint(rhs, state, times, **keep)`` through the module (inside an outer trace, at
+    order 2, the routed odeint records it there), its failure warning raised as an error."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sint.ODEintWarning)
+        try:
+            return sint.odeint(rhs, state, times, **keep)
+        except sint.ODEintWarning as failure:
+            raise RuntimeError(f"scipy.integrate.odeint: the {what} solve failed: "
+                               f"{failure}") from None
 
 
 @rrule.register(odeint, config=True)
 def _odeint_rule(config: RuleConfig, func: Callable, y0: Any, t: Any, *rest: Any,
                  **kwargs: Any):
     options = _odeint_call(func, y0, t, rest, kwargs)
-    Y = odeint(func, y0, t, *rest, **kwargs)
+    Y = sint.odeint(func, y0, t, *rest, **kwargs)
     args = options["args"]
     rhs = _RightHandSide(config, func, _args_tuple(args), options["tfirst"],
                          differentiate_args=bool(rest))
@@ -275,7 +308,7 @@ def _odeint_rule(config: RuleConfig, func: Callable, y0: Any, t: Any, *rest: Any
             return (NoTangent(),) * (4 + len(rest))
         G = _in_output_space(_dense(dY, Y.shape, Y.dtype), Y)
         dy0, dp, dtimes, dt0 = _adjoint(rhs, segment, times[0], Y[0], times, Y, G)
-        dtimes[0] += dt0
+        dtimes = dtimes + np.concatenate([[1.0], np.zeros(len(dtimes) - 1)]) * dt0
         function_tangent, args_tangent = rhs.tangents(dp, func, args)
         rest_cotangents = [args_tangent] + [NoTangent()] * (len(rest) - 1) if rest else []
         return (NoTangent(), function_tangent, _project(y0, dy0), _project(t, dtimes),
@@ -288,7 +321,7 @@ def _odeint_rule(config: RuleConfig, func: Callable, y0: Any, t: Any, *rest: Any
 def _odeint_frule(config: RuleConfig, tangents: tuple, func: Callable, y0: Any, t: Any,
                   *rest: Any, **kwargs: Any):
     options = _odeint_call(func, y0, t, rest, kwargs)
-    Y = odeint(func, y0, t, *rest, **kwargs)
+    Y = sint.odeint(func, y0, t, *rest, **kwargs)
     given = [unthunk(d) for d in tangents[1:]] + [ZeroTangent()] * (4 + len(rest))
     function_tangent, dy0, dt = given[0], given[1], given[2]
     args = _args_tuple(options["args"])
@@ -298,6 +331,7 @@ def _odeint_frule(config: RuleConfig, tangents: tuple, func: Callable, y0: Any, 
     else:
         arg_tangents = [args_tangent]
     rhs = _RightHandSide(config, func, args, options["tfirst"])
+    dp = rhs.flat_tangent(function_tangent, arg_tangents)
     times = np.asarray(t, float)
     n = Y.shape[1]
     dy0 = np.ravel(_dense(dy0, np.shape(y0), Y.dtype))
@@ -306,17 +340,13 @@ def _odeint_frule(config: RuleConfig, tangents: tuple, func: Callable, y0: Any, 
     def joint(state: np.ndarray, time: float) -> np.ndarray:
         y, s = state[:n], state[n:]
         return np.concatenate([rhs.value(y, time),
-                               rhs.jvp(y, time, s, function_tangent, arg_tangents)])
+                               rhs.jvp(y, time, s, dp)])
 
     s0 = dy0 - rhs.value(Y[0], times[0]) * dtimes[0]
     keep = {k: options[k] for k in ("rtol", "hmax", "hmin", "mxstep", "mxordn", "mxords")}
     keep["atol"] = options["atol"] if np.ndim(options["atol"]) == 0 else \
         np.tile(np.ravel(options["atol"]), 2)
-    out, info = sint.odeint(joint, np.concatenate([Y[0], s0]), times, full_output=True,
-                            **keep)
-    if info["message"] != "Integration successful.":
-        raise RuntimeError(f"scipy.integrate.odeint: the tangent solve failed: "
-                           f"{info['message']}")
+    out = _odeint_solve(joint, np.concatenate([Y[0], s0]), times, keep, "tangent")
     dY = out[:, n:] + np.stack([rhs.value(Y[k], times[k]) * dtimes[k]
                                 for k in range(len(times))])
     return Y, ProjectTo(Y)(dY)
@@ -359,13 +389,13 @@ def _ivp_solve(rhs: Callable, t_span: tuple, state: np.ndarray, call: dict, atol
 def _solve_ivp_rule(config: RuleConfig, fun: Callable, t_span: Any, y0: Any, *rest: Any,
                     **kwargs: Any):
     call = _ivp_call(fun, t_span, y0, rest, kwargs)
-    sol = solve_ivp(fun, t_span, y0, *rest, **kwargs)
+    sol = sint.solve_ivp(fun, t_span, y0, *rest, **kwargs)
     args = call["args"]
     rhs = _RightHandSide(config, fun, _args_tuple(args), True, call["vectorized"],
                          differentiate_args=len(rest) > 5)
     Y = sol.y.T
     times = np.asarray(sol.t, float)
-    t0 = float(np.asarray(t_span, float)[0])
+    t0 = np.asarray(t_span)[0]
     atol = _augmented_atol(call["options"].get("atol"), Y.shape[1], rhs.size)
     given_times = call["t_eval"] is not None
 
@@ -406,23 +436,24 @@ def _solve_ivp_rule(config: RuleConfig, fun: Callable, t_span: Any, y0: Any, *re
 def _solve_ivp_frule(config: RuleConfig, tangents: tuple, fun: Callable, t_span: Any, y0: Any,
                      *rest: Any, **kwargs: Any):
     call = _ivp_call(fun, t_span, y0, rest, kwargs)
-    sol = solve_ivp(fun, t_span, y0, *rest, **kwargs)
+    sol = sint.solve_ivp(fun, t_span, y0, *rest, **kwargs)
     given = [unthunk(d) for d in tangents[1:]] + [ZeroTangent()] * (9 + len(rest))
     function_tangent, d_span, dy0 = given[0], given[1], given[2]
     d_t_eval, args_tangent = given[4], given[8]
     args = _args_tuple(call["args"])
     arg_tangents = [tangent_at(args_tangent, (i,)) for i in range(len(args))]
     rhs = _RightHandSide(config, fun, args, True, call["vectorized"])
+    dp = rhs.flat_tangent(function_tangent, arg_tangents)
     Y = sol.y.T
     n = Y.shape[1]
     times = np.asarray(sol.t, float)
-    t0 = float(np.asarray(t_span, float)[0])
+    t0 = np.asarray(t_span)[0]
     span = np.real(_flat(d_span, list(np.asarray(t_span, float)), float)) \
         if isinstance(t_span, (list, tuple)) else np.ravel(_dense(d_span, (2,), float))
     if call["t_eval"] is not None:
         dtimes = np.ravel(_dense(d_t_eval, np.shape(call["t_eval"]), float))
     else:  # the solver's steps: fixed, but for the ends, which are t_span
-        dtimes = np.zeros(len(times))
+        dtimes: list = [0.0] * len(times)  # a list, stacked at the end: no writes (order 2)
         dtimes[0], dtimes[-1] = span[0], span[1]
     y_start = np.ravel(np.asarray(y0))
     s0 = np.ravel(_dense(dy0, np.shape(y0), Y.dtype)) - rhs.value(y_start, t0) * span[0]
@@ -430,7 +461,7 @@ def _solve_ivp_frule(config: RuleConfig, tangents: tuple, fun: Callable, t_span:
     def joint(state: np.ndarray, time: float) -> np.ndarray:
         y, s = state[:n], state[n:]
         return np.concatenate([rhs.value(y, time),
-                               rhs.jvp(y, time, s, function_tangent, arg_tangents)])
+                               rhs.jvp(y, time, s, dp)])
 
     atol = call["options"].get("atol")
     atol = atol if atol is None or np.ndim(atol) == 0 else np.tile(np.ravel(atol), 2)
@@ -443,9 +474,3 @@ def _solve_ivp_frule(config: RuleConfig, tangents: tuple, fun: Callable, t_span:
     if call["t_eval"] is not None:
         fields["t"] = dtimes
     return sol, Tangent(type(sol), fields)
-
-
-_HIGHER = ("the adjoint and tangent solves call SciPy's compiled solvers on plain arrays; "
-           "differentiate through a hand-written integrator for second derivatives")
-first_order_only(odeint, _HIGHER)
-first_order_only(solve_ivp, _HIGHER)

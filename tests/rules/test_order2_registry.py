@@ -15,6 +15,7 @@ swept.
 
 from __future__ import annotations
 
+import importlib
 import json
 import subprocess
 import sys
@@ -27,9 +28,9 @@ import pytest
 import chainrules  # noqa: F401  (registers the rules)
 from chainrules.core.config import _name
 from chainrules.core.registry import FIRST_ORDER_ONLY, NON_DIFFERENTIABLE, frule, rrule
-from chainrules.testing import (RuleCase, first_order_only,
+from chainrules.testing import (RuleCase, first_order_only, perturbable_leaves,
                                 test_frule_order2, test_rrule_order2)
-from tests.rules.all_cases import cases_by_function
+from tests.numpy_features import running
 
 RULE_TESTS = Path(__file__).resolve().parent
 _TRIED = 6  # cases tried per function before it counts as failing
@@ -62,6 +63,31 @@ def _registered_by_chainrules() -> list:
     return [here[name] for name in sorted(names)]
 
 
+def _double_precision(c: RuleCase) -> bool:
+    return all(np.result_type(leaf.value) in (np.float64, np.complex128)
+               for leaf in perturbable_leaves(c.args))
+
+
+def _cost(c: RuleCase) -> tuple:
+    return (sum(np.size(leaf.value) for leaf in perturbable_leaves(c.args)),
+            not _double_precision(c), c.id)
+
+
+def _cases_by_function() -> dict:
+    found: dict = {}
+    for path in sorted(RULE_TESTS.glob("test_*.py")):
+        if path.stem in ("test_coverage", Path(__file__).stem):
+            continue
+        module = importlib.import_module(f"tests.rules.{path.stem}")
+        for c in running(getattr(module, "CASES", ())):
+            if c.options.get("non_differentiable") or not any(
+                    np.result_type(leaf.value).kind in "fc"
+                    for leaf in perturbable_leaves(c.args)):
+                continue
+            found.setdefault(c.function, []).append(c)
+    return {f: sorted(cases, key=_cost) for f, cases in found.items()}
+
+
 def order2_failures(f: Callable, cases: list[RuleCase]) -> list[str] | None:
     """``None`` when ``f`` passes the order-2 checks on one of ``cases`` (tried cheapest
     first) or is declared first-order only; otherwise why not, per case tried."""
@@ -88,7 +114,7 @@ def order2_failures(f: Callable, cases: list[RuleCase]) -> list[str] | None:
 
 
 FUNCTIONS = _registered_by_chainrules()
-CASES_BY_FUNCTION = cases_by_function(exclude=(Path(__file__).stem,))
+CASES_BY_FUNCTION = _cases_by_function()
 
 
 @pytest.mark.parametrize("f", FUNCTIONS, ids=[_name(f) for f in FUNCTIONS])

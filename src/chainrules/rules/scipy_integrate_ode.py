@@ -99,7 +99,8 @@ def _in_output_space(cotangent: np.ndarray, output: np.ndarray) -> np.ndarray:
 
 
 def _dtype_of(value: Any) -> Any:
-    return getattr(value, "dtype", None) or np.asarray(value).dtype
+    dtype = getattr(value, "dtype", None)
+    return np.asarray(value).dtype if dtype is None else dtype
 
 
 def _flat(value: Any, like: Any, dtype: Any) -> np.ndarray:

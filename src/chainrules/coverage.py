@@ -131,6 +131,7 @@ CATEGORIES: dict[str, list[str]] = {
         "chainrules.rules.scipy_stats_multivariate.multinomial_pmf",
         "scipy.integrate.quad", "scipy.integrate.quad_vec", "scipy.integrate.trapezoid",
         "scipy.integrate.cumulative_trapezoid", "scipy.integrate.simpson",
+        "scipy.integrate.odeint", "scipy.integrate.solve_ivp",
     ],
 }
 

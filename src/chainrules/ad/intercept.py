@@ -402,7 +402,8 @@ ROUTED = [("numpy", "apply_along_axis"), ("numpy", "piecewise"),
                                                 "schur")],
           *[("scipy.optimize", name) for name in ("root", "fsolve", "minimize")],
           *[("scipy.integrate", name) for name in ("quad", "quad_vec", "trapezoid",
-                                                   "cumulative_trapezoid", "simpson")]]
+                                                   "cumulative_trapezoid", "simpson",
+                                                   "odeint", "solve_ivp")]]
 
 # Methods of classes whose instances hold the parameters (``scipy.stats`` distributions, plain
 # and frozen): (module, class, method, redirect). While a trace is active the method is

@@ -88,7 +88,8 @@ def _real_inner(cotangent: Any, tangent: Any) -> float:
                    for key, value in cotangent.items())
     if isinstance(cotangent, (tuple, list)):
         return sum(_real_inner(c, t) for c, t in zip(cotangent, tangent))
-    return float(np.real(np.vdot(np.asarray(cotangent), np.asarray(tangent))))
+    # no float(): inside an outer trace (order 2) the product is a traced value
+    return np.real(np.vdot(np.asarray(cotangent), np.asarray(tangent)))
 
 
 def _pushforward_by_pullbacks(y: Any, pullback: Callable, tangents: tuple) -> Any:
@@ -98,13 +99,20 @@ def _pushforward_by_pullbacks(y: Any, pullback: Callable, tangents: tuple) -> An
 
     values = np.asarray(y)
     complex_output = values.dtype.kind == "c"
-    dy = np.zeros(values.shape, values.dtype if values.dtype.kind in "fc" else float)
+    dtype = values.dtype if values.dtype.kind in "fc" else np.dtype(float)
+    parts: list = []
     for index in np.ndindex(values.shape):
+        part: Any = 0.0
         for unit in ((1.0, 1j) if complex_output else (1.0,)):
-            seed = np.zeros(values.shape, dy.dtype)
+            seed = np.zeros(values.shape, dtype)
             seed[index] = unit
             cotangents = pullback(seed if values.ndim else seed[()])
-            dy[index] += unit * sum(_real_inner(c, t) for c, t in zip(cotangents, tangents))
+            part = part + unit * sum(_real_inner(c, t) for c, t in zip(cotangents, tangents))
+        parts.append(part)
+    if all(isinstance(part, (float, complex, np.number)) for part in parts):
+        dy = np.array(parts, dtype).reshape(values.shape)
+    else:  # traced parts (the pushforward differentiated again): stacked, no writes
+        dy = np.reshape(np.stack(parts), values.shape)
     return dy if values.ndim else dy[()]
 
 

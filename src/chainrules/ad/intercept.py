@@ -256,6 +256,24 @@ _replaced: list = []
 # ``redirect`` names the registered function to record and its arguments (the instance's own
 # parameters resolved, so that the recorded arguments are arrays and numbers).
 ROUTED_METHODS: list = []
+
+
+def _stats_redirect(method: str) -> Any:
+    """The redirect of a ``scipy.stats`` distribution method (chainrules.rules.scipy_stats)."""
+    def redirect(instance: Any, args: tuple, kwargs: dict) -> tuple:
+        from ..rules.scipy_stats import redirect as stats_redirect
+
+        return stats_redirect(instance, method, args, kwargs)
+
+    return redirect
+
+
+ROUTED_METHODS += [("scipy.stats._distn_infrastructure", kind, method, _stats_redirect(method))
+                   for kind, names in (("rv_continuous", ("logpdf", "pdf", "cdf", "logcdf", "sf",
+                                                          "logsf", "ppf", "isf")),
+                                       ("rv_discrete", ("logpmf", "pmf", "cdf", "logcdf", "sf",
+                                                        "logsf", "ppf", "isf")))
+                   for method in names]
 _INHERITED = object()  # a replaced method that the class inherits
 
 

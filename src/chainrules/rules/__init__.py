@@ -21,4 +21,5 @@ else:
     from . import scipy_special_gamma  # noqa: F401,E402
     from . import scipy_signal  # noqa: F401,E402
     from . import scipy_linalg  # noqa: F401,E402
+    from . import scipy_stats  # noqa: F401,E402
 from . import polynomial, signal, statistics  # noqa: F401,E402

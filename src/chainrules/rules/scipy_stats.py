@@ -38,6 +38,7 @@ from typing import Any, Callable
 import numpy as np
 import scipy.special as sps
 import scipy.stats as st
+from scipy.stats._distn_infrastructure import rv_discrete
 
 from ..core.registry import non_differentiable, recorded_whole
 from ..core.scalar_rule import scalar_rule
@@ -201,17 +202,16 @@ DISCRETE_METHODS = ("logpmf", "pmf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf
 
 def _make_stand_in(name: str, method: str, discrete: bool) -> Callable:
     """``scipy.stats.<name>.<method>`` as a function of positional arguments only: ``(x,
-    *shapes, loc, scale)`` (continuous) or ``(k, *shapes, loc)`` (discrete)."""
-    distribution = getattr(st, name)
-
+    *shapes, loc, scale)`` (continuous) or ``(k, *shapes, loc)`` (discrete). It closes over names only: a SciPy object's float attributes would read as
+    parameters of the function itself."""
     if discrete:
         def function(x, *parameters):
             *shapes, loc = parameters
-            return getattr(distribution, method)(x, *shapes, loc=loc)
+            return getattr(getattr(st, name), method)(x, *shapes, loc=loc)
     else:
         def function(x, *parameters):
             *shapes, loc, scale = parameters
-            return getattr(distribution, method)(x, *shapes, loc=loc, scale=scale)
+            return getattr(getattr(st, name), method)(x, *shapes, loc=loc, scale=scale)
 
     function.__module__ = "scipy.stats"
     function.__name__ = method
@@ -266,9 +266,11 @@ def redirect(instance: Any, method: str, args: tuple, kwargs: dict) -> tuple:
         else:
             raise TypeError(f"{function.__module__}.{function.__qualname__}: missing the "
                             f"first argument (x, k or q)")
-    parsed = instance._parse_args(*args[1:], **kwargs)
-    shapes, rest = parsed[0], parsed[1:]
-    return function, (args[0], *shapes, *rest), {}
+    # (shapes, loc, scale); a discrete distribution's scale is always 1 (it has none)
+    shapes, loc, scale = instance._parse_args(*args[1:], **kwargs)
+    if isinstance(instance, rv_discrete):
+        return function, (args[0], *shapes, loc), {}
+    return function, (args[0], *shapes, loc, scale), {}
 
 
 # --- rules: continuous ------------------------------------------------------------------------------

@@ -121,6 +121,13 @@ CATEGORIES: dict[str, list[str]] = {
         "scipy.linalg.cho_factor", "scipy.linalg.lu_factor", "scipy.linalg.lu",
         "scipy.linalg.solve_sylvester", "scipy.linalg.sqrtm", "scipy.linalg.logm",
         "scipy.linalg.solve_banded",
+        *[f"scipy.stats.{name}.{method}" for name in (
+            "norm", "t", "beta", "gamma", "expon", "laplace", "cauchy", "chi2", "logistic",
+            "uniform", "vonmises", "truncnorm", "gennorm", "pareto")
+          for method in ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf")],
+        *[f"scipy.stats.{name}.{method}" for name in (
+            "poisson", "binom", "nbinom", "bernoulli", "geom")
+          for method in ("logpmf", "pmf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf")],
     ],
 }
 
@@ -391,7 +398,18 @@ def resolve(name: str) -> Any:
             warnings.simplefilter("ignore")
             return getattr(importlib.import_module(module_name), attribute)
     except (ImportError, AttributeError):
+        return _stats_method(name)
+
+
+def _stats_method(name: str) -> Any:
+    """The function recorded for a ``scipy.stats`` distribution method (``None`` if none)."""
+    if not name.startswith("scipy.stats."):
         return None
+    try:
+        from .rules.scipy_stats import STAND_INS
+    except ImportError:
+        return None
+    return STAND_INS.get(name)
 
 
 def coverage_rows() -> list[tuple[str, str, bool, bool, bool]]:

@@ -42,9 +42,12 @@ from scipy.stats._distn_infrastructure import rv_discrete
 
 from ..core.registry import non_differentiable, recorded_whole
 from ..core.scalar_rule import scalar_rule
-from .scipy_special_gamma import _scalar_rule_refusing
+try:
+    from ._refusing import scalar_rule_refusing as _scalar_rule_refusing
+except ImportError:  # before rules/_refusing.py: the same function, where it was
+    from .scipy_special_gamma import _scalar_rule_refusing
 
-__all__ = ["STAND_INS", "CONTINUOUS", "DISCRETE", "redirect", "stand_in"]
+__all__ = ["STAND_INS", "CONTINUOUS", "DISCRETE", "PENDING", "redirect", "stand_in"]
 
 _LOG_SQRT_2PI = float(0.5 * np.log(2 * np.pi))
 _SQRT_2PI = float(np.sqrt(2 * np.pi))
@@ -96,6 +99,35 @@ def _t_dlogf_ddf(z: Any, df: Any) -> Any:
 def _gennorm_dlogf_dbeta(z: Any, beta: Any) -> Any:
     power = np.abs(z) ** beta
     return 1 / beta + sps.digamma(1 / beta) / (beta * beta) - sps.xlogy(power, np.abs(z))
+
+
+_NODES, _WEIGHTS = np.polynomial.legendre.leggauss(64)
+
+
+def _vonmises_dcdf_dkappa(z: Any, kappa: Any) -> Any:
+    """``d F(z; kappa)/d kappa`` for SciPy's von Mises cdf, which adds whole periods (that do
+    not depend on kappa) to the cdf at ``r = z - 2 pi round(z / 2 pi)`` in ``[-pi, pi]``:
+
+    - ``kappa < 50`` (SciPy sums a series): ``int f(t) (cos t - I1/I0) dt`` over the shorter
+      tail, ``[-pi, r]`` or minus ``[r, pi]`` (the integral over the period is 0), by 64-point
+      Gauss-Legendre quadrature (smooth integrand: about 1e-11 relative);
+    - ``kappa >= 50`` (SciPy's normal approximation ``ndtr(c sin(r/2))``, ``c = sqrt(2/pi) /
+      i0e(kappa)``): its derivative, ``phi(c sin(r/2)) sin(r/2) c (1 - i1e/i0e)``.
+    """
+    r = z - 2 * np.pi * np.round(z / (2 * np.pi))
+    ratio = sps.i1e(kappa) / sps.i0e(kappa)
+    left = r <= 0
+    start, end = np.where(left, -np.pi, r), np.where(left, r, np.pi)
+    half = np.expand_dims((end - start) / 2, -1)
+    t = half * (_NODES + 1) + np.expand_dims(start, -1)
+    k = np.expand_dims(kappa, -1)
+    density = np.exp(k * (np.cos(t) - 1)) / (2 * np.pi * sps.i0e(k))
+    tail = np.sum(half * _WEIGHTS * density * (np.cos(t) - np.expand_dims(ratio, -1)), axis=-1)
+    series = np.where(left, tail, -tail)
+    c = np.sqrt(2 / np.pi) / sps.i0e(kappa)
+    sine = np.sin(r / 2)
+    normal = _phi(c * sine) * sine * c * (1 - ratio)
+    return np.where(kappa < 50, series, normal)
 
 
 def _positive_floor(j: Any) -> Any:
@@ -153,7 +185,7 @@ CONTINUOUS: dict[str, Continuous] = {
                        (None, None)),
     "vonmises": Continuous(("kappa",), lambda z, kappa: -kappa * np.sin(z),
                            (lambda z, kappa: np.cos(z) - sps.i1e(kappa) / sps.i0e(kappa),),
-                           (None,)),
+                           (_vonmises_dcdf_dkappa,)),
     "truncnorm": Continuous(
         ("a", "b"), lambda z, a, b: -z,
         (lambda z, a, b: _phi(a) / _truncnorm_mass(a, b),
@@ -183,13 +215,67 @@ DISCRETE: dict[str, Discrete] = {
 }
 
 
-def _cdf_shape_partial(distribution: str, parameter: str) -> Callable | None:
-    """The hook for cdf shape partials that have no closed form (``None`` in the tables):
-    the partial of the standardized cdf in ``parameter`` as a function of ``(z, *shapes)``,
-    or ``None`` while no numerical derivative is wired (gammainc in ``a``, betainc in ``a``
-    and ``b``): the rules then refuse that parameter by name."""
-    return None
+def _beta_density(a: Any, b: Any, x: Any) -> Any:
+    """``d betainc(a, b, x)/dx``."""
+    return np.exp(sps.xlogy(a - 1, x) + sps.xlog1py(b - 1, -x) - sps.betaln(a, b))
 
+
+def _gamma_density(a: Any, x: Any) -> Any:
+    """``d gammainc(a, x)/dx``."""
+    return np.exp(sps.xlogy(a - 1, x) - x - sps.gammaln(a))
+
+
+def _t_dcdf_ddf(special: Any, z: Any, df: Any) -> Any:
+    """F = 1/2 + sign(z)/2 (1 - I_w(df/2, 1/2)), w = df / (df + z^2)."""
+    w = df / (df + z * z)
+    dw = z * z / ((df + z * z) * (df + z * z))
+    return -0.5 * np.sign(z) * (0.5 * special.betainc_da(df / 2, 0.5, w)
+                                + _beta_density(df / 2, 0.5, w) * dw)
+
+
+def _gennorm_dcdf_dbeta(special: Any, z: Any, beta: Any) -> Any:
+    """F = 1/2 + sign(z)/2 P(1/beta, |z|^beta)."""
+    w = np.abs(z) ** beta
+    return 0.5 * np.sign(z) * (-special.gammainc_da(1 / beta, w) / (beta * beta)
+                               + _gamma_density(1 / beta, w) * sps.xlogy(w, np.abs(z)))
+
+
+def _nbinom_dcdf_dn(special: Any, j: Any, n: Any, p: Any) -> Any:
+    """cdf = betainc(n, k + 1, p)."""
+    k, inside = _positive_floor(j)
+    return np.where(inside, special.betainc_da(n, np.maximum(k, 0) + 1, p), 0 * n)
+
+
+# (distribution, parameter) -> the cdf partial from ``scipy_special_params`` (``special``):
+# derivatives of gammainc in a and betainc in a, b, computed by converged series there.
+_VIA_SPECIAL: dict = {
+    ("gamma", "a"): lambda special: lambda z, a: special.gammainc_da(a, z),
+    ("chi2", "df"): lambda special: lambda z, df: 0.5 * special.gammainc_da(df / 2, z / 2),
+    ("beta", "a"): lambda special: lambda z, a, b: special.betainc_da(a, b, z),
+    ("beta", "b"): lambda special: lambda z, a, b: special.betainc_db(a, b, z),
+    ("t", "df"): lambda special: lambda z, df: _t_dcdf_ddf(special, z, df),
+    ("gennorm", "beta"): lambda special: lambda z, beta: _gennorm_dcdf_dbeta(special, z, beta),
+    ("nbinom", "n"): lambda special: lambda j, n, p: _nbinom_dcdf_dn(special, j, n, p),
+}
+
+
+def _cdf_shape_partial(distribution: str, parameter: str) -> Callable | None:
+    """The one hook for cdf shape partials that have no closed form (``None`` in the
+    tables): the partial of the standardized cdf in ``parameter`` as a function of ``(z,
+    *shapes)`` (``(j, *shapes)`` for a discrete distribution), from the numerical parameter
+    derivatives of ``gammainc``/``betainc`` (``rules/scipy_special_params``); ``None`` where
+    those are not available, and the rules then refuse that parameter by name."""
+    try:
+        from . import scipy_special_params as special
+    except ImportError:
+        return None
+    partial = _VIA_SPECIAL.get((distribution, parameter))
+    return None if partial is None else partial(special)
+
+
+# (distribution, method, parameter) whose derivative is refused until `_cdf_shape_partial`
+# gives it: filled in at registration, for the documentation and the tests.
+PENDING: list[tuple[str, str, str]] = []
 
 _PENDING = ("its cdf has no closed-form derivative in this parameter (a derivative of "
             "gammainc or betainc in its first parameters, not wired yet)")
@@ -233,8 +319,8 @@ for _name_, _methods, _discrete in [(n, CONTINUOUS_METHODS, False) for n in CONT
 def stand_in(distribution: str, method: str) -> Callable:
     """The registered function recorded for ``scipy.stats.<distribution>.<method>``.
 
-    >>> stand_in("norm", "cdf")(0.0, 0.0, 1.0)
-    np.float64(0.5)
+    >>> float(stand_in("norm", "cdf")(0.0, 0.0, 1.0))
+    0.5
     """
     try:
         return _BY_KEY[distribution, method]
@@ -341,6 +427,7 @@ def _register_continuous() -> None:
             label = f"scipy.stats.{name}.{method}"
             if refused:
                 _scalar_rule_refusing(function, label, partials, refused)
+                PENDING.extend((name, method, shape) for shape, _ in refused.values())
             else:
                 scalar_rule(function, *partials)
 
@@ -390,6 +477,7 @@ def _register_discrete() -> None:
             if refused:
                 _scalar_rule_refusing(function, f"scipy.stats.{name}.{method}", partials,
                                       refused)
+                PENDING.extend((name, method, shape) for shape, _ in refused.values())
             else:
                 scalar_rule(function, *partials)
 

@@ -98,7 +98,23 @@ def _discrete_cases() -> list:
     return cases
 
 
-CASES = _continuous_cases() + _discrete_cases()
+def _outside_support_cases() -> list:
+    # x outside the support: the pdf and the cdf are constant there, their partials 0
+    return [
+        case(stand_in("gamma", "pdf"), np.array([-0.5, 0.7, 3.0]), 2.5, 0.0, 1.0,
+             id="gamma.pdf-outside"),
+        case(stand_in("pareto", "cdf"), np.array([0.5, 2.0]), 2.5, 0.0, 1.0,
+             id="pareto.cdf-outside"),
+        case(stand_in("truncnorm", "cdf"), np.array([-2.0, 0.3, 2.0]), -1.0, 1.5, 0.0, 1.0,
+             id="truncnorm.cdf-outside"),
+        case(stand_in("uniform", "sf"), np.array([-1.0, 0.5, 3.0]), 0.0, 2.0,
+             id="uniform.sf-outside"),
+        case(stand_in("beta", "pdf"), np.array([-0.2, 0.4, 1.5]), 2.5, 1.7, 0.0, 1.0,
+             id="beta.pdf-outside"),
+    ]
+
+
+CASES = _continuous_cases() + _discrete_cases() + _outside_support_cases()
 
 
 @pytest.mark.parametrize("rule_case", CASES, ids=lambda c: c.id)
@@ -210,6 +226,35 @@ def test_gradient_and_hessian_in_every_call_style(style):
     assert np.allclose(gradient, _fd_gradient(f, point), rtol=1e-6, atol=1e-8)
     hessian = cr.hessian(f)(point)
     assert np.allclose(hessian, _fd_hessian(f, point), rtol=1e-4, atol=1e-6)
+
+
+def test_outside_the_support_the_partials_are_zero():
+    x = np.array([-0.5, -0.1])
+    with np.errstate(all="raise"):   # no log of a negative number reaches the result
+        assert np.all(cr.grad(lambda a: st.gamma.pdf(x, a).sum())(2.5) == 0)
+        assert cr.grad(lambda b: st.pareto.cdf(0.5, b, scale=1.0))(2.5) == 0
+        assert np.all(cr.grad(lambda v: st.truncnorm.cdf(2.0, v[0], v[1]))(
+            np.array([-1.0, 1.5])) == 0)
+
+
+def test_hessian_vector_product_is_forward_over_reverse():
+    # H v of a normal log-likelihood in (mu, log sigma), against the closed form
+    data = np.array([0.3, -1.2, 2.5, 0.8])
+
+    def nll(theta):
+        return -np.sum(st.norm(theta[0], np.exp(theta[1])).logpdf(data))
+
+    theta, v = np.array([0.4, 0.2]), np.array([1.0, -0.5])
+    s2 = np.exp(2 * theta[1])
+    r = data - theta[0]
+    n = data.size
+    hessian = np.array([[n / s2, 2 * np.sum(r) / s2],
+                        [2 * np.sum(r) / s2, 2 * np.sum(r * r) / s2]])
+    assert np.allclose(cr.hvp(nll, theta, v), hessian @ v, rtol=1e-12)
+    assert np.allclose(cr.hessian(nll)(theta), hessian, rtol=1e-12)
+    _, tangent = cr.jvp(lambda t: st.norm.logcdf(0.7, t, 1.3), (0.2,), (1.0,))
+    assert np.isclose(tangent, -np.exp(st.norm.logpdf(0.7, 0.2, 1.3)
+                                       - st.norm.logcdf(0.7, 0.2, 1.3)), rtol=1e-12)
 
 
 def test_arrays_of_parameters_broadcast():

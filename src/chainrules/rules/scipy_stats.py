@@ -38,7 +38,7 @@ from typing import Any, Callable
 import numpy as np
 import scipy.special as sps
 import scipy.stats as st
-from scipy.stats._distn_infrastructure import rv_discrete
+from scipy.stats._distn_infrastructure import rv_continuous, rv_discrete
 
 from ..core.registry import non_differentiable, recorded_whole
 from ..core.scalar_rule import scalar_rule
@@ -361,9 +361,46 @@ def redirect(instance: Any, method: str, args: tuple, kwargs: dict) -> tuple:
 
 # --- rules: continuous ------------------------------------------------------------------------------
 
+def _outside_support(name: str, count: int) -> Callable | None:
+    """``outside(x, parameters)``: where ``x`` lies outside the support, so that the pdf and
+    the cdf are constant (0, or 0 and 1) and every partial is 0 there (the formulas would
+    give a log of a negative number, or a cdf beyond [0, 1]); None for a support that is the
+    whole line. The support comes from SciPy (``_get_support``, standardized units)."""
+    distribution = getattr(st, name)
+    if not np.isfinite([distribution.a, distribution.b]).any() and \
+            type(distribution)._get_support is rv_continuous._get_support:
+        return None
+
+    def outside(x: Any, parameters: tuple) -> Any:
+        low, high = getattr(st, name)._get_support(*parameters[:count])
+        z = (x - parameters[-2]) / parameters[-1]
+        return (z < low) | (z > high)
+
+    return outside
+
+
+def _masked(partial: Callable, outside: Callable) -> Callable:
+    """``partial``, 0 where ``outside(x, parameters)``."""
+    def masked(y, x, *parameters):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(outside(x, parameters), 0, partial(y, x, *parameters))
+
+    return masked
+
+
 def _continuous_partials(name: str, method: str, table: Continuous) -> tuple:
     """The partials of ``<name>.<method>(x, *shapes, loc, scale)`` as functions of ``(y, x,
-    *shapes, loc, scale)``, and the shape positions whose partial is refused."""
+    *shapes, loc, scale)``, and the shape positions whose partial is refused; outside the
+    support, the partials of the pdf and of the cdf forms are 0."""
+    partials, refused = _formulas(name, method, table)
+    outside = _outside_support(name, len(table.shapes))
+    if outside is None or method in ("logpdf", "ppf", "isf"):
+        return partials, refused
+    return tuple(_masked(partial, outside) for partial in partials), refused
+
+
+def _formulas(name: str, method: str, table: Continuous) -> tuple:
+    """`_continuous_partials` without the support."""
     count = len(table.shapes)
     logpdf = _BY_KEY[name, "logpdf"]
     dcdf = [partial if partial is not None else _cdf_shape_partial(name, shape)

@@ -70,10 +70,11 @@ def _continuous_cases() -> list:
             used = shapes if density or not _refused_in_cdf(name) else integers
             x = np.array(QUANTILES if method in ("ppf", "isf") else xs)
             cases.append(case(f, x, *used, loc, scale, id=f"{name}.{method}"))
-            cases.append(case(f, float(x[1]), *used, loc, scale, id=f"{name}.{method}-scalar"))
             if method in ("logpdf", "cdf", "ppf"):
-                # float32 arguments (SciPy computes in float64: the cotangents are projected)
-                # and parameters broadcast against x
+                # Python numbers, float32 arguments (SciPy computes in float64: the
+                # cotangents are projected) and parameters broadcast against x
+                cases.append(case(f, float(x[1]), *used, loc, scale,
+                                  id=f"{name}.{method}-scalar"))
                 cases.append(case(f, x.astype(np.float32), *used, np.float32(loc),
                                   np.float32(scale), id=f"{name}.{method}-float32"))
                 cases.append(case(f, x.reshape(3, 1), *used, np.array([loc, loc + 0.05]),
@@ -255,6 +256,26 @@ def test_hessian_vector_product_is_forward_over_reverse():
     _, tangent = cr.jvp(lambda t: st.norm.logcdf(0.7, t, 1.3), (0.2,), (1.0,))
     assert np.isclose(tangent, -np.exp(st.norm.logpdf(0.7, 0.2, 1.3)
                                        - st.norm.logcdf(0.7, 0.2, 1.3)), rtol=1e-12)
+
+
+def test_logcdf_and_logsf_far_in_the_tails():
+    # d log ndtr(x)/dx = pdf/cdf = 2 / (sqrt(2 pi) erfcx(-x / sqrt 2)): no 0/0 at x = -40
+    from scipy.special import erfcx
+
+    x = np.array([-40.0, -20.0, -8.0])
+    expected = 2 / (np.sqrt(2 * np.pi) * erfcx(-x / np.sqrt(2)))
+    assert np.allclose(cr.grad(lambda v: np.sum(st.norm.logcdf(v)))(x), expected, rtol=1e-10)
+    # logsf(-v) = log ndtr(v)
+    assert np.allclose(cr.grad(lambda v: np.sum(st.norm.logsf(-v)))(x), expected, rtol=1e-10)
+
+
+def test_frozen_outside_the_function_and_x_by_keyword():
+    frozen = st.gamma(2.5, scale=1.5)           # plain parameters, frozen before the trace
+    x = 1.3
+    expected = (2.5 - 1) / x - 1 / 1.5           # d/dx log pdf
+    assert np.isclose(cr.grad(lambda v: frozen.logpdf(v))(x), expected, rtol=1e-12)
+    assert np.isclose(cr.grad(lambda v: st.gamma.logpdf(x=v, a=2.5, scale=1.5))(x), expected,
+                      rtol=1e-12)
 
 
 def test_arrays_of_parameters_broadcast():

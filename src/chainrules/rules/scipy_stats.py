@@ -49,7 +49,6 @@ except ImportError:  # before rules/_refusing.py: the same function, where it wa
 
 __all__ = ["STAND_INS", "CONTINUOUS", "DISCRETE", "PENDING", "redirect", "stand_in"]
 
-_LOG_SQRT_2PI = float(0.5 * np.log(2 * np.pi))
 _SQRT_2PI = float(np.sqrt(2 * np.pi))
 
 

@@ -123,15 +123,19 @@ CATEGORIES: dict[str, list[str]] = {
         "scipy.linalg.solve_banded",
         "scipy.optimize.root", "scipy.optimize.fsolve", "scipy.optimize.minimize",
         "scipy.linalg.schur",
-        "chainrules.rules.scipy_stats_multivariate.multivariate_normal_logpdf",
-        "chainrules.rules.scipy_stats_multivariate.multivariate_normal_pdf",
-        "chainrules.rules.scipy_stats_multivariate.dirichlet_logpdf",
-        "chainrules.rules.scipy_stats_multivariate.dirichlet_pdf",
-        "chainrules.rules.scipy_stats_multivariate.multinomial_logpmf",
-        "chainrules.rules.scipy_stats_multivariate.multinomial_pmf",
         "scipy.integrate.quad", "scipy.integrate.quad_vec", "scipy.integrate.trapezoid",
         "scipy.integrate.cumulative_trapezoid", "scipy.integrate.simpson",
         "scipy.integrate.odeint", "scipy.integrate.solve_ivp",
+        *[f"scipy.stats.{name}.{method}" for name in (
+            "norm", "t", "beta", "gamma", "expon", "laplace", "cauchy", "chi2", "logistic",
+            "uniform", "vonmises", "truncnorm", "gennorm", "pareto")
+          for method in ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf")],
+        *[f"scipy.stats.{name}.{method}" for name in (
+            "poisson", "binom", "nbinom", "bernoulli", "geom")
+          for method in ("logpmf", "pmf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf")],
+        "scipy.stats.multivariate_normal.logpdf", "scipy.stats.multivariate_normal.pdf",
+        "scipy.stats.dirichlet.logpdf", "scipy.stats.dirichlet.pdf",
+        "scipy.stats.multinomial.logpmf", "scipy.stats.multinomial.pmf",
     ],
 }
 
@@ -402,7 +406,19 @@ def resolve(name: str) -> Any:
             warnings.simplefilter("ignore")
             return getattr(importlib.import_module(module_name), attribute)
     except (ImportError, AttributeError):
+        return _stats_method(name)
+
+
+def _stats_method(name: str) -> Any:
+    """The function recorded for a ``scipy.stats`` distribution method (``None`` if none)."""
+    if not name.startswith("scipy.stats."):
         return None
+    try:
+        from .rules.scipy_stats import STAND_INS
+        from .rules.scipy_stats_multivariate import STAND_INS as MULTIVARIATE
+    except ImportError:
+        return None
+    return STAND_INS.get(name) or MULTIVARIATE.get(name)
 
 
 def coverage_rows() -> list[tuple[str, str, bool, bool, bool]]:

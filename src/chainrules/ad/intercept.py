@@ -412,10 +412,11 @@ ROUTED = [("numpy", "apply_along_axis"), ("numpy", "piecewise"),
 # ``redirect`` names the registered function to record and its arguments (the instance's own
 # parameters resolved, so that the recorded arguments are arrays and numbers).
 ROUTED_METHODS: list = []
-if importlib.util.find_spec("scipy") is not None:  # multivariate_normal, dirichlet, multinomial
+if importlib.util.find_spec("scipy") is not None:  # the distributions' own lists
+    from ..rules.scipy_stats import ROUTED_METHODS as _STATS
     from ..rules.scipy_stats_multivariate import ROUTED_METHODS as _STATS_MULTIVARIATE
 
-    ROUTED_METHODS += _STATS_MULTIVARIATE
+    ROUTED_METHODS += _STATS + _STATS_MULTIVARIATE
 _INHERITED = object()  # a replaced method that the class inherits
 
 

@@ -25,4 +25,5 @@ else:
     from . import scipy_stats_multivariate  # noqa: F401,E402
     from . import scipy_integrate  # noqa: F401,E402
     from . import scipy_integrate_ode  # noqa: F401,E402
+    from . import scipy_stats  # noqa: F401,E402
 from . import polynomial, signal, statistics  # noqa: F401,E402

@@ -56,7 +56,8 @@ from ..core.tangents import AbstractZero
 from ._define import define
 
 __all__ = ["multivariate_normal_logpdf", "multivariate_normal_pdf", "dirichlet_logpdf",
-           "dirichlet_pdf", "multinomial_logpmf", "multinomial_pmf", "ROUTED_METHODS"]
+           "dirichlet_pdf", "multinomial_logpmf", "multinomial_pmf", "ROUTED_METHODS",
+           "STAND_INS"]
 
 _LOG_2PI = math.log(2 * math.pi)
 _MVN = "scipy.stats.multivariate_normal"
@@ -551,3 +552,11 @@ ROUTED_METHODS = [
     (_MODULE, "multinomial_gen", "pmf", _multinomial_method(multinomial_pmf)),
     (_MODULE, "multinomial_frozen", "__init__", _multinomial_frozen_init),
 ]
+
+
+# The registered function that each public method is recorded as (chainrules.coverage lists them).
+STAND_INS = {f"scipy.stats.{name}.{method}": function for name, method, function in (
+    ("multivariate_normal", "logpdf", multivariate_normal_logpdf),
+    ("multivariate_normal", "pdf", multivariate_normal_pdf),
+    ("dirichlet", "logpdf", dirichlet_logpdf), ("dirichlet", "pdf", dirichlet_pdf),
+    ("multinomial", "logpmf", multinomial_logpmf), ("multinomial", "pmf", multinomial_pmf))}

@@ -356,11 +356,20 @@ def _function_route(module: Any, name: str) -> Any:
 
 
 def _method_route(module: Any, class_name: str, name: str, redirect: Any) -> Any:
+    """How a method of `ROUTED_METHODS` reaches the engine: a function that the class defines
+    is rerouted in place, so that bound methods taken before the trace (``logpdf =
+    st.norm.logpdf``) reach it too; an inherited one is replaced on the class."""
     cls = getattr(module, class_name, None)
     if cls is None or not hasattr(cls, name):
         return None
-    return _Swap(cls, name, _routed_method(getattr(cls, name), redirect),
-                 cls.__dict__.get(name, _INHERITED))
+    own = cls.__dict__.get(name, _INHERITED)
+    if type(own) is types.FunctionType:
+        rerouted = _REROUTED.get(own)
+        if rerouted is None:
+            rerouted = _REROUTED[own] = _Rerouted(
+                own, lambda copy: _routed_method(copy, redirect))
+        return rerouted
+    return _Swap(cls, name, _routed_method(getattr(cls, name), redirect), own)
 
 
 _plan: list = []      # what enter() installs: extension shields, routed functions and methods

@@ -1,20 +1,26 @@
-"""Elementwise rules with refused arguments: `scalar_rule` for a function some of whose
-arguments have no practical derivative (the order of a Bessel function, the second derivative
-of ``gammainc`` in ``a``...). Such a derivative raises ``NotImplementedError`` naming the
-function and the argument when it is needed, never a silent zero; an argument held constant
-costs nothing.
+"""Elementwise rules with refused or costly arguments: `scalar_rule` for a function some of
+whose arguments have no practical derivative (the second derivative of ``gammainc`` in
+``a``...), or one that costs far more than the function (``gammainc`` in ``a``: a converged
+series). A refused derivative raises ``NotImplementedError`` naming the function and the
+argument when it is needed, never a silent zero; an argument held constant costs nothing,
+also when it is a float number (whose cotangent `scalar_rule` computes at once).
 
->>> import numpy as np, scipy.special as sps
 >>> from chainrules import frule, NoTangent, ZeroTangent
->>> try:
-...     frule((NoTangent(), ZeroTangent(), 1.0), sps.zeta, 3.0, 2.0)
+>>> from chainrules.rules.scipy_special_params import zeta_dx
+>>> try:                           # the second derivative of zeta(x, q) in x
+...     frule((NoTangent(), 1.0, ZeroTangent()), zeta_dx, 3.0, 2.0)
 ... except NotImplementedError as error:
-...     print(str(error)[:60])
+...     print(str(error)[:95])
+chainrules.rules.scipy_special_params.zeta_dx: the derivative with respect to x (argument 1) is
+>>> bool(frule((NoTangent(), ZeroTangent(), 1.0), zeta_dx, 3.0, 2.0)[1] > 0)  # in q: closed
+True
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+import numpy as np
 
 from ..core.projection import NO_TANGENT_PROJECTOR, ProjectTo
 from ..core.registry import rrule
@@ -22,7 +28,7 @@ from ..core.scalar_rule import scalar_rule
 from ..core.tangents import AbstractZero
 from ..core.thunks import Thunk, unthunk
 
-__all__ = ["REFUSED", "scalar_rule_refusing"]
+__all__ = ["REFUSED", "scalar_rule_refusing", "scalar_rule_deferring"]
 
 
 class _Refused:
@@ -86,3 +92,49 @@ def scalar_rule_refusing(f: Any, name: str, partials: tuple, refused: dict) -> N
         return y, refusing_pullback
 
     rrule.register(f, replace=True)(refusing_reverse)
+
+
+def scalar_rule_deferring(f: Any, partials: tuple, costly: tuple) -> None:
+    """`scalar_rule` for ``f`` whose partials at the positions ``costly`` cost much more than
+    ``f`` itself: the cotangent of a float *number* there is a `Thunk` too (`scalar_rule`
+    defers those of arrays already), so that a constant float parameter, whose cotangent an
+    engine never reads, costs nothing.
+
+    >>> import numpy as np
+    >>> from chainrules.core.registry import recorded_whole
+    >>> @recorded_whole
+    ... def scaled(a, x):
+    ...     return a * x
+    >>> scalar_rule_deferring(scaled, (lambda y, a, x: x, lambda y, a, x: a), (0,))
+    >>> _, pullback = rrule(scaled, 2.0, 3.0)
+    >>> cotangents = pullback(1.0)
+    >>> type(cotangents[1]).__name__, float(unthunk(cotangents[1])), float(cotangents[2])
+    ('Thunk', 3.0, 2.0)
+    """
+    quiet = tuple(None if position in costly else partial
+                  for position, partial in enumerate(partials))
+    scalar_rule(f, *quiet)
+    quiet_reverse = rrule.lookup(f)[0]
+    scalar_rule(f, *partials)
+    full_reverse = rrule.lookup(f)[0]
+
+    def deferring_reverse(*args: Any, **kwargs: Any):
+        numbers = [position for position in costly if position < len(args)
+                   and not isinstance(args[position], np.ndarray)
+                   and ProjectTo(args[position]) is not NO_TANGENT_PROJECTOR]
+        if not numbers:
+            return full_reverse(*args, **kwargs)
+        y, pullback = quiet_reverse(*args, **kwargs)
+
+        def deferring_pullback(dy: Any) -> tuple:
+            cotangents = list(pullback(dy))
+            if not isinstance(unthunk(dy), AbstractZero):
+                for position in numbers:
+                    cotangents[position + 1] = Thunk(
+                        lambda position=position: unthunk(
+                            full_reverse(*args, **kwargs)[1](dy)[position + 1]))
+            return tuple(cotangents)
+
+        return y, deferring_pullback
+
+    rrule.register(f, replace=True)(deferring_reverse)

@@ -409,14 +409,15 @@ def _this_module() -> Any:
 
 _SECOND = "the second derivative in the parameter is not computed (only the first, by a "\
           "differentiated series or continued fraction)"
-scalar_rule_refusing(gammainc_da, "chainrules.rules.scipy_special_params.gammainc_da", (None, _gammainc_da_x),
+_HERE = "chainrules.rules.scipy_special_params."
+scalar_rule_refusing(gammainc_da, _HERE + "gammainc_da", (None, _gammainc_da_x),
                      {0: ("a", _SECOND)})
-scalar_rule_refusing(gammaincc_da, "chainrules.rules.scipy_special_params.gammaincc_da",
+scalar_rule_refusing(gammaincc_da, _HERE + "gammaincc_da",
                      (None, lambda y, a, x: -_gammainc_da_x(y, a, x)), {0: ("a", _SECOND)})
-scalar_rule_refusing(betainc_da, "chainrules.rules.scipy_special_params.betainc_da", (None, None, _betainc_da_x),
+scalar_rule_refusing(betainc_da, _HERE + "betainc_da", (None, None, _betainc_da_x),
                      {0: ("a", _SECOND), 1: ("b", _SECOND)})
-scalar_rule_refusing(betainc_db, "chainrules.rules.scipy_special_params.betainc_db", (None, None, _betainc_db_x),
+scalar_rule_refusing(betainc_db, _HERE + "betainc_db", (None, None, _betainc_db_x),
                      {0: ("a", _SECOND), 1: ("b", _SECOND)})
-scalar_rule_refusing(zeta_dx, "chainrules.rules.scipy_special_params.zeta_dx", (None, _zeta_dx_q),
+scalar_rule_refusing(zeta_dx, _HERE + "zeta_dx", (None, _zeta_dx_q),
                      {0: ("x", "the second derivative in the order is not computed (only the "
                                 "first, by Euler-Maclaurin summation)")})

@@ -119,20 +119,25 @@ def scalar_rule_deferring(f: Any, partials: tuple, costly: tuple) -> None:
     full_reverse = rrule.lookup(f)[0]
 
     def deferring_reverse(*args: Any, **kwargs: Any):
-        numbers = [position for position in costly if position < len(args)
-                   and not isinstance(args[position], np.ndarray)
-                   and ProjectTo(args[position]) is not NO_TANGENT_PROJECTOR]
-        if not numbers:
-            return full_reverse(*args, **kwargs)
+        differentiable = [position for position in costly if position < len(args)
+                          and ProjectTo(args[position]) is not NO_TANGENT_PROJECTOR]
+        if not any(not isinstance(args[position], np.ndarray) for position in differentiable):
+            return full_reverse(*args, **kwargs)  # arrays' cotangents are thunks already
         y, pullback = quiet_reverse(*args, **kwargs)
 
         def deferring_pullback(dy: Any) -> tuple:
             cotangents = list(pullback(dy))
-            if not isinstance(unthunk(dy), AbstractZero):
-                for position in numbers:
-                    cotangents[position + 1] = Thunk(
-                        lambda position=position: unthunk(
-                            full_reverse(*args, **kwargs)[1](dy)[position + 1]))
+            if isinstance(unthunk(dy), AbstractZero):
+                return tuple(cotangents)
+            full: list = []  # the full pullback's cotangents, computed once, when first read
+
+            def read(position: int) -> Any:
+                if not full:
+                    full.append(full_reverse(*args, **kwargs)[1](dy))
+                return unthunk(full[0][position + 1])
+
+            for position in differentiable:
+                cotangents[position + 1] = Thunk(lambda position=position: read(position))
             return tuple(cotangents)
 
         return y, deferring_pullback

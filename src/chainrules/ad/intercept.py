@@ -246,9 +246,7 @@ ROUTED = [("numpy", "apply_along_axis"), ("numpy", "piecewise"),
           *[("scipy.linalg", name) for name in ("solve", "inv", "det", "cholesky", "eigh",
                                                 "block_diag", "lu_solve", "cho_factor",
                                                 "lu_factor", "lu", "solve_sylvester",
-                                                "sqrtm", "logm", "solve_banded")],
-          *[("chainrules.rules.scipy_special_params", name)
-            for name in ("gammainc_da", "gammaincc_da", "betainc_da", "betainc_db", "zeta_dx")]]
+                                                "sqrtm", "logm", "solve_banded")]]
 _replaced: list = []
 
 # Methods of classes whose instances hold the parameters (``scipy.stats`` distributions, plain

@@ -31,9 +31,9 @@ import scipy.special as sps
 
 from ..core.registry import frule, non_differentiable, recorded_whole, rrule
 from ..core.scalar_rule import scalar_rule
-from . import scipy_special_params as _params
 from ._refusing import REFUSED, scalar_rule_deferring
 from .scipy import _hurwitz_zeta
+from .scipy_special_params import betainc_da, betainc_db, gammainc_da, gammaincc_da, zeta_dx
 
 __all__ = ["REFUSED"]
 
@@ -124,18 +124,18 @@ scalar_rule(sps.betaln, lambda y, a, b: sps.digamma(a) - sps.digamma(a + b),
             lambda y, a, b: sps.digamma(b) - sps.digamma(a + b))
 
 # Parameters without a closed-form derivative: converged series, continued fractions and
-# Euler-Maclaurin sums (scipy_special_params), called through their module, which a trace
-# routes to the engine (so the rules differentiate again in x).
-scalar_rule_deferring(sps.gammainc, (lambda y, a, x: _params.gammainc_da(a, x), _gammainc_x),
+# Euler-Maclaurin sums (scipy_special_params; NumPy-style functions with rules of their own, so
+# these rules differentiate again in x), deferred for float numbers too (costly).
+scalar_rule_deferring(sps.gammainc, (lambda y, a, x: gammainc_da(a, x), _gammainc_x),
                       (0,))
-scalar_rule_deferring(sps.gammaincc, (lambda y, a, x: _params.gammaincc_da(a, x),
+scalar_rule_deferring(sps.gammaincc, (lambda y, a, x: gammaincc_da(a, x),
                                       lambda y, a, x: -_gammainc_x(y, a, x)), (0,))
-scalar_rule_deferring(sps.betainc, (lambda y, a, b, x: _params.betainc_da(a, b, x),
-                                    lambda y, a, b, x: _params.betainc_db(a, b, x), _betainc_x),
+scalar_rule_deferring(sps.betainc, (lambda y, a, b, x: betainc_da(a, b, x),
+                                    lambda y, a, b, x: betainc_db(a, b, x), _betainc_x),
                       (0, 1))
 
 # zeta(x, q): SciPy's Python function calls this ufunc, so its rule serves both
-scalar_rule_deferring(_hurwitz_zeta, (lambda y, s, q: _params.zeta_dx(s, q),
+scalar_rule_deferring(_hurwitz_zeta, (lambda y, s, q: zeta_dx(s, q),
                                       lambda y, s, q: -s * _hurwitz_zeta(s + 1, q)), (0,))
 rrule.register(sps.zeta, replace=True)(rrule.lookup(_hurwitz_zeta)[0])
 frule.register(sps.zeta, replace=True)(frule.lookup(_hurwitz_zeta)[0])

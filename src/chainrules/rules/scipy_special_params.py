@@ -41,8 +41,9 @@ the parameter derivatives can be differentiated again in ``x``; their derivative
 parameter itself (the second derivative in ``a``, ``b`` or the zeta order) are refused by
 name (``NotImplementedError``).
 
-While a trace is active the engine records calls of these functions as one operation (they
-are in ``chainrules.ad.intercept.ROUTED``); rules call them through this module's namespace.
+They are NumPy-style functions: called on an engine's traced values, they hand themselves to
+the values' ``__array_function__`` (NEP 18), so an engine records each call as one operation
+and uses its rule, whatever the import style.
 
 >>> import numpy as np
 >>> float(np.round(zeta_dx(2.0, 1.0), 12))     # zeta'(2)
@@ -56,11 +57,13 @@ True
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable
 
 import numpy as np
 import scipy.special as sps
 
+from ..core.dtypes import is_plain
 from ..core.registry import recorded_whole
 from ._refusing import scalar_rule_refusing
 
@@ -79,6 +82,22 @@ _BERNOULLI_OVER_FACTORIAL = (1 / 12, -1 / 720, 1 / 30240, -1 / 1209600, 1 / 4790
 
 
 # --- shared machinery ----------------------------------------------------------------------------
+
+def _numpy_style(function: Callable) -> Callable:
+    """``function`` made a NumPy-style function: given an argument that is not a plain number
+    or array but has ``__array_function__`` (an engine's traced value), it hands the call to
+    that (NEP 18), which records it as one operation; a primitive for engines otherwise."""
+    @functools.wraps(function)
+    def dispatching(*args: Any) -> Any:
+        for value in args:
+            if not is_plain(value):
+                dispatch = getattr(type(value), "__array_function__", None)
+                if dispatch is not None and dispatch is not np.ndarray.__array_function__:
+                    return dispatch(value, dispatching, (type(value),), args, {})
+        return function(*args)
+
+    return recorded_whole(dispatching)
+
 
 def _broadcast(*args: Any) -> tuple:
     """The arguments as float64 arrays of one broadcast shape, and the dtype of the result:
@@ -207,7 +226,7 @@ def _gammaincc_fraction(a: np.ndarray, x: np.ndarray) -> np.ndarray:
     return prefactor * (f * (log_x - sps.digamma(a)) + df[0])
 
 
-@recorded_whole
+@_numpy_style
 def gammainc_da(a: Any, x: Any) -> Any:
     """The derivative of the regularized lower incomplete gamma function
     ``P(a, x) = scipy.special.gammainc(a, x)`` with respect to ``a``, elementwise.
@@ -234,7 +253,7 @@ def gammainc_da(a: Any, x: Any) -> Any:
     return _result(out, dtype)
 
 
-@recorded_whole
+@_numpy_style
 def gammaincc_da(a: Any, x: Any) -> Any:
     """The derivative of the regularized upper incomplete gamma function
     ``Q(a, x) = scipy.special.gammaincc(a, x)`` with respect to ``a``: ``-gammainc_da``.
@@ -296,7 +315,7 @@ def _betainc_gradient(a: Any, b: Any, x: Any) -> tuple:
     return da, db, dtype
 
 
-@recorded_whole
+@_numpy_style
 def betainc_da(a: Any, b: Any, x: Any) -> Any:
     """The derivative of the regularized incomplete beta function
     ``I_x(a, b) = scipy.special.betainc(a, b, x)`` with respect to ``a``, elementwise.
@@ -313,7 +332,7 @@ def betainc_da(a: Any, b: Any, x: Any) -> Any:
     return _result(da, dtype)
 
 
-@recorded_whole
+@_numpy_style
 def betainc_db(a: Any, b: Any, x: Any) -> Any:
     """The derivative of ``I_x(a, b) = scipy.special.betainc(a, b, x)`` with respect to ``b``,
     elementwise (see `betainc_da`).
@@ -329,7 +348,7 @@ def betainc_db(a: Any, b: Any, x: Any) -> Any:
 
 # --- zeta ----------------------------------------------------------------------------------------
 
-@recorded_whole
+@_numpy_style
 def zeta_dx(x: Any, q: Any = 1.0) -> Any:
     """The derivative of the Hurwitz zeta function ``scipy.special.zeta(x, q)`` with respect
     to its order ``x``: ``-sum_(n >= 0) log(n + q) / (n + q)^x``, by Euler-Maclaurin
@@ -396,15 +415,7 @@ def _betainc_db_x(y: Any, a: Any, b: Any, x: Any) -> Any:
 
 def _zeta_dx_q(y: Any, s: Any, q: Any) -> Any:
     """d/dq d zeta(s, q)/ds = d/ds (-s zeta(s+1, q)) = -zeta(s+1, q) - s zeta_dx(s+1, q)."""
-    return -sps.zeta(s + 1, q) - s * _this_module().zeta_dx(s + 1, q)
-
-
-def _this_module() -> Any:
-    """This module, whose names a trace replaces by recording versions (ROUTED): rules call
-    the parameter derivatives through it."""
-    import sys
-
-    return sys.modules[__name__]
+    return -sps.zeta(s + 1, q) - s * zeta_dx(s + 1, q)
 
 
 _SECOND = "the second derivative in the parameter is not computed (only the first, by a "\

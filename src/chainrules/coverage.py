@@ -121,6 +121,11 @@ CATEGORIES: dict[str, list[str]] = {
         "scipy.linalg.cho_factor", "scipy.linalg.lu_factor", "scipy.linalg.lu",
         "scipy.linalg.solve_sylvester", "scipy.linalg.sqrtm", "scipy.linalg.logm",
         "scipy.linalg.solve_banded",
+        "chainrules.rules.scipy_special_params.gammainc_da",
+        "chainrules.rules.scipy_special_params.gammaincc_da",
+        "chainrules.rules.scipy_special_params.betainc_da",
+        "chainrules.rules.scipy_special_params.betainc_db",
+        "chainrules.rules.scipy_special_params.zeta_dx",
     ],
 }
 

@@ -126,6 +126,12 @@ CATEGORIES: dict[str, list[str]] = {
         "chainrules.rules.scipy_special_params.betainc_da",
         "chainrules.rules.scipy_special_params.betainc_db",
         "chainrules.rules.scipy_special_params.zeta_dx",
+        "chainrules.rules.scipy_special_params.gammainc_daa",
+        "chainrules.rules.scipy_special_params.gammaincc_daa",
+        "chainrules.rules.scipy_special_params.betainc_daa",
+        "chainrules.rules.scipy_special_params.betainc_dab",
+        "chainrules.rules.scipy_special_params.betainc_dbb",
+        "chainrules.rules.scipy_special_params.zeta_dxx",
     ],
 }
 

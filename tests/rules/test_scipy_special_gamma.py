@@ -5,8 +5,8 @@ float64 and float32 input, on complex input where SciPy has a complex loop, and 
 broadcasting. The parameters without a closed-form derivative (``gammainc`` in ``a``,
 ``betainc`` in ``a`` and ``b``, ``zeta`` in ``x``: computed by
 chainrules.rules.scipy_special_params, tested against references in
-test_scipy_special_params.py) are differentiated at order 1; at order 2 they are integers
-(their second derivative is refused by name), so the order-2 checks cover the other arguments.
+test_scipy_special_params.py) are differentiated at orders 1 and 2; their third derivative is
+refused by name.
 Closed forms check what finite differences cannot: third derivatives (order 3), the far left
 tail of ``log_ndtr``.
 """
@@ -123,6 +123,10 @@ SECOND_ORDER = [
     case(sp.gammainc, 2, np.array([0.3, 1.2, 4.0])),
     case(sp.betainc, 2, 3, np.array(UNIT)),
     case(sp.zeta, 3, np.array(POSITIVE)),
+    # the parameters differentiated too (their second derivatives are computed)
+    case(sp.gammainc, np.array([0.6, 2.5]), np.array([0.3, 4.0])),
+    case(sp.betainc, 1.5, 2.5, np.array([0.2, 0.7])),
+    case(sp.zeta, np.array([1.5, 3.0]), np.array([0.4, 2.1])),
 ]
 
 
@@ -192,28 +196,30 @@ def test_gammasgn_is_declared():
 # --- parameters without a closed-form derivative -------------------------------------------------
 
 @pytest.mark.parametrize("f, args, position, message", [
-    (sp.gammainc, (1.5, 2.0), 0, r"scipy_special_params.gammainc_da: the derivative with "
+    (sp.gammainc, (1.5, 2.0), 0, r"scipy_special_params.gammainc_daa: the derivative with "
                                  r"respect to a "),
-    (sp.gammaincc, (1.5, 2.0), 0, r"scipy_special_params.gammaincc_da: the derivative with "
+    (sp.gammaincc, (1.5, 2.0), 0, r"scipy_special_params.gammaincc_daa: the derivative with "
                                   r"respect to a "),
-    (sp.betainc, (1.5, 2.0, 0.3), 0, r"scipy_special_params.betainc_da: the derivative with "
+    (sp.betainc, (1.5, 2.0, 0.3), 0, r"scipy_special_params.betainc_daa: the derivative with "
                                      r"respect to a "),
-    (sp.betainc, (1.5, 2.0, 0.3), 1, r"scipy_special_params.betainc_db: the derivative with "
+    (sp.betainc, (1.5, 2.0, 0.3), 1, r"scipy_special_params.betainc_dbb: the derivative with "
                                      r"respect to b "),
-    (sp.zeta, (3.0, 2.0), 0, r"scipy_special_params.zeta_dx: the derivative with respect to x "),
+    (sp.zeta, (3.0, 2.0), 0, r"scipy_special_params.zeta_dxx: the derivative with respect to x "),
 ])
-def test_second_derivative_in_the_parameter_is_refused_by_name(f, args, position, message):
+def test_third_derivative_in_the_parameter_is_refused_by_name(f, args, position, message):
     def along(value):
         changed = list(args)
         changed[position] = value
         return np.sum(f(*changed))
 
-    first = grad(along)(args[position])  # the first derivative is computed...
-    h = 1e-5
-    assert np.isclose(first, (along(args[position] + h) - along(args[position] - h)) / (2 * h),
-                      rtol=1e-7)
-    with pytest.raises(NotImplementedError, match=message):  # ...the second is refused
-        grad(grad(along))(args[position])
+    h = 1e-4
+    t = args[position]
+    first = grad(along)
+    assert np.isclose(first(t), (along(t + h) - along(t - h)) / (2 * h), rtol=1e-7)
+    second = grad(first)  # the first two derivatives are computed...
+    assert np.isclose(second(t), (first(t + h) - first(t - h)) / (2 * h), rtol=1e-6)
+    with pytest.raises(NotImplementedError, match=message):  # ...the third is refused
+        grad(second)(t)
 
 
 @pytest.mark.parametrize("f, args", [
@@ -229,17 +235,18 @@ def test_a_constant_parameter_is_not_differentiated(f, args):
     h = 1e-6
     slope = (f(*args[:-1], last + h) - f(*args[:-1], last - h)) / (2 * h)
     calls = []
-    names = ("gammainc_da", "gammaincc_da", "betainc_da", "betainc_db", "zeta_dx")
+    names = ("_gammainc_jet", "_betainc_jet", "_zeta_jet")   # what every derivative calls
     originals = {name: getattr(scipy_special_params, name) for name in names}
     try:
         for name in names:
             setattr(scipy_special_params, name,
                     lambda *a, name=name: calls.append(name) or originals[name](*a))
         got = grad(lambda v: np.sum(f(*args[:-1], v)))(last)
+        scipy_special_params.gammainc_da(1.5, 2.0)   # (the patch itself is seen)
     finally:
         for name in names:
             setattr(scipy_special_params, name, originals[name])
-    assert not calls
+    assert calls == ["_gammainc_jet"]
     assert np.allclose(got, np.sum(slope) if np.ndim(last) == 0 else slope, rtol=1e-7)
     frule_tangents = (NoTangent(),) + (ZeroTangent(),) * (len(args) - 1) + (np.ones_like(last),)
     assert np.allclose(frule(frule_tangents, f, *args)[1], slope, rtol=1e-7)

@@ -1,18 +1,18 @@
 """Elementwise rules with refused or costly arguments: `scalar_rule` for a function some of
-whose arguments have no practical derivative (the second derivative of ``gammainc`` in
+whose arguments have no practical derivative (the third derivative of ``gammainc`` in
 ``a``...), or one that costs far more than the function (``gammainc`` in ``a``: a converged
 series). A refused derivative raises ``NotImplementedError`` naming the function and the
 argument when it is needed, never a silent zero; an argument held constant costs nothing,
 also when it is a float number (whose cotangent `scalar_rule` computes at once).
 
 >>> from chainrules import frule, NoTangent, ZeroTangent
->>> from chainrules.rules.scipy_special_params import zeta_dx
->>> try:                           # the second derivative of zeta(x, q) in x
-...     frule((NoTangent(), 1.0, ZeroTangent()), zeta_dx, 3.0, 2.0)
+>>> from chainrules.rules.scipy_special_params import zeta_dxx
+>>> try:                           # the third derivative of zeta(x, q) in x
+...     frule((NoTangent(), 1.0, ZeroTangent()), zeta_dxx, 3.0, 2.0)
 ... except NotImplementedError as error:
-...     print(str(error)[:95])
-chainrules.rules.scipy_special_params.zeta_dx: the derivative with respect to x (argument 1) is
->>> bool(frule((NoTangent(), ZeroTangent(), 1.0), zeta_dx, 3.0, 2.0)[1] > 0)  # in q: closed
+...     print(str(error)[:96])
+chainrules.rules.scipy_special_params.zeta_dxx: the derivative with respect to x (argument 1) is
+>>> bool(frule((NoTangent(), ZeroTangent(), 1.0), zeta_dxx, 3.0, 2.0)[1] < 0)  # in q: closed
 True
 """
 

@@ -10,9 +10,10 @@ holomorphic derivative.
 The derivatives of ``gammainc``/``gammaincc`` in ``a``, of ``betainc`` in ``a`` and ``b``,
 and of ``zeta(x, q)`` in ``x`` have no closed form: they are computed by the functions of
 `chainrules.rules.scipy_special_params` (converged series, continued fractions and
-Euler-Maclaurin sums, differentiated term by term, to about 1e-13 relative), whose own rules
-give their derivatives in ``x`` in closed form; the second derivative in those parameters is
-refused by name (``NotImplementedError``, see `chainrules.rules._refusing`). ``gammasgn`` is
+Euler-Maclaurin sums, differentiated term by term to second order, to about 1e-13
+relative), whose own rules give their derivatives in ``x`` in closed form; the third
+derivative in those parameters is refused by name (``NotImplementedError``, see
+`chainrules.rules._refusing`). ``gammasgn`` is
 declared non-differentiable (piecewise constant).
 
 >>> import numpy as np, scipy.special

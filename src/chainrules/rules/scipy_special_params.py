@@ -584,7 +584,7 @@ def zeta_dxx(x: Any, q: Any = 1.0) -> Any:
     return _zeta_derivative(x, q, 2)
 
 
-# --- rules: the derivatives in x are closed forms; in the parameters, the next function ------------
+# --- rules: the derivatives in x are closed forms; in the parameters, the next function ---------
 # (the third derivative in the parameters is refused)
 
 def _gammainc_density(a: Any, x: Any) -> Any:

@@ -284,8 +284,10 @@ def test_large_parameters(a):
     assert_close(gammainc_da(a, x), reference, 1e-9)
     b = a / 2
     x = np.array([0.66, 2 / 3, 0.67])
-    assert_close(betainc_da(a, b, x), richardson(lambda t: sp.betainc(t, b, x), a, h), 1e-9)
-    assert_close(betainc_db(a, b, x), richardson(lambda t: sp.betainc(a, t, x), b, h), 1e-9)
+    # (the reference is as good as SciPy's betainc: SciPy 1.11's, Cephes, makes its differences
+    # good to 5e-9 here; Boost's, from SciPy 1.12, to 1e-10)
+    assert_close(betainc_da(a, b, x), richardson(lambda t: sp.betainc(t, b, x), a, h), 2e-8)
+    assert_close(betainc_db(a, b, x), richardson(lambda t: sp.betainc(a, t, x), b, h), 2e-8)
 
 
 # --- through the engine: sp.gammainc etc. differentiated in their parameters ----------------------

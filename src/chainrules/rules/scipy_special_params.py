@@ -77,11 +77,11 @@ __all__ = ["gammainc_da", "gammaincc_da", "betainc_da", "betainc_db", "zeta_dx",
 
 _MAX_TERMS = 100_000
 _TOLERANCE = 4e-16  # two units in the last place: converged to rounding
-# B_2k / (2k)! for k = 1..8: the Euler-Maclaurin corrections
 # The Euler-Maclaurin remainder after N direct terms and eight corrections is, relative to the
 # result, about (q / (N+q))^x (x / (2 pi (N+q)))^16: below 1e-15 for every x > 1, q > 0 with
 # N = 16 (a large x that makes the second factor big makes the first one vanish).
 _ZETA_DIRECT_TERMS = 16
+# B_2k / (2k)! for k = 1..8: the Euler-Maclaurin corrections
 _BERNOULLI_OVER_FACTORIAL = (1 / 12, -1 / 720, 1 / 30240, -1 / 1209600, 1 / 47900160,
                              -691 / 1307674368000, 1 / 74724249600,
                              -3617 / 10670622842880000)
@@ -115,7 +115,8 @@ def _broadcast(*args: Any) -> tuple:
     if dtype.kind in "biu":
         dtype = np.dtype(np.float64)
     elif dtype.kind != "f":
-        raise TypeError(f"the arguments must be real numbers, got {dtype}")
+        raise TypeError(f"chainrules.rules.scipy_special_params: the parameter derivatives "
+                        f"of gammainc, betainc and zeta take real numbers, got {dtype}")
     arrays = np.broadcast_arrays(*[np.asarray(arg, np.float64) for arg in args])
     return tuple(np.array(array) for array in arrays), dtype
 

@@ -2,11 +2,13 @@
 
 Skipped when SciPy is not installed. Every function is checked against finite differences on
 float64 and float32 input, on complex input where SciPy has a complex loop, and with
-broadcasting; parameters whose derivative is refused (``gammainc`` in ``a``, ``betainc`` in
-``a`` and ``b``, ``zeta`` in ``x``) are passed as integers there, which have no tangent.
+broadcasting. The parameters without a closed-form derivative (``gammainc`` in ``a``,
+``betainc`` in ``a`` and ``b``, ``zeta`` in ``x``: computed by
+chainrules.rules.scipy_special_params, tested against references in
+test_scipy_special_params.py) are differentiated at orders 1 and 2; their third derivative is
+refused by name.
 Closed forms check what finite differences cannot: third derivatives (order 3), the far left
-tail of ``log_ndtr``, and that refused derivatives raise, naming the function and the argument,
-only when that argument is differentiated.
+tail of ``log_ndtr``.
 """
 
 from __future__ import annotations
@@ -71,21 +73,34 @@ def _binary_cases():
 
 
 def _parameter_cases():
-    # The refused parameters are integers here (no tangent); the others are differentiated.
+    # Integer parameters have no tangent (so their cases also serve the order-2 sweep, which
+    # tries the cheapest cases first); float ones are differentiated.
     x = np.array([0.3, 1.2, 4.0])
+    a = np.array([0.6, 1.7, 3.5])
     cases = []
     for f in (sp.gammainc, sp.gammaincc):
         cases += [case(f, 2, x), case(f, np.array([1, 3, 5]), x),
                   case(f, 1, x.astype(np.float32)), case(f, 3, 2.5),
-                  case(f, np.array([[1], [4]]), x)]
+                  case(f, np.array([[1], [4]]), x),
+                  case(f, a, x), case(f, 2.5, 1.5), case(f, a.reshape(3, 1), x[:2]),
+                  case(f, a.astype(np.float32), x.astype(np.float32)),
+                  case(f, a, 2.0)]
     unit = np.array(UNIT)
     cases += [case(sp.betainc, 2, 3, unit), case(sp.betainc, 1, 1, unit),
               case(sp.betainc, np.array([1, 2, 4]), 2, unit.astype(np.float32)),
-              case(sp.betainc, 3, np.array([[1], [5]]), unit), case(sp.betainc, 2, 5, 0.3)]
+              case(sp.betainc, 3, np.array([[1], [5]]), unit), case(sp.betainc, 2, 5, 0.3),
+              case(sp.betainc, a, np.array([2.5, 0.6, 1.1]), unit),
+              case(sp.betainc, 1.5, 2.5, 0.4), case(sp.betainc, a.reshape(3, 1), 2.2, unit[:2]),
+              case(sp.betainc, a.astype(np.float32), np.float32(1.5),
+                   unit.astype(np.float32))]
     from chainrules.rules.scipy import _hurwitz_zeta
     q = np.array(POSITIVE)
+    s = np.array([1.5, 2.5, 4.0])
     cases += [case(sp.zeta, 2, q), case(sp.zeta, 3, q.astype(np.float32)), case(sp.zeta, 4, 1.7),
-              case(_hurwitz_zeta, np.array([[2], [5]]), q)]
+              case(_hurwitz_zeta, np.array([[2], [5]]), q),
+              case(sp.zeta, s, q), case(sp.zeta, 3.5, 0.8), case(sp.zeta, s.reshape(3, 1), q[:2]),
+              case(sp.zeta, s.astype(np.float32), q.astype(np.float32)),
+              case(_hurwitz_zeta, s, 1.3)]
     cases += [case(sp.gammasgn, np.array(GAMMA), non_differentiable=True)]
     return cases
 
@@ -108,6 +123,10 @@ SECOND_ORDER = [
     case(sp.gammainc, 2, np.array([0.3, 1.2, 4.0])),
     case(sp.betainc, 2, 3, np.array(UNIT)),
     case(sp.zeta, 3, np.array(POSITIVE)),
+    # the parameters differentiated too (their second derivatives are computed)
+    case(sp.gammainc, np.array([0.6, 2.5]), np.array([0.3, 4.0])),
+    case(sp.betainc, 1.5, 2.5, np.array([0.2, 0.7])),
+    case(sp.zeta, np.array([1.5, 3.0]), np.array([0.4, 2.1])),
 ]
 
 
@@ -174,44 +193,60 @@ def test_gammasgn_is_declared():
     assert pullback(np.ones(2)) == (NoTangent(), NoTangent())
 
 
-# --- refused parameters --------------------------------------------------------------------------
+# --- parameters without a closed-form derivative -------------------------------------------------
 
 @pytest.mark.parametrize("f, args, position, message", [
-    (sp.gammainc, (1.5, 2.0), 0, r"scipy.special.gammainc: the derivative with respect to a "),
-    (sp.gammaincc, (1.5, 2.0), 0, r"scipy.special.gammaincc: the derivative with respect to a "),
-    (sp.betainc, (1.5, 2.0, 0.3), 0, r"scipy.special.betainc: the derivative with respect to a "),
-    (sp.betainc, (1.5, 2.0, 0.3), 1, r"scipy.special.betainc: the derivative with respect to b "),
-    (sp.zeta, (3.0, 2.0), 0, r"scipy.special.zeta: the derivative with respect to x "),
+    (sp.gammainc, (1.5, 2.0), 0, r"scipy_special_params.gammainc_daa: the derivative with "
+                                 r"respect to a "),
+    (sp.gammaincc, (1.5, 2.0), 0, r"scipy_special_params.gammaincc_daa: the derivative with "
+                                  r"respect to a "),
+    (sp.betainc, (1.5, 2.0, 0.3), 0, r"scipy_special_params.betainc_daa: the derivative with "
+                                     r"respect to a "),
+    (sp.betainc, (1.5, 2.0, 0.3), 1, r"scipy_special_params.betainc_dbb: the derivative with "
+                                     r"respect to b "),
+    (sp.zeta, (3.0, 2.0), 0, r"scipy_special_params.zeta_dxx: the derivative with respect to x "),
 ])
-def test_refused_parameters_raise_by_name_when_differentiated(f, args, position, message):
+def test_third_derivative_in_the_parameter_is_refused_by_name(f, args, position, message):
     def along(value):
         changed = list(args)
         changed[position] = value
         return np.sum(f(*changed))
 
-    with pytest.raises(NotImplementedError, match=message):
-        grad(along)(args[position])
-    with pytest.raises(NotImplementedError, match=message):
-        grad(along)(np.array([args[position]] * 2) * 1.0 + np.zeros(2))
-    tangents = [NoTangent()] + [ZeroTangent()] * len(args)
-    tangents[position + 1] = 1.0
-    with pytest.raises(NotImplementedError, match=message):
-        frule(tuple(tangents), f, *args)
-    _, pullback = rrule(f, *args)
-    with pytest.raises(NotImplementedError, match=message):
-        unthunk(pullback(1.0)[position + 1])
+    h = 1e-4
+    t = args[position]
+    first = grad(along)
+    assert np.isclose(first(t), (along(t + h) - along(t - h)) / (2 * h), rtol=1e-7)
+    second = grad(first)  # the first two derivatives are computed...
+    assert np.isclose(second(t), (first(t + h) - first(t - h)) / (2 * h), rtol=1e-6)
+    with pytest.raises(NotImplementedError, match=message):  # ...the third is refused
+        grad(second)(t)
 
 
 @pytest.mark.parametrize("f, args", [
     (sp.gammainc, (1.5, 2.0)), (sp.gammaincc, (np.array([1.5, 0.5]), 2.0)),
     (sp.betainc, (1.5, 2.0, 0.3)), (sp.zeta, (3.0, np.array([2.0, 1.5]))),
 ])
-def test_a_constant_refused_parameter_costs_nothing(f, args):
-    # the last argument is differentiated; the refused ones are constant floats
+def test_a_constant_parameter_is_not_differentiated(f, args):
+    # the last argument is differentiated; the parameters are constant floats, whose
+    # derivative (a converged series) is deferred, never computed
+    from chainrules.rules import scipy_special_params
+
     last = args[-1]
     h = 1e-6
     slope = (f(*args[:-1], last + h) - f(*args[:-1], last - h)) / (2 * h)
-    got = grad(lambda v: np.sum(f(*args[:-1], v)))(last)
+    calls = []
+    names = ("_gammainc_jet", "_betainc_jet", "_zeta_jet")   # what every derivative calls
+    originals = {name: getattr(scipy_special_params, name) for name in names}
+    try:
+        for name in names:
+            setattr(scipy_special_params, name,
+                    lambda *a, name=name: calls.append(name) or originals[name](*a))
+        got = grad(lambda v: np.sum(f(*args[:-1], v)))(last)
+        scipy_special_params.gammainc_da(1.5, 2.0)   # (the patch itself is seen)
+    finally:
+        for name in names:
+            setattr(scipy_special_params, name, originals[name])
+    assert calls == ["_gammainc_jet"]
     assert np.allclose(got, np.sum(slope) if np.ndim(last) == 0 else slope, rtol=1e-7)
     frule_tangents = (NoTangent(),) + (ZeroTangent(),) * (len(args) - 1) + (np.ones_like(last),)
     assert np.allclose(frule(frule_tangents, f, *args)[1], slope, rtol=1e-7)

@@ -7,12 +7,14 @@ Each elementwise function is one `scalar_rule` line: its partials are functions 
 differentiated again, to any order. Where SciPy has a complex loop the partials are the
 holomorphic derivative.
 
-Parameters without a practical derivative are refused, never given a silent zero: the
-derivative of ``gammainc``/``gammaincc`` in ``a``, of ``betainc`` in ``a`` and ``b``, and of
-``zeta(x, q)`` in ``x`` raise ``NotImplementedError`` naming the function and the argument
-when that argument is differentiated (a float that the engine traces, or a nonzero tangent);
-held constant, or passed as an integer, it is fine. ``gammasgn`` is declared
-non-differentiable (piecewise constant).
+The derivatives of ``gammainc``/``gammaincc`` in ``a``, of ``betainc`` in ``a`` and ``b``,
+and of ``zeta(x, q)`` in ``x`` have no closed form: they are computed by the functions of
+`chainrules.rules.scipy_special_params` (converged series, continued fractions and
+Euler-Maclaurin sums, differentiated term by term to second order, to about 1e-13
+relative), whose own rules give their derivatives in ``x`` in closed form; the third
+derivative in those parameters is refused by name (``NotImplementedError``, see
+`chainrules.rules._refusing`). ``gammasgn`` is
+declared non-differentiable (piecewise constant).
 
 >>> import numpy as np, scipy.special
 >>> from chainrules import rrule
@@ -28,82 +30,16 @@ from typing import Any
 import numpy as np
 import scipy.special as sps
 
-from ..core.projection import NO_TANGENT_PROJECTOR, ProjectTo
 from ..core.registry import frule, non_differentiable, recorded_whole, rrule
 from ..core.scalar_rule import scalar_rule
-from ..core.tangents import AbstractZero
-from ..core.thunks import Thunk, unthunk
+from ._refusing import REFUSED, scalar_rule_deferring
 from .scipy import _hurwitz_zeta
+from .scipy_special_params import betainc_da, betainc_db, gammainc_da, gammaincc_da, zeta_dx
 
 __all__ = ["REFUSED"]
 
 _SQRT_PI = float(np.sqrt(np.pi))
 _SQRT_2PI = float(np.sqrt(2 * np.pi))
-
-
-# --- refused parameters -------------------------------------------------------------------------
-
-class _Refused:
-    """The partial of a parameter without a practical derivative: it raises, naming the
-    function and the argument, when it is needed."""
-
-    __slots__ = ("message",)
-
-    def __init__(self, function: str, argument: str, position: int, why: str):
-        self.message = (
-            f"{function}: the derivative with respect to {argument} (argument {position + 1}) "
-            f"is not implemented: {why}. Hold {argument} constant (an integer, or a value "
-            f"that is not differentiated); the derivative with respect to the other "
-            f"arguments is exact.")
-
-    def __call__(self, *values: Any) -> Any:
-        raise NotImplementedError(self.message)
-
-
-def _raise(refused: _Refused) -> Any:
-    refused()
-
-
-# (function, position) -> why, for the documentation and the tests.
-REFUSED: dict = {}
-
-
-def _scalar_rule_refusing(f: Any, name: str, partials: tuple, refused: dict) -> None:
-    """`scalar_rule` for ``f`` (called ``name`` in errors) whose arguments at the positions
-    of ``refused`` (position -> (argument, why)) have no derivative.
-
-    The frule (and the batched forward trace, which reads its partials) calls the refusing
-    partial only for a nonzero tangent. The rrule gives a float argument at a refused position
-    a `Thunk` that raises when read: an engine reads the cotangents of traced arguments only,
-    so a constant ``a`` costs nothing."""
-    refusals = {position: _Refused(name, argument, position, why)
-                for position, (argument, why) in refused.items()}
-    quiet = tuple(None if position in refused else partial
-                  for position, partial in enumerate(partials))
-    scalar_rule(f, *quiet)
-    reverse = rrule.lookup(f)[0]
-    scalar_rule(f, *(refusals.get(position, partial) for position, partial in enumerate(partials)))
-    for position, (argument, why) in refused.items():
-        REFUSED[f, position] = argument
-
-    def refusing_reverse(*args: Any, **kwargs: Any):
-        y, pullback = reverse(*args, **kwargs)
-        flagged = [position for position in refusals if position < len(args)
-                   and ProjectTo(args[position]) is not NO_TANGENT_PROJECTOR]
-        if not flagged:
-            return y, pullback
-
-        def refusing_pullback(dy: Any) -> tuple:
-            cotangents = list(pullback(dy))
-            if not isinstance(unthunk(dy), AbstractZero):
-                for position in flagged:
-                    cotangents[position + 1] = Thunk(
-                        lambda refusal=refusals[position]: _raise(refusal))
-            return tuple(cotangents)
-
-        return y, refusing_pullback
-
-    rrule.register(f, replace=True)(refusing_reverse)
 
 
 # --- partials that need care ---------------------------------------------------------------------
@@ -188,19 +124,19 @@ scalar_rule(sps.beta, lambda y, a, b: y * (sps.digamma(a) - sps.digamma(a + b)),
 scalar_rule(sps.betaln, lambda y, a, b: sps.digamma(a) - sps.digamma(a + b),
             lambda y, a, b: sps.digamma(b) - sps.digamma(a + b))
 
-_NO_SERIES = "it has no closed form (a series in a, not computed here)"
-_HYPERGEOMETRIC = "it has no closed form (a hypergeometric series)"
-_scalar_rule_refusing(sps.gammainc, "scipy.special.gammainc", (None, _gammainc_x),
-                      {0: ("a", _NO_SERIES)})
-_scalar_rule_refusing(sps.gammaincc, "scipy.special.gammaincc",
-                      (None, lambda y, a, x: -_gammainc_x(y, a, x)), {0: ("a", _NO_SERIES)})
-_scalar_rule_refusing(sps.betainc, "scipy.special.betainc", (None, None, _betainc_x),
-                      {0: ("a", _HYPERGEOMETRIC), 1: ("b", _HYPERGEOMETRIC)})
+# Parameters without a closed-form derivative: converged series, continued fractions and
+# Euler-Maclaurin sums (scipy_special_params; NumPy-style functions with rules of their own, so
+# these rules differentiate again in x), deferred for float numbers too (costly).
+scalar_rule_deferring(sps.gammainc, (lambda y, a, x: gammainc_da(a, x), _gammainc_x),
+                      (0,))
+scalar_rule_deferring(sps.gammaincc, (lambda y, a, x: gammaincc_da(a, x),
+                                      lambda y, a, x: -_gammainc_x(y, a, x)), (0,))
+scalar_rule_deferring(sps.betainc, (lambda y, a, b, x: betainc_da(a, b, x),
+                                    lambda y, a, b, x: betainc_db(a, b, x), _betainc_x),
+                      (0, 1))
 
 # zeta(x, q): SciPy's Python function calls this ufunc, so its rule serves both
-_scalar_rule_refusing(_hurwitz_zeta, "scipy.special.zeta",
-                      (None, lambda y, s, q: -s * _hurwitz_zeta(s + 1, q)),
-                      {0: ("x", "the derivative of the Hurwitz zeta function in its order "
-                                "has no closed form")})
+scalar_rule_deferring(_hurwitz_zeta, (lambda y, s, q: zeta_dx(s, q),
+                                      lambda y, s, q: -s * _hurwitz_zeta(s + 1, q)), (0,))
 rrule.register(sps.zeta, replace=True)(rrule.lookup(_hurwitz_zeta)[0])
 frule.register(sps.zeta, replace=True)(frule.lookup(_hurwitz_zeta)[0])

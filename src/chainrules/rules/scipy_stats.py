@@ -42,10 +42,7 @@ from scipy.stats._distn_infrastructure import rv_continuous, rv_discrete
 
 from ..core.registry import non_differentiable, recorded_whole
 from ..core.scalar_rule import scalar_rule
-try:
-    from ._refusing import scalar_rule_refusing as _scalar_rule_refusing
-except ImportError:  # before rules/_refusing.py: the same function, where it was
-    from .scipy_special_gamma import _scalar_rule_refusing
+from ._refusing import scalar_rule_refusing as _scalar_rule_refusing
 
 __all__ = ["STAND_INS", "CONTINUOUS", "DISCRETE", "PENDING", "ROUTED_METHODS", "redirect",
            "stand_in"]

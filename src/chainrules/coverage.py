@@ -552,6 +552,119 @@ def _count_lines(counts: dict, markdown: bool) -> Iterator[str]:
                                for i, (cell, w) in enumerate(zip(row, widths)))
 
 
+# --- SciPy: the table in docs/scipy-coverage.md ----------------------------------------------
+
+# What the peers differentiate in SciPy (HIPS autograd 1.7, jax 0.4: their scipy namespaces).
+PEERS_SCIPY = {"special functions": ("29", "53"),
+               "stats distributions (methods)": ("8 (27)", "26 (112)"),
+               "scipy.integrate": ("odeint", "—"), "scipy.signal": ("convolve", "—")}
+SCIPY_AREAS = ("scipy.special", "scipy.linalg", "scipy.signal", "scipy.integrate",
+               "scipy.optimize", "scipy.stats")
+
+
+def scipy_rows() -> list[tuple[str, str, str, str]]:
+    """``(area, name, status, arguments without a derivative)`` per listed SciPy function."""
+    import chainrules  # noqa: F401  (registers the rules)
+    from .rules._refusing import REFUSED
+
+    rows = []
+    for name in CATEGORIES["scipy (optional)"]:
+        function = resolve(name)
+        if function is None:
+            continue
+        area = next(a for a in SCIPY_AREAS if name.startswith(a + "."))
+        if function in NON_DIFFERENTIABLE:
+            status = "declared non-differentiable"
+        elif rrule.lookup(function) is None or frule.lookup(function) is None:
+            status = "missing"
+        elif function in FIRST_ORDER_ONLY:
+            status = "reverse, forward; first order only"
+        else:
+            status = "reverse, forward, order 2"
+        refused = ", ".join(argument for (f, _), argument in REFUSED.items() if f is function)
+        rows.append((area, name, status, refused))
+    return rows
+
+
+def _distribution_lines() -> Iterator[str]:
+    from .rules import scipy_stats
+
+    yield "| distribution | differentiable in | methods |"
+    yield "|---|---|---|"
+    for name, table in scipy_stats.CONTINUOUS.items():
+        arguments = ", ".join(("x", *table.shapes, "loc", "scale"))
+        yield f"| `{name}` | {arguments} | {', '.join(scipy_stats.CONTINUOUS_METHODS)} |"
+    for name, table in scipy_stats.DISCRETE.items():
+        shapes = [s for s, partial in zip(table.shapes, table.dlogpmf) if partial is not None]
+        methods = [m for m in scipy_stats.DISCRETE_METHODS if m not in ("ppf", "isf")]
+        yield (f"| `{name}` | {', '.join(shapes)} (k, loc and integer parameters have no "
+               f"tangent) | {', '.join(methods)}; ppf, isf declared (integer results) |")
+
+
+def scipy_coverage_markdown() -> str:
+    """docs/scipy-coverage.md: the SciPy functions chainrules differentiates, from the
+    registry (``python -m chainrules.coverage --scipy``)."""
+    import scipy
+
+    rows = scipy_rows()
+    by_area = {area: [r for r in rows if r[0] == area] for area in SCIPY_AREAS}
+    special = [r for r in by_area["scipy.special"] if "declared" not in r[2]]
+    stats = by_area["scipy.stats"]
+    distributions = {r[1].split(".")[2] for r in stats}
+    lines = [
+        "# SciPy coverage",
+        "",
+        f"Generated from chainrules' registry by `python -m chainrules.coverage --scipy` "
+        f"(SciPy {scipy.__version__}); `tests/test_scipy_coverage_doc.py` checks that it is up "
+        f"to date. Every function here has a reverse rule (rrule) and a forward rule (frule) "
+        f"checked by the test kit against finite differences, and passes the order-2 checks "
+        f"unless it says otherwise; every one works however it was imported "
+        f"(docs/engine.md, \"Imports in any style\").",
+        "",
+        "| | chainrules | HIPS autograd | jax.scipy |",
+        "|---|---|---|---|",
+        f"| special functions | {len(special)} | {PEERS_SCIPY['special functions'][0]} | "
+        f"{PEERS_SCIPY['special functions'][1]} |",
+        f"| stats distributions (methods) | {len(distributions)} ({len(stats)}) | "
+        f"{PEERS_SCIPY['stats distributions (methods)'][0]} | "
+        f"{PEERS_SCIPY['stats distributions (methods)'][1]} |",
+        f"| scipy.linalg | {len(by_area['scipy.linalg'])} | — | — |",
+        f"| scipy.signal | {len(by_area['scipy.signal'])} | "
+        f"{PEERS_SCIPY['scipy.signal'][0]} | — |",
+        f"| scipy.integrate | {len(by_area['scipy.integrate'])} | "
+        f"{PEERS_SCIPY['scipy.integrate'][0]} | — |",
+        f"| scipy.optimize (implicit function theorem) | {len(by_area['scipy.optimize'])} "
+        f"| — | — |",
+        "",
+    ]
+    for area in SCIPY_AREAS:
+        if area == "scipy.stats":
+            continue
+        lines += [f"## {area}", "", "| function | rules | arguments without a derivative |",
+                  "|---|---|---|"]
+        lines += [f"| `{name}` | {status} | {refused or '—'} |"
+                  for _, name, status, refused in by_area[area]]
+        lines.append("")
+    lines += ["## scipy.stats", "",
+              "Plain (`st.norm.logpdf(x, loc, scale)`) and frozen (`st.norm(loc, scale)"
+              ".logpdf(x)`) calls, parameters by position or keyword.", ""]
+    lines += list(_distribution_lines())
+    multivariate = sorted({r[1].rsplit(".", 1)[0] for r in stats} - {
+        f"scipy.stats.{d}" for d in (*_stats_tables()[0], *_stats_tables()[1])})
+    for name in multivariate:
+        methods = [r[1].rsplit(".", 1)[1] for r in stats if r[1].startswith(name + ".")]
+        lines.append(f"| `{name.rsplit('.', 1)[1]}` | see docs/scipy-multivariate.md | "
+                     f"{', '.join(methods)} |")
+    lines.append("")
+    return "\n".join(lines)
+
+
+def _stats_tables() -> tuple:
+    from .rules import scipy_stats
+
+    return scipy_stats.CONTINUOUS, scipy_stats.DISCRETE
+
+
 def main(argv: list[str] | None = None) -> int:
     """Print the coverage listing."""
     parser = argparse.ArgumentParser(prog="python -m chainrules.coverage",
@@ -559,10 +672,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
     parser.add_argument("--autograd", action="store_true",
                         help="compare with HIPS autograd's registry (if installed)")
+    parser.add_argument("--scipy", action="store_true",
+                        help="print docs/scipy-coverage.md: the SciPy functions covered")
     parser.add_argument("--namespaces", action="store_true",
                         help="list every public callable of numpy, numpy.linalg, numpy.fft "
                              "and ndarray with its status (the namespace walk)")
     options = parser.parse_args(argv)
+    if options.scipy:
+        print(scipy_coverage_markdown(), end="")
+        return 0
     walk = namespace_walk()
     if options.namespaces:
         for line in _walk_lines(walk):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dis
 import linecache
 import operator
+import re
 import sys
 from typing import Any
 
@@ -97,6 +98,25 @@ class Traced:
         self.tape = tape
         self.node = node
 
+    @property
+    def __class__(self) -> type:
+        """The class of the value it holds, for ``isinstance``: ``isinstance(t, np.ndarray)`` is
+        True for a traced array, ``isinstance(t, np.float64)`` (and ``float``) for a traced
+        float64, as for the plain value, so that code branching on it takes the array's path.
+        ``type(t)`` stays `Traced` (``type(t) is np.ndarray`` is False), and chainrules' own
+        code asks ``type`` (tests/ad/test_conformance.py checks it never asks ``isinstance``
+        of NumPy or number types).
+
+        >>> import chainrules as cr
+        >>> cr.grad(lambda x: np.sum(x ** 2) if isinstance(x, np.ndarray) else x)(np.ones(2))
+        array([2., 2.])
+        """
+        primal = self.primal
+        while type(primal) is Traced:
+            primal = primal.primal
+        kind = type(primal)
+        return kind if issubclass(kind, _LOOKS_LIKE) else Traced
+
     # --- NumPy protocols ----------------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         if "out" in kwargs:
@@ -139,8 +159,10 @@ class Traced:
             # and wrote no traced value into: a plain value
             return np.asarray(primal_value(self), dtype)
         frame = sys._getframe(1)  # the Python code whose call converted it
+        line = _source_line(frame)
         raise ArrayConversionError(
-            f"`{_source_line(frame)}` ({frame.f_code.co_filename}, line {frame.f_lineno}): "
+            f"`{line}` ({frame.f_code.co_filename}, line {frame.f_lineno}): "
+            + _plain_method_hint(line) +
             "a traced value was converted to a plain NumPy array, which would silently cut it "
             "out of the gradient. This happens with `out[a:b] = t` where `out` is a plain "
             "array (made by a name imported before differentiating, such as `from numpy "
@@ -388,6 +410,9 @@ class Traced:
         """``x.view()``: ``x`` itself (traced values are immutable); a view with another dtype
         or type reinterprets memory and is refused."""
         if args or kwargs:
+            kind = kwargs.get("type", args[-1] if args else None)
+            if isinstance(kind, type) and issubclass(kind, np.ma.MaskedArray):
+                raise masked.masked_array_error()
             raise TracingError(_refused("view", "reinterprets the memory of the array"))
         return self
 
@@ -410,10 +435,14 @@ class Traced:
 
     def __copy__(self):
         # arrays can be written in place: a copy is a new array; numbers are immutable
-        return self.copy() if isinstance(primal_value(self), np.ndarray) else self
+        return self.copy() if issubclass(type(primal_value(self)), np.ndarray) else self
 
     def __deepcopy__(self, memo):
         return self.__copy__()
+
+
+# The values whose class a traced value shows (`Traced.__class__`).
+_LOOKS_LIKE = (np.ndarray, np.generic, float, complex, int)
 
 
 def primal_value(x: Any) -> Any:
@@ -467,6 +496,21 @@ def _to_number(traced: Traced, kind: type) -> Any:
     raise TracingError(message)
 
 
+def _plain_method_hint(line: str) -> str:
+    """What to write instead when ``line`` calls a method of NumPy arrays (``A.dot(t)``): a
+    plain ndarray's method converts a traced argument without dispatching to it."""
+    names = [name for name in re.findall(r"\.(\w+)\s*\(", line)
+             if hasattr(np.ndarray, name) and not name.startswith("_")]
+    if not names:
+        return ""
+    name = names[0]
+    instead = "`A @ t` or `np.dot(A, t)`" if name == "dot" else \
+        f"`np.{name}(A, t, ...)`" if hasattr(np, name) else "the numpy function"
+    return (f"if `A.{name}(...)` is a method of a plain ndarray `A` given a traced argument "
+            f"`t`: ndarray methods do not dispatch to traced values; write {instead} "
+            f"instead. In general, ")
+
+
 def _source_line(frame: Any) -> str:
     line = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
     return line or "an item assignment"
@@ -512,7 +556,7 @@ _UFUNC_METHODS = {
 
 from ..core.structure import register_leaf_type  # noqa: E402
 from .tape import TracingError, record, record_binary, record_unary  # noqa: E402
-from . import writes  # noqa: E402
+from . import masked, writes  # noqa: E402
 
 
 class ArrayConversionError(TracingError):

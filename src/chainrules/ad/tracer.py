@@ -162,7 +162,7 @@ class Traced:
         line = _source_line(frame)
         raise ArrayConversionError(
             f"`{line}` ({frame.f_code.co_filename}, line {frame.f_lineno}): "
-            + _plain_method_hint(line) +
+            + _plain_method_hint(line, frame) +
             "a traced value was converted to a plain NumPy array, which would silently cut it "
             "out of the gradient. This happens with `out[a:b] = t` where `out` is a plain "
             "array (made by a name imported before differentiating, such as `from numpy "
@@ -230,8 +230,9 @@ class Traced:
         return len(self.primal)
 
     def __iter__(self):
-        for position in range(len(self.primal)):
-            yield record_binary(operator.getitem, self, position)
+        if self.ndim == 0:  # raised by iter(), as NumPy does (np.iterable asks it)
+            raise TypeError("iteration over a 0-d array")
+        return _elements(self)
 
     def __repr__(self):
         return f"Traced({self.primal!r}, node={self.node})"
@@ -445,6 +446,11 @@ class Traced:
 _LOOKS_LIKE = (np.ndarray, np.generic, float, complex, int)
 
 
+def _elements(traced: Traced) -> Any:
+    for position in range(len(traced.primal)):
+        yield record_binary(operator.getitem, traced, position)
+
+
 def primal_value(x: Any) -> Any:
     """The plain value under every level of tracing of ``x``."""
     while type(x) is Traced:
@@ -496,19 +502,18 @@ def _to_number(traced: Traced, kind: type) -> Any:
     raise TracingError(message)
 
 
-def _plain_method_hint(line: str) -> str:
-    """What to write instead when ``line`` calls a method of NumPy arrays (``A.dot(t)``): a
-    plain ndarray's method converts a traced argument without dispatching to it."""
-    names = [name for name in re.findall(r"\.(\w+)\s*\(", line)
-             if hasattr(np.ndarray, name) and not name.startswith("_")]
-    if not names:
-        return ""
-    name = names[0]
-    instead = "`A @ t` or `np.dot(A, t)`" if name == "dot" else \
-        f"`np.{name}(A, t, ...)`" if hasattr(np, name) else "the numpy function"
-    return (f"if `A.{name}(...)` is a method of a plain ndarray `A` given a traced argument "
-            f"`t`: ndarray methods do not dispatch to traced values; write {instead} "
-            f"instead. In general, ")
+def _plain_method_hint(line: str, frame: Any) -> str:
+    """What to write instead when ``line`` calls a method of a plain ndarray (``a.dot(t)``):
+    ndarray methods convert a traced argument without dispatching to it."""
+    for receiver, name in re.findall(r"\b([A-Za-z_]\w*)\.(\w+)\s*\(", line):
+        value = frame.f_locals.get(receiver, frame.f_globals.get(receiver))
+        if type(value) is np.ndarray and hasattr(np.ndarray, name):
+            instead = f"`{receiver} @ t` or `np.dot({receiver}, t)`" if name == "dot" else \
+                f"`np.{name}({receiver}, ...)`" if hasattr(np, name) else "a numpy function"
+            return (f"`{receiver}.{name}(...)` is a method of the plain ndarray `{receiver}`: "
+                    f"ndarray methods convert a traced argument `t` without dispatching to "
+                    f"it; write {instead} instead. In general, ")
+    return ""
 
 
 def _source_line(frame: Any) -> str:

@@ -260,7 +260,13 @@ def test_scalar_types_stay_types_while_tracing():
 def test_complex_type_with_two_traced_parts():
     function = lambda x: np.abs(np.complex128(x[0], x[1]))  # noqa: E731
     x = np.array([3.0, 4.0])
-    np.testing.assert_allclose(cr.grad(function)(x), numerical_gradient(function, x))
+    try:
+        np.complex128(3.0, 4.0)
+    except TypeError:  # NumPy before 2.0 takes one argument: so does the stand-in
+        with pytest.raises(TypeError):
+            cr.grad(function)(x)
+        return
+    np.testing.assert_allclose(cr.grad(function)(x), x / 5.0)  # d|z|/dx = x/|z|
 
 
 def test_masked_array_of_traced_values_is_refused_by_name():
@@ -328,3 +334,13 @@ def test_the_site_check_sees_isinstance():
     calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
     assert _NUMERIC_KINDS.search(ast.unparse(calls[0].args[1]))
     assert not _NUMERIC_KINDS.search(ast.unparse(ast.parse("(Tangent, list)")))
+
+
+def test_second_derivatives_through_the_library_paths():
+    def function(x):
+        assert isinstance(x, np.ndarray)
+        y = np.require(np.asarray_chkfinite(np.float64(x)), requirements=["C"])
+        return np.sum(np.ma.atleast_2d(y) ** 3)
+
+    x = np.array([1.0, 2.0])
+    np.testing.assert_allclose(cr.hessian(function)(x), np.diag(6 * x))

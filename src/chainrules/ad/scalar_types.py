@@ -10,7 +10,7 @@ that casts traced values and is the type itself for everything else:
   number for a 0-d value; the cotangent is cast back onto ``t``'s dtype. Integer and bool types
   give the cast values, which are constants (a rounding has a zero derivative), exactly as
   ``t.astype(np.int64)`` does. ``np.complex128(re, im)`` with traced parts is ``re + 1j*im``.
-- ``np.float64(1.5)``, ``np.float64.eps``-like class attributes, ``isinstance(v,
+- ``np.float64(1.5)``, class attributes (``np.float64.__name__``), ``isinstance(v,
   np.float64)``, ``issubclass``, ``np.dtype(np.float64)``, ``a.astype(np.float64)``,
   ``dtype == np.float64`` and dictionary keys behave as NumPy's type itself.
 

@@ -2,14 +2,14 @@
 
 ``np.float64(t)`` is a call of a C type that converts ``t`` with ``float(t)`` and then
 ``np.asarray(t)``: both would cut ``t`` out of the gradient, so a traced value refuses them.
-While a trace is active, the numpy namespace holds, in place of each concrete scalar type
-(``np.float64``, ``np.float32``, ``np.complex128``, ``np.int64``, ``np.bool_``...), a stand-in
+While a trace is active, the numpy namespace holds, in place of each floating and complex
+scalar type (``np.float64``, ``np.float32``, ``np.complex128``, ``np.double``...), a stand-in
 that casts traced values and is the type itself for everything else:
 
 - ``np.float64(t)`` is ``t.astype(np.float64)``: an array for an array (as NumPy gives), a
-  number for a 0-d value; the cotangent is cast back onto ``t``'s dtype. Integer and bool types
-  give the cast values, which are constants (a rounding has a zero derivative), exactly as
-  ``t.astype(np.int64)`` does. ``np.complex128(re, im)`` with traced parts is ``re + 1j*im``.
+  number for a 0-d value; the cotangent is cast back onto ``t``'s dtype.
+  ``np.complex128(re, im)`` with traced parts is ``re + 1j*im`` (where NumPy takes two
+  arguments).
 - ``np.float64(1.5)``, class attributes (``np.float64.__name__``), ``isinstance(v,
   np.float64)``, ``issubclass``, ``np.dtype(np.float64)``, ``a.astype(np.float64)``,
   ``dtype == np.float64`` and dictionary keys behave as NumPy's type itself.
@@ -18,6 +18,11 @@ What differs while tracing: ``v.dtype.type is np.float64`` is False (NumPy's dty
 type; compare with ``==``, or the dtype itself), and a type imported by name before the trace
 (``from numpy import float64``) is NumPy's own, which refuses traced values loudly. Compiled
 extensions see NumPy's own types.
+
+Integer and bool types stay NumPy's own, so that identity checks hold (NumPy's ``np.select``
+asks ``cond.dtype.type is not np.bool``): called on a traced value they raise an error that
+says to write ``t.astype(np.int64)`` (a constant: a rounding has zero derivative) or
+``np.int64(chainrules.primal(t))``.
 
     >>> import numpy as np, chainrules as cr
     >>> cr.grad(lambda x: np.sum(np.float32(x) * 2))(np.array([1.0, 2.0]))
@@ -100,10 +105,10 @@ def stand_ins() -> dict:
     made: dict = {}
     names = {}
     for name, value in list(vars(np).items()):
-        if not (isinstance(value, type) and issubclass(value, (np.number, np.bool_))):
+        if not (isinstance(value, type) and issubclass(value, np.inexact)):
             continue
         try:
-            concrete = np.dtype(value).type is value and np.dtype(value).kind in "biufc"
+            concrete = np.dtype(value).type is value and np.dtype(value).kind in "fc"
         except TypeError:  # an abstract type (np.floating, np.number)
             concrete = False
         if concrete:

@@ -503,16 +503,30 @@ def _to_number(traced: Traced, kind: type) -> Any:
 
 
 def _plain_method_hint(line: str, frame: Any) -> str:
-    """What to write instead when ``line`` calls a method of a plain ndarray (``a.dot(t)``):
-    ndarray methods convert a traced argument without dispatching to it."""
-    for receiver, name in re.findall(r"\b([A-Za-z_]\w*)\.(\w+)\s*\(", line):
+    """What to write instead when ``line`` converts a traced value by a call that cannot
+    dispatch to it: a method of a plain ndarray (``a.dot(t)``), or a NumPy scalar type that
+    is not a cast while tracing (``np.int64(t)``, ``float64(t)`` imported by name)."""
+    for receiver, name in re.findall(r"(?<![\w.])([A-Za-z_]\w*)(?:\.(\w+))?\s*\(", line):
         value = frame.f_locals.get(receiver, frame.f_globals.get(receiver))
-        if type(value) is np.ndarray and hasattr(np.ndarray, name):
+        if name and value is np:
+            value, receiver = getattr(np, name, None), f"np.{name}"
+        elif name and type(value) is np.ndarray and hasattr(np.ndarray, name):
             instead = f"`{receiver} @ t` or `np.dot({receiver}, t)`" if name == "dot" else \
                 f"`np.{name}({receiver}, ...)`" if hasattr(np, name) else "a numpy function"
             return (f"`{receiver}.{name}(...)` is a method of the plain ndarray `{receiver}`: "
                     f"ndarray methods convert a traced argument `t` without dispatching to "
                     f"it; write {instead} instead. In general, ")
+        elif name:
+            continue
+        if isinstance(value, type) and issubclass(value, np.generic):
+            kind = value.__name__
+            if issubclass(value, np.inexact):  # a name bound before the trace
+                return (f"`{receiver}(t)`: NumPy's scalar types cast traced values only when "
+                        f"called through the numpy module (`np.{kind}(t)`), not through a name "
+                        f"imported before differentiating. In general, ")
+            return (f"`{receiver}(t)` of a traced value: integer and bool types are not "
+                    f"differentiable casts; write `t.astype(np.{kind})` (a constant) or "
+                    f"`np.{kind}(chainrules.primal(t))`. In general, ")
     return ""
 
 

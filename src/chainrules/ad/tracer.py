@@ -3,7 +3,8 @@
 NumPy routes ufuncs (``__array_ufunc__``) and array functions (``__array_function__``) on a
 traced value to `record`; Python's operators, indexing, iteration and the common ndarray
 methods do the same. Everything else reads the primal: shape, dtype, comparisons, ``bool(t)``
-(so Python control flow follows the primal values).
+(so Python control flow follows the primal values), and ``isinstance``, which answers as for the
+plain value (``isinstance(t, np.ndarray)``; ``type(t)`` stays `Traced`): docs/other-peoples-code.md.
 """
 
 from __future__ import annotations
@@ -162,7 +163,7 @@ class Traced:
         line = _source_line(frame)
         raise ArrayConversionError(
             f"`{line}` ({frame.f_code.co_filename}, line {frame.f_lineno}): "
-            + _plain_method_hint(line, frame) +
+            + _conversion_hint(line, frame) +
             "a traced value was converted to a plain NumPy array, which would silently cut it "
             "out of the gradient. This happens with `out[a:b] = t` where `out` is a plain "
             "array (made by a name imported before differentiating, such as `from numpy "
@@ -502,7 +503,7 @@ def _to_number(traced: Traced, kind: type) -> Any:
     raise TracingError(message)
 
 
-def _plain_method_hint(line: str, frame: Any) -> str:
+def _conversion_hint(line: str, frame: Any) -> str:
     """What to write instead when ``line`` converts a traced value by a call that cannot
     dispatch to it: a method of a plain ndarray (``a.dot(t)``), or a NumPy scalar type that
     is not a cast while tracing (``np.int64(t)``, ``float64(t)`` imported by name)."""

@@ -30,7 +30,7 @@ def signature(f: Any) -> inspect.Signature:
     try:
         return inspect.signature(f)
     except ValueError:
-        if isinstance(f, np.ufunc):
+        if issubclass(type(f), np.ufunc):
             return _ufunc_signature(f)
         stand_in = next((s for real, s in _STAND_INS if real is f), None)
         if stand_in is None:

@@ -258,9 +258,6 @@ _NO_RULE_YET_GROUPS: dict[str, str] = {
     "written": "np.unwrap",
     "higher-order: calls a function over axes (np.apply_along_axis has a rule)":
         "np.apply_over_axes",
-    "plain Python functions that convert with NumPy's own asarray reference, which the "
-    "engine cannot intercept (the limit of `from numpy import asarray`)": (
-        "np.asarray_chkfinite np.require"),
 }
 
 NO_RULE_YET: dict[str, str] = {name: reason for reason, names in _NO_RULE_YET_GROUPS.items()

@@ -370,7 +370,7 @@ def test_arrays_the_function_creates_are_constants_until_written():
         grid = np.linspace(0.0, 1.0, 3)
         scale = math.exp(grid[1]) + float(np.sum(grid))
         # (a view, grid[1:], is a constant too: followed, should grid be written later)
-        assert type(np.sin(grid)) is np.ndarray and type(np.sum(grid[1:])) is np.float64
+        assert type(np.sin(grid)) is np.ndarray and type(np.sum(grid[1:])) == np.float64
         out = np.zeros(3)
         out[1] = x[0] * scale  # now traced
         return np.sum(out * grid)

@@ -140,6 +140,10 @@ CASES = [
     case(np.ascontiguousarray, normal(3, dtype=F32), dtype=C128),
     case(np.asfortranarray, normal(2, 3)),
     case(np.asfortranarray, [[1.0, 2.0], [3.0, 4.0]], dtype=F32),
+    case(np.asarray_chkfinite, normal(2, 3)),
+    case(np.asarray_chkfinite, normal(3), dtype=F32),
+    case(np.require, normal(2, 3).T, requirements=["C"]),
+    case(np.require, normal(3, dtype=F32), dtype=C128),
     case(astype, normal(3), C128),
     case(astype, normal(3), F32),
     case(astype, normal(2, 3, dtype=F32), F64),
@@ -153,6 +157,7 @@ SHAPE_FUNCTIONS = [
     np.repeat, np.flip, np.fliplr, np.flipud, np.roll, np.rot90, np.pad, np.triu, np.tril,
     np.diag, np.diagflat, np.atleast_1d, np.atleast_2d, np.atleast_3d, np.meshgrid, np.copy,
     np.asarray, np.array, np.asanyarray, np.ascontiguousarray, np.asfortranarray, astype,
+    np.asarray_chkfinite, np.require,
 ]
 
 

@@ -102,14 +102,14 @@ def _lift(x: Any, tape: Tape, function: Callable, position: Any) -> tuple[Any, l
     inputs: list = []
 
     def make_leaf(value):
-        if type(value) is not np.ndarray and isinstance(value, np.ndarray):
+        if type(value) is not np.ndarray and issubclass(type(value), np.ndarray):
             value = value.view(np.ndarray)  # a plain subclass (see _check_input): its data
         traced = tape.leaf(value)
         inputs.append(traced)
         return traced
 
     def select(value):
-        if isinstance(value, np.ndarray) and type(value) is not np.ndarray or \
+        if issubclass(type(value), np.ndarray) and type(value) is not np.ndarray or \
                 type(value) is np.ndarray and value.dtype.kind in "OV":
             _check_input(value, function, position)
         return _is_input_leaf(value)
@@ -121,7 +121,7 @@ def _lift(x: Any, tape: Tape, function: Callable, position: Any) -> tuple[Any, l
 def _is_input_leaf(x: Any) -> bool:
     """A differentiable leaf of an input: float or complex numbers and arrays (ndarray
     subclasses without arithmetic of their own included: `_check_input` lets them through)."""
-    return _is_differentiable(x) or (isinstance(x, np.ndarray) and x.dtype.kind in "fc")
+    return _is_differentiable(x) or (issubclass(type(x), np.ndarray) and x.dtype.kind in "fc")
 
 
 # Methods through which an ndarray subclass changes what operations mean (np.matrix's `*`,
@@ -134,11 +134,11 @@ _OWN_BEHAVIOUR = ("__array_ufunc__", "__array_function__", "__array_wrap__", "__
 def _check_input(x: np.ndarray, function: Callable, position: Any) -> None:
     """Refuse array inputs whose gradient would be silently wrong or silently missing."""
     where = f"{_name(function)}: argument {position} is"
-    if isinstance(x, np.matrix):
+    if issubclass(type(x), np.matrix):
         raise TypeError(f"{where} an np.matrix, whose `*` and `**` are matrix operations; the "
                         f"engine differentiates ndarray code. Pass np.asarray(m) and write "
                         f"`@` for matrix products.")
-    if isinstance(x, np.ma.MaskedArray):
+    if issubclass(type(x), np.ma.MaskedArray):
         raise TypeError(f"{where} a masked array (np.ma); the engine would ignore its mask. "
                         f"Pass its data (np.ma.getdata(x), or x.filled(value)) and apply the "
                         f"mask with np.where(mask, ..., ...) inside the function.")
@@ -173,9 +173,9 @@ def _leaf_cotangent(slots: list, owned: bytearray, leaf: tuple, materialize: boo
 
 def _zeros_like(x: Any) -> Any:
     x = primal(x)  # a value of an outer trace: its zero is a constant
-    if isinstance(x, np.ndarray):
+    if issubclass(type(x), np.ndarray):
         return np.zeros(x.shape, x.dtype)
-    if isinstance(x, np.generic):
+    if issubclass(type(x), np.generic):
         return x.dtype.type(0)
     return type(x)(0)
 
@@ -187,7 +187,7 @@ def _leaf_gradient(x: Any, value: Any, materialize: bool) -> Any:
         return NoTangent()
     if isinstance(value, AbstractZero):
         return _zeros_like(x) if materialize else value
-    if type(x) is not np.ndarray and isinstance(x, np.ndarray) and type(value) is np.ndarray:
+    if type(x) is not np.ndarray and issubclass(type(x), np.ndarray) and type(value) is np.ndarray:
         return value.view(type(x))  # a plain ndarray subclass gets its own type back
     return value
 
@@ -318,7 +318,7 @@ def _normalize_argnums(f: Callable, argnums: Any, args: tuple,
     """Positions ``argnums`` of ``args`` as a tuple of non-negative ints, and whether a single
     int was given; with ``allow_int=False``, integer and boolean arguments are refused."""
     def is_position(n):
-        return isinstance(n, (int, np.integer)) and not isinstance(n, (bool, np.bool_))
+        return issubclass(type(n), (int, np.integer)) and not issubclass(type(n), (bool, np.bool_))
 
     single = is_position(argnums)
     if not single and not (isinstance(argnums, (tuple, list)) and all(map(is_position,
@@ -345,11 +345,11 @@ def _refuse_integer(f: Callable, position: int, x: Any) -> None:
     """An integer or boolean argument differentiated at the top level is almost always a
     mistake (``grad(f)(np.array([1, 2, 3]))`` would silently give NoTangent)."""
     value = primal(x)
-    dtype = value.dtype if isinstance(value, (np.ndarray, np.generic)) else \
-        np.dtype(type(value)) if isinstance(value, (int, bool)) else None
+    dtype = value.dtype if issubclass(type(value), (np.ndarray, np.generic)) else \
+        np.dtype(type(value)) if issubclass(type(value), (int, bool)) else None
     if dtype is not None and dtype.kind in "iub":
         kind = "a boolean" if dtype.kind == "b" else "an integer"
-        described = type(value).__name__ if isinstance(value, (int, bool)) else dtype
+        described = type(value).__name__ if issubclass(type(value), (int, bool)) else dtype
         raise TypeError(
             f"{_name(f)}: argument {position} is {kind} ({described}), and gradients are taken "
             f"with respect to floats. Pass floats (np.asarray(x, dtype=float), or 3.0 for 3), "
@@ -383,10 +383,10 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool 
 
 def _check_scalar(f: Callable, y: Any) -> None:
     value = primal(y)
-    if not (isinstance(value, (float, np.floating, np.ndarray)) and np.size(value) == 1
+    if not (issubclass(type(value), (float, np.floating, np.ndarray)) and np.size(value) == 1
             and np.isrealobj(value)):
-        shape = np.shape(value) if isinstance(value, (np.ndarray, np.generic, float, complex)) \
-            else None
+        plain = issubclass(type(value), (np.ndarray, np.generic, float, complex))
+        shape = np.shape(value) if plain else None
         if shape not in (None, ()) and np.size(value) != 1:
             raise TypeError(
                 f"grad requires {_name(f)} to return a real scalar; it returned an array of "
@@ -398,7 +398,7 @@ def _check_scalar(f: Callable, y: Any) -> None:
                 f"grad requires {_name(f)} to return a real scalar; it returned a complex one. "
                 f"Differentiate a real function of it (np.abs(z)**2, np.real(z)), or use "
                 f"chainrules.vjp for complex outputs.")
-        if isinstance(value, (int, np.integer, bool, np.bool_)):
+        if issubclass(type(value), (int, np.integer, bool, np.bool_)):
             return  # an integer output does not depend on the inputs: zero gradient
         raise TypeError(f"grad requires {_name(f)} to return a real scalar; it returned a "
                         f"{type(value).__name__}.")
@@ -406,9 +406,9 @@ def _check_scalar(f: Callable, y: Any) -> None:
 
 def _one_like(y: Any) -> Any:
     value = primal(y)
-    if isinstance(value, np.ndarray):
+    if issubclass(type(value), np.ndarray):
         return np.ones(value.shape, value.dtype)  # shape (1,) or (1, 1) too: see `grad`
-    if isinstance(value, np.generic):
+    if issubclass(type(value), np.generic):
         return value.dtype.type(1)
     return 1.0
 
@@ -494,9 +494,9 @@ def jacobian(f: Callable, argnums: int | Sequence[int] = 0, allow_int: bool = Fa
 
 def _as_leaf(block: np.ndarray, x: Any) -> Any:
     """A 0-d Jacobian block as a number of ``x``'s type (a Python float for a float)."""
-    if block.ndim or isinstance(x, np.ndarray):
+    if block.ndim or issubclass(type(x), np.ndarray):
         return block
-    return type(x)(block[()]) if isinstance(x, (float, complex)) else block[()]
+    return type(x)(block[()]) if issubclass(type(x), (float, complex)) else block[()]
 
 
 def _is_output_leaf(x: Any) -> bool:
@@ -568,7 +568,7 @@ def jacfwd(f: Callable, argnums: int | Sequence[int] = 0, allow_int: bool = Fals
     array([[2., 0.],
            [0., 4.]])
     """
-    if chunk_size is not None and (not isinstance(chunk_size, (int, np.integer))
+    if chunk_size is not None and (not issubclass(type(chunk_size), (int, np.integer))
                                    or chunk_size < 1):
         raise ValueError(f"jacfwd({_name(f)}): chunk_size must be a positive int or None, got "
                          f"{chunk_size!r}.")

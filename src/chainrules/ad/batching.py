@@ -487,18 +487,18 @@ def _linear_unary(trace, function, primals, tangents, kwargs):
 def _advanced_positions_adjacent(parts: tuple) -> bool:
     """Whether prepending a full slice to the index ``parts`` keeps the batch axis first:
     NumPy moves the axes of advanced indices to the front when they are not adjacent."""
-    if not any(isinstance(part, np.ndarray) for part in parts):
+    if not any(issubclass(type(part), np.ndarray) for part in parts):
         return True
     positions = [position for position, part in enumerate(parts)
-                 if isinstance(part, (np.ndarray, int, np.integer))
-                 and not isinstance(part, (bool, np.bool_))]
+                 if issubclass(type(part), (np.ndarray, int, np.integer))
+                 and not issubclass(type(part), (bool, np.bool_))]
     return positions == list(range(positions[0], positions[0] + len(positions)))
 
 
 def _index_parts(index: Any) -> tuple | None:
     parts = index if type(index) is tuple else (index,)
-    if any(isinstance(part, (bool, np.bool_)) or not (
-            isinstance(part, (np.ndarray, int, np.integer, slice)) or part is None
+    if any(issubclass(type(part), (bool, np.bool_)) or not (
+            issubclass(type(part), (np.ndarray, int, np.integer, slice)) or part is None
             or part is Ellipsis) for part in parts):
         return None
     if not _advanced_positions_adjacent(parts):

@@ -265,8 +265,8 @@ def output_tangent(value: Any, trace: ForwardTrace) -> Any:
 
 def _zeros_like(value: Any) -> Any:
     plain = primal_value(value)
-    if isinstance(plain, np.ndarray):
+    if issubclass(type(plain), np.ndarray):
         return np.zeros(plain.shape, plain.dtype)
-    if isinstance(plain, np.generic):
+    if issubclass(type(plain), np.generic):
         return plain.dtype.type(0)
     return type(plain)(0)

@@ -51,7 +51,8 @@ from typing import Any
 
 import numpy as np
 
-from . import array_likes
+from . import array_likes, masked
+from .scalar_types import stand_ins
 
 __all__ = ["enter", "exit", "CREATION", "ORIGINALS"]
 
@@ -389,6 +390,7 @@ def _routing_plan() -> list:
         for module_name, class_name, name, redirect in ROUTED_METHODS:
             module = sys.modules.get(module_name)
             plan.append(module and _method_route(module, class_name, name, redirect))
+        plan += masked.swaps()  # np.ma, once imported: ad/masked.py
         _plan, _plan_key = [swap for swap in plan if swap is not None], key
     return _plan
 
@@ -397,6 +399,7 @@ def _routing_plan() -> list:
 # never reach __array_function__), or that take a callable: (module, name).
 ROUTED = [("numpy", "apply_along_axis"), ("numpy", "piecewise"),
           ("numpy", "nan_to_num"),  # np.copyto (np.full, np.full_like: WRITABLE below)
+          ("numpy", "asarray_chkfinite"), ("numpy", "require"),  # np.asarray(a) first
           ("scipy.special", "logsumexp"), ("scipy.special", "softmax"),
           ("scipy.special", "log_softmax"), ("scipy.special", "polygamma"),
           ("scipy.special", "multigammaln"),
@@ -501,6 +504,11 @@ _REPLACEMENTS.update({name: _writable(name, ORIGINALS[name]) for name in WRITABL
                       if ORIGINALS[name] not in _REROUTED})
 _NUMPY_REROUTED[:] = [_REROUTED[ORIGINALS[name]] for name in WRITABLE
                       if ORIGINALS[name] in _REROUTED]
+
+# NumPy's scalar types: np.float64(t) casts as t.astype(np.float64) (ad/scalar_types.py).
+_SCALAR_TYPES = stand_ins()
+ORIGINALS.update({name: getattr(np, name) for name in _SCALAR_TYPES})
+_REPLACEMENTS.update(_SCALAR_TYPES)
 
 
 # --- compiled extensions see NumPy as it is ----------------------------------------------------

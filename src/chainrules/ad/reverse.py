@@ -159,7 +159,7 @@ def _check(cotangent: Any, shape: tuple | None, dtype: np.dtype | None, function
     if shape is None:
         return
     kind = type(cotangent)
-    if kind is np.ndarray or kind is SparseCotangent or isinstance(cotangent, np.generic):
+    if kind is np.ndarray or kind is SparseCotangent or issubclass(type(cotangent), np.generic):
         got_shape, got_dtype = cotangent.shape, cotangent.dtype
     elif kind is float:
         got_shape, got_dtype = (), _FLOAT64

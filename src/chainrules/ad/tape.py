@@ -187,7 +187,7 @@ def _is_differentiable(y: Any) -> bool:
         return True
     if kind is np.ndarray or kind is Traced:
         return y.dtype.kind in "fc"
-    return isinstance(y, np.generic) and y.dtype.kind in "fc"
+    return issubclass(type(y), np.generic) and y.dtype.kind in "fc"
 
 
 def _innermost_tape(args: tuple) -> tuple[Tape | None, bool]:
@@ -309,7 +309,7 @@ _NO_KEYWORDS: dict = {}  # shared, never mutated: rules receive keyword argument
 def _record_searching(function: Any, args: tuple, kwargs: dict) -> Any:
     """`record` when some arguments are structures (lists, closures...) that may hold traced
     values, or when traced values of nested traces meet."""
-    if isinstance(function, np.ufunc):
+    if issubclass(type(function), np.ufunc):
         args = _ufunc_inputs(args)
     tape, search = _innermost_tape(args)
     if tape is None:

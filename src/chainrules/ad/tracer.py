@@ -3,7 +3,8 @@
 NumPy routes ufuncs (``__array_ufunc__``) and array functions (``__array_function__``) on a
 traced value to `record`; Python's operators, indexing, iteration and the common ndarray
 methods do the same. Everything else reads the primal: shape, dtype, comparisons, ``bool(t)``
-(so Python control flow follows the primal values).
+(so Python control flow follows the primal values), and ``isinstance``, which answers as for the
+plain value (``isinstance(t, np.ndarray)``; ``type(t)`` stays `Traced`): docs/other-peoples-code.md.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import dis
 import linecache
 import operator
+import re
 import sys
 from typing import Any
 
@@ -97,6 +99,25 @@ class Traced:
         self.tape = tape
         self.node = node
 
+    @property
+    def __class__(self) -> type:
+        """The class of the value it holds, for ``isinstance``: ``isinstance(t, np.ndarray)`` is
+        True for a traced array, ``isinstance(t, np.float64)`` (and ``float``) for a traced
+        float64, as for the plain value, so that code branching on it takes the array's path.
+        ``type(t)`` stays `Traced` (``type(t) is np.ndarray`` is False), and chainrules' own
+        code asks ``type`` (tests/ad/test_conformance.py checks it never asks ``isinstance``
+        of NumPy or number types).
+
+        >>> import chainrules as cr
+        >>> cr.grad(lambda x: np.sum(x ** 2) if isinstance(x, np.ndarray) else x)(np.ones(2))
+        array([2., 2.])
+        """
+        primal = self.primal
+        while type(primal) is Traced:
+            primal = primal.primal
+        kind = type(primal)
+        return kind if issubclass(kind, _LOOKS_LIKE) else Traced
+
     # --- NumPy protocols ----------------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         if "out" in kwargs:
@@ -139,8 +160,10 @@ class Traced:
             # and wrote no traced value into: a plain value
             return np.asarray(primal_value(self), dtype)
         frame = sys._getframe(1)  # the Python code whose call converted it
+        line = _source_line(frame)
         raise ArrayConversionError(
-            f"`{_source_line(frame)}` ({frame.f_code.co_filename}, line {frame.f_lineno}): "
+            f"`{line}` ({frame.f_code.co_filename}, line {frame.f_lineno}): "
+            + _conversion_hint(line, frame) +
             "a traced value was converted to a plain NumPy array, which would silently cut it "
             "out of the gradient. This happens with `out[a:b] = t` where `out` is a plain "
             "array (made by a name imported before differentiating, such as `from numpy "
@@ -208,8 +231,9 @@ class Traced:
         return len(self.primal)
 
     def __iter__(self):
-        for position in range(len(self.primal)):
-            yield record_binary(operator.getitem, self, position)
+        if self.ndim == 0:  # raised by iter(), as NumPy does (np.iterable asks it)
+            raise TypeError("iteration over a 0-d array")
+        return _elements(self)
 
     def __repr__(self):
         return f"Traced({self.primal!r}, node={self.node})"
@@ -388,6 +412,9 @@ class Traced:
         """``x.view()``: ``x`` itself (traced values are immutable); a view with another dtype
         or type reinterprets memory and is refused."""
         if args or kwargs:
+            kind = kwargs.get("type", args[-1] if args else None)
+            if isinstance(kind, type) and issubclass(kind, np.ma.MaskedArray):
+                raise masked.masked_array_error()
             raise TracingError(_refused("view", "reinterprets the memory of the array"))
         return self
 
@@ -410,10 +437,19 @@ class Traced:
 
     def __copy__(self):
         # arrays can be written in place: a copy is a new array; numbers are immutable
-        return self.copy() if isinstance(primal_value(self), np.ndarray) else self
+        return self.copy() if issubclass(type(primal_value(self)), np.ndarray) else self
 
     def __deepcopy__(self, memo):
         return self.__copy__()
+
+
+# The values whose class a traced value shows (`Traced.__class__`).
+_LOOKS_LIKE = (np.ndarray, np.generic, float, complex, int)
+
+
+def _elements(traced: Traced) -> Any:
+    for position in range(len(traced.primal)):
+        yield record_binary(operator.getitem, traced, position)
 
 
 def primal_value(x: Any) -> Any:
@@ -467,6 +503,34 @@ def _to_number(traced: Traced, kind: type) -> Any:
     raise TracingError(message)
 
 
+def _conversion_hint(line: str, frame: Any) -> str:
+    """What to write instead when ``line`` converts a traced value by a call that cannot
+    dispatch to it: a method of a plain ndarray (``a.dot(t)``), or a NumPy scalar type that
+    is not a cast while tracing (``np.int64(t)``, ``float64(t)`` imported by name)."""
+    for receiver, name in re.findall(r"(?<![\w.])([A-Za-z_]\w*)(?:\.(\w+))?\s*\(", line):
+        value = frame.f_locals.get(receiver, frame.f_globals.get(receiver))
+        if name and value is np:
+            value, receiver = getattr(np, name, None), f"np.{name}"
+        elif name and type(value) is np.ndarray and hasattr(np.ndarray, name):
+            instead = f"`{receiver} @ t` or `np.dot({receiver}, t)`" if name == "dot" else \
+                f"`np.{name}({receiver}, ...)`" if hasattr(np, name) else "a numpy function"
+            return (f"`{receiver}.{name}(...)` is a method of the plain ndarray `{receiver}`: "
+                    f"ndarray methods convert a traced argument `t` without dispatching to "
+                    f"it; write {instead} instead. In general, ")
+        elif name:
+            continue
+        if isinstance(value, type) and issubclass(value, np.generic):
+            kind = value.__name__
+            if issubclass(value, np.inexact):  # a name bound before the trace
+                return (f"`{receiver}(t)`: NumPy's scalar types cast traced values only when "
+                        f"called through the numpy module (`np.{kind}(t)`), not through a name "
+                        f"imported before differentiating. In general, ")
+            return (f"`{receiver}(t)` of a traced value: integer and bool types are not "
+                    f"differentiable casts; write `t.astype(np.{kind})` (a constant) or "
+                    f"`np.{kind}(chainrules.primal(t))`. In general, ")
+    return ""
+
+
 def _source_line(frame: Any) -> str:
     line = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
     return line or "an item assignment"
@@ -512,7 +576,7 @@ _UFUNC_METHODS = {
 
 from ..core.structure import register_leaf_type  # noqa: E402
 from .tape import TracingError, record, record_binary, record_unary  # noqa: E402
-from . import writes  # noqa: E402
+from . import masked, writes  # noqa: E402
 
 
 class ArrayConversionError(TracingError):

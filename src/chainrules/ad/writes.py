@@ -334,7 +334,7 @@ def write(target: Any, index: Any, value: Any) -> None:
     if isinstance(value, (list, tuple)):
         value = np.array(value)  # as NumPy reads it; the engine's np.array records traced parts
     value_primal, value_node = _value_at(level, value)
-    if not isinstance(primal_value(target.primal), np.ndarray):
+    if not issubclass(type(primal_value(target.primal)), np.ndarray):
         raise TypeError(f"'{type(primal_value(target.primal)).__name__}' object does not "
                         f"support item assignment (a traced number, not an array)")
     released = _release_views(target)
@@ -606,7 +606,7 @@ def augmented_subscript(ufunc: Any, method: str, inputs: tuple, kwargs: dict,
 
 
 def _is_array(value: Any) -> bool:
-    return isinstance(value, np.ndarray) and value.ndim > 0
+    return issubclass(type(value), np.ndarray) and value.ndim > 0
 
 
 def augmented(target: Any, ufunc: Any, other: Any) -> Any:

@@ -94,7 +94,7 @@ def owned_copy(t: Any) -> Any:
         return _checked_add(t, np.zeros(t.shape, t.dtype))
     if isinstance(t, AbstractThunk):
         t = t.unthunk()
-    if isinstance(t, np.ndarray):
+    if issubclass(type(t), np.ndarray):
         return np.array(t, copy=True, subok=False)
     if isinstance(t, Tangent):
         return Tangent(t.primal_type, {k: owned_copy(v) for k, v in t.items()})
@@ -116,7 +116,7 @@ def owned_sum(acc: Any, t: Any) -> Any:
     (array([2., 1.]), False)
     """
     if type(acc) is np.ndarray and not isinstance(t, (Tangent, AbstractZero)):
-        if isinstance(t, (SparseCotangent, np.ndarray, np.generic, int, float, complex)):
+        if issubclass(type(t), (SparseCotangent, np.ndarray, np.generic, int, float, complex)):
             return _eager_sum(acc, t)  # a new array (or number) in the eager sum's dtype
     return accumulate(owned_copy(acc), t, owned=True)
 
@@ -152,11 +152,11 @@ def _into_array(acc: np.ndarray, t: Any) -> Any:
         t = t.unthunk()
     elif isinstance(t, AbstractThunk):
         t = t.unthunk()
-    if isinstance(t, np.ndarray):
+    if issubclass(type(t), np.ndarray):
         if acc.flags.writeable and np.promote_types(acc.dtype, t.dtype) == acc.dtype and (
                 t.shape == acc.shape or np.broadcast_shapes(acc.shape, t.shape) == acc.shape):
             return np.add(acc, t, out=acc)
-    elif isinstance(t, (int, float, complex, np.generic)) and not isinstance(t, Tangent):
+    elif issubclass(type(t), (int, float, complex, np.generic)) and not isinstance(t, Tangent):
         if acc.flags.writeable and np.result_type(acc, t) == acc.dtype:
             return np.add(acc, t, out=acc)
     return _eager_sum(acc, t)
@@ -189,8 +189,8 @@ def _eager_sum(acc: Any, t: Any) -> Any:
     """``unthunk(acc) + unthunk(t)`` for every pair of tangent kinds, never mutating either."""
     if isinstance(acc, AbstractThunk):
         acc = acc.unthunk()
-    if isinstance(t, SparseCotangent) and isinstance(acc, np.ndarray) and acc.shape == t.shape \
-            and not t.is_traced:
+    if isinstance(t, SparseCotangent) and issubclass(type(acc), np.ndarray) and \
+            acc.shape == t.shape and not t.is_traced:
         # acc + dense(t), without building dense(t): copy acc into the result dtype, add t.
         result = np.array(acc, dtype=np.promote_types(acc.dtype, t.dtype), copy=True)
         return t.add_into(result)

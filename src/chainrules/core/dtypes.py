@@ -20,7 +20,7 @@ def is_plain(value: Any) -> bool:
     >>> is_plain(np.ones(2)), is_plain(1.0), is_plain(object())
     (True, True, False)
     """
-    return isinstance(value, _PLAIN_NUMBERS)
+    return issubclass(type(value), _PLAIN_NUMBERS)
 
 
 def tangent_dtype(dtype: Any) -> np.dtype | None:
@@ -46,15 +46,15 @@ def cast_to(value: Any, dtype: np.dtype) -> Any:
     >>> cast_to(np.array([1j, 2.0]), np.dtype(np.float64))
     array([0., 2.])
     """
-    if not isinstance(value, _PLAIN_NUMBERS):
+    if not issubclass(type(value), _PLAIN_NUMBERS):
         return _cast_traced(value, dtype)
-    if isinstance(value, np.ndarray):
+    if issubclass(type(value), np.ndarray):
         if value.dtype == dtype:
             return value
         if value.dtype.kind == "c" and dtype.kind != "c":
             value = value.real
         return value.astype(dtype)
-    if dtype.kind != "c" and isinstance(value, (complex, np.complexfloating)):
+    if dtype.kind != "c" and issubclass(type(value), (complex, np.complexfloating)):
         value = value.real
     try:
         return dtype.type(value)
@@ -71,7 +71,7 @@ def as_array(value: Any) -> Any:
     >>> as_array(2.0)
     array(2.)
     """
-    return np.asarray(value) if isinstance(value, _PLAIN_NUMBERS + (list, tuple)) else value
+    return np.asarray(value) if issubclass(type(value), _PLAIN_NUMBERS + (list, tuple)) else value
 
 
 def _cast_traced(value: Any, dtype: np.dtype) -> Any:

@@ -120,7 +120,7 @@ class _ProjectToNumeric(ProjectTo):
         if kind == _ARRAY:
             return value if type(value) is np.ndarray else np.asarray(value)
         if kind == _NUMPY_SCALAR:
-            return value[()] if isinstance(value, np.ndarray) else value
+            return value[()] if issubclass(type(value), np.ndarray) else value
         if kind == _PY_FLOAT:
             return float(value)
         return complex(value)
@@ -174,8 +174,8 @@ def _is_array_like(value) -> bool:
     kind = type(value)
     if kind in _ARRAY_LIKE_TYPES:
         return True
-    found = hasattr(value, "shape") and hasattr(value, "dtype") and not isinstance(
-        value, (np.ndarray, np.generic, AbstractThunk, Tangent))
+    found = hasattr(value, "shape") and hasattr(value, "dtype") and not issubclass(
+        type(value), (np.ndarray, np.generic, AbstractThunk, Tangent))
     if found and hasattr(kind, "shape") and hasattr(kind, "dtype"):
         _ARRAY_LIKE_TYPES.add(kind)  # every value of the type says them (class attributes)
     return found
@@ -187,8 +187,8 @@ _ARRAY_LIKE_TYPES: set = set()
 
 
 def _is_numeric(value) -> bool:
-    return isinstance(value, (np.ndarray, np.generic, numbers.Number)) and not isinstance(
-        value, (np.str_, np.bytes_, np.void))
+    return issubclass(type(value), (np.ndarray, np.generic, numbers.Number)) and \
+        not issubclass(type(value), (np.str_, np.bytes_, np.void))
 
 
 class _ProjectToObjectArray(ProjectTo):
@@ -214,7 +214,7 @@ class _ProjectToObjectArray(ProjectTo):
 
 def _is_array(x: Any) -> bool:
     """An ndarray, or an engine's traced array (it takes part in NEP 18 and has a shape)."""
-    return isinstance(x, np.ndarray) or (
+    return issubclass(type(x), np.ndarray) or (
         hasattr(type(x), "__array_function__") and hasattr(x, "ndim"))
 
 
@@ -314,7 +314,7 @@ def _projector_for(x: Any) -> ProjectTo:
         projector = _ARRAY_PROJECTORS.get((tuple(x.shape), x.dtype))
         if projector is not None:
             return projector
-    if isinstance(x, np.ndarray):
+    if issubclass(type(x), np.ndarray):
         key = (x.shape, x.dtype)
         projector = _ARRAY_PROJECTORS.get(key)
         if projector is not None:
@@ -328,7 +328,7 @@ def _projector_for(x: Any) -> ProjectTo:
         if x.dtype.kind == "O":
             return _ProjectToObjectArray._new(array=x)
         return _NOTHING
-    if isinstance(x, np.generic):
+    if issubclass(type(x), np.generic):
         dtype = tangent_dtype(x.dtype)
         return _NOTHING if dtype is None else _numeric((), dtype, _NUMPY_SCALAR)
     if isinstance(x, _NOTHING_TYPES):
@@ -342,11 +342,11 @@ def _projector_for(x: Any) -> ProjectTo:
             _ARRAY_PROJECTORS.clear()
         projector = _ARRAY_PROJECTORS[key] = _numeric(key[0], dtype, _ARRAY)
         return projector
-    if isinstance(x, float):  # float subclasses
+    if issubclass(type(x), float):  # float subclasses
         return _SCALAR_PROJECTORS[float]
-    if isinstance(x, complex):
+    if issubclass(type(x), complex):
         return _SCALAR_PROJECTORS[complex]
-    if isinstance(x, (types.FunctionType, types.BuiltinFunctionType, np.ufunc)) and not \
+    if issubclass(type(x), (types.FunctionType, types.BuiltinFunctionType, np.ufunc)) and not \
             getattr(x, "__closure__", None):
         return _NOTHING
     if isinstance(x, Tangent):

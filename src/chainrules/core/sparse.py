@@ -58,7 +58,7 @@ def _flat_positions(shape: tuple, index: Any) -> np.ndarray:
 def _has_integer_array(index: Any) -> bool:
     parts = index if isinstance(index, tuple) else (index,)
     for part in parts:
-        if isinstance(part, np.ndarray) and part.dtype.kind in "iu" and part.ndim > 0:
+        if issubclass(type(part), np.ndarray) and part.dtype.kind in "iu" and part.ndim > 0:
             return True
     return False
 
@@ -86,7 +86,7 @@ class SparseCotangent(AbstractThunk):
     __slots__ = ("index", "values", "shape", "dtype", "_kind", "_groups")
 
     def __init__(self, index: Any, values: Any, shape: tuple, dtype: Any):
-        if not isinstance(dtype, np.dtype):
+        if not issubclass(type(dtype), np.dtype):
             dtype = np.dtype(dtype)
         self.dtype = dtype
         self.index = index

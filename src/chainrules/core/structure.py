@@ -58,7 +58,7 @@ def is_structure(x: Any, object_arrays: bool = False) -> bool:
     True
     """
     if isinstance(x, _LEAF_TYPES):
-        return object_arrays and isinstance(x, np.ndarray) and x.dtype.kind == "O"
+        return object_arrays and issubclass(type(x), np.ndarray) and x.dtype.kind == "O"
     if isinstance(x, (tuple, list, dict, functools.partial, types.MethodType)):
         return True
     if isinstance(x, types.FunctionType):
@@ -78,13 +78,13 @@ def fields(x: Any) -> dict:
     >>> fields(np.array([1.0, None]))
     {(0,): 1.0, (1,): None}
     """
-    if isinstance(x, np.ndarray):
+    if issubclass(type(x), np.ndarray):
         return dict(np.ndenumerate(x))
     return structural_fields(x)
 
 
 def _field(x: Any, key: Any) -> Any:
-    if isinstance(x, np.ndarray):
+    if issubclass(type(x), np.ndarray):
         return x[key]
     return field_value(x, key)
 
@@ -106,7 +106,7 @@ def leaves(x: Any, select: Callable[[Any], bool],
     inside selected values; structures are looked into, other values skipped. A structure
     shared by several paths is looked into at each; one already on the path (a cycle) is not.
 
-    >>> list(leaves({"a": [1.0, "s"], "b": 2}, lambda v: isinstance(v, float)))
+    >>> list(leaves({"a": [1.0, "s"], "b": 2}, lambda v: type(v) is float))
     [(('a', 0), 1.0)]
     """
     if select(x):
@@ -152,7 +152,7 @@ def rebuild_with(x: Any, new_fields: dict) -> Any:
         if names:
             return type(x)(*out)
         return tuple(out) if type(x) is tuple else type(x)(out)
-    if isinstance(x, (dict, np.ndarray)):
+    if issubclass(type(x), (dict, np.ndarray)):
         out = copy.copy(x)
         for key, value in new_fields.items():
             out[key] = value
@@ -186,7 +186,7 @@ def replace_leaves(x: Any, replacement: Callable[[Any], Any],
 
     Only the structures on the way to a selected leaf are copied; the rest is shared.
 
-    >>> replace_leaves({"a": [1.0, "s"], "b": 2}, lambda v: v * 10, lambda v: isinstance(v, float))
+    >>> replace_leaves({"a": [1.0, "s"], "b": 2}, lambda v: v * 10, lambda v: type(v) is float)
     {'a': [10.0, 's'], 'b': 2}
     """
     found = list(leaves(x, select))
@@ -250,7 +250,7 @@ def tangent_at(tangent: Any, path: Sequence) -> Any:
             return tangent
         if isinstance(tangent, Tangent):
             tangent = tangent[key]
-        elif isinstance(tangent, (tuple, list, dict, np.ndarray)):
+        elif issubclass(type(tangent), (tuple, list, dict, np.ndarray)):
             if isinstance(key, str) and isinstance(tangent, tuple):
                 if not hasattr(type(tangent), "_fields"):
                     raise TypeError(

@@ -200,7 +200,7 @@ def field_value(x: Any, key: Any) -> Any:
     if isinstance(x, (list, dict)) or (isinstance(x, tuple) and not isinstance(key, str)):
         return x[key]
     if isinstance(x, functools.partial):
-        if isinstance(key, int):
+        if issubclass(type(key), int):
             return x.args[key]
         return x.func if key == "func" else x.keywords[key]
     if isinstance(x, types.MethodType):

@@ -125,7 +125,7 @@ def _check_value_pickles(thunk: AbstractThunk, value: Any, protocol: int) -> Non
     Arrays and numbers always pickle and are not tried (a trial would pickle them twice).
     """
     if type(value) in (float, int, complex, bool) or (
-            isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind != "O"):
+            issubclass(type(value), (np.ndarray, np.generic)) and value.dtype.kind != "O"):
         return
     try:
         pickle.dumps(value, protocol)
@@ -227,7 +227,7 @@ class InplaceableThunk(AbstractThunk):
             self._value = val
             if shape is None:
                 shape = np.shape(val)
-            if dtype is None and isinstance(val, (np.ndarray, np.generic)):
+            if dtype is None and issubclass(type(val), (np.ndarray, np.generic)):
                 dtype = val.dtype
         self.shape = None if shape is None else tuple(shape)
         self.dtype = None if dtype is None else np.dtype(dtype)

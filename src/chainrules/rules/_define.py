@@ -242,7 +242,7 @@ class Call:
     def is_array(self) -> bool:
         """Whether the first argument is an ndarray (not a list or a number)."""
         return self._is_array if self._is_array is not None else \
-            isinstance(self.args[0], np.ndarray)
+            issubclass(type(self.args[0]), np.ndarray)
 
     @property
     def axes(self) -> Axes:

@@ -57,11 +57,11 @@ def _power_derivative(a, b, power):
         if b == 0:  # b * power(a, -1) would be 0 * inf at a == 0
             return np.zeros(np.shape(a), np.result_type(a, b))[()]
         # b - 1 in b's own type: a float32 exponent minus a Python int is float64 on NumPy 1
-        return b * power(a, b - (type(b)(1) if isinstance(b, np.generic) else 1))
+        return b * power(a, b - (type(b)(1) if issubclass(type(b), np.generic) else 1))
     zero = b == 0
     if not zero.any():
         # b - 1 in b's own type: a float32 exponent minus a Python int is float64 on NumPy 1
-        return b * power(a, b - (type(b)(1) if isinstance(b, np.generic) else 1))
+        return b * power(a, b - (type(b)(1) if issubclass(type(b), np.generic) else 1))
     return np.where(zero, 0, b * power(a, np.where(zero, 1, b - 1)))
 
 

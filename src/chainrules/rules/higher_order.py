@@ -70,7 +70,7 @@ def _scatter(shape: tuple, dtype: Any, parts: list) -> Any:
     others) is true, 0 elsewhere. On plain values: written into a new array; otherwise (traced
     values, when this rule runs inside an outer trace) gathered from the concatenated parts,
     with no writes, so that it can be differentiated."""
-    if all(isinstance(values, (np.ndarray, np.generic, int, float, complex))
+    if all(issubclass(type(values), (np.ndarray, np.generic, int, float, complex))
            for _, values in parts):
         out = np.zeros(shape, dtype)
         for mask, values in parts:

@@ -50,7 +50,7 @@ _SCALARS = frozenset({float, complex, np.float64, np.float32, np.float16, np.com
 
 @rrule.register(operator.getitem)
 def _getitem_rule(x: Any, index: Any):
-    if type(x) is np.ndarray or isinstance(x, np.ndarray):
+    if type(x) is np.ndarray or issubclass(type(x), np.ndarray):
         if type(index) is not int:
             index = normalize_index(index)
         y = x[index]
@@ -64,7 +64,7 @@ def _getitem_rule(x: Any, index: Any):
         return _container_getitem_rule(x, index)
     if _is_traced_array(x):  # order 2: the primal is a value of an outer trace
         return _traced_getitem(x, index)
-    if isinstance(x, np.generic):  # a NumPy number: x[()], x[None], x[...]
+    if issubclass(type(x), np.generic):  # a NumPy number: x[()], x[None], x[...]
         return _number_getitem(x, index)
     return None
 
@@ -179,11 +179,11 @@ def _getitem_push(args: tuple, tangents: tuple, kwargs: dict) -> tuple:
         y = x[index]  # the hot path: x[i] in a loop
         dy = dx[index]
         return y, dy if type(dy) is type(y) and type(y) in _SCALARS else ProjectTo(y)(dy)
-    index = normalize_index(index) if isinstance(x, np.ndarray) else index
+    index = normalize_index(index) if issubclass(type(x), np.ndarray) else index
     y = x[index]
     if dx is None:
         return y, ZeroTangent()
-    if isinstance(x, (np.ndarray, np.generic)):
+    if issubclass(type(x), (np.ndarray, np.generic)):
         return y, ProjectTo(y)(np.asarray(dx)[index])
     if isinstance(x, (list, tuple, dict)):
         fields = dx.backing if isinstance(dx, Tangent) else structural_fields(dx)

@@ -95,11 +95,11 @@ def _matmul_db(call, dy):
 
 def _contracted_axes(a_ndim: int, b_ndim: int, axes) -> tuple[list[int], list[int]]:
     """``axes`` of ``np.tensordot`` as two lists of non-negative axes of a and of b."""
-    if isinstance(axes, (int, np.integer)):
+    if issubclass(type(axes), (int, np.integer)):
         return list(range(a_ndim - axes, a_ndim)), list(range(axes))
     a_axes, b_axes = axes
-    a_axes = [a_axes] if isinstance(a_axes, (int, np.integer)) else list(a_axes)
-    b_axes = [b_axes] if isinstance(b_axes, (int, np.integer)) else list(b_axes)
+    a_axes = [a_axes] if issubclass(type(a_axes), (int, np.integer)) else list(a_axes)
+    b_axes = [b_axes] if issubclass(type(b_axes), (int, np.integer)) else list(b_axes)
     return [int(i) % a_ndim for i in a_axes], [int(i) % b_ndim for i in b_axes]
 
 

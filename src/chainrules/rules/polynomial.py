@@ -160,7 +160,7 @@ def _polyfit_forward(call: Call, dx: Any, dy: Any, ddeg: Any, drcond: Any, dfull
         dw = np.expand_dims(dw, -1)
         dA = dA + fit.V * dw
         db = db + np.reshape(call.args[1], np.shape(fit.b)) * dw
-    rhs = _H(fit.A) @ (db - dA @ fit.c) + _H(dA) @ fit.r if not isinstance(dA, int) \
+    rhs = _H(fit.A) @ (db - dA @ fit.c) + _H(dA) @ fit.r if not issubclass(type(dA), int) \
         else _H(fit.A) @ db
     return np.reshape(np.linalg.solve(fit.G, rhs), np.shape(call.y))
 

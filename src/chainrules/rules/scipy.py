@@ -354,7 +354,7 @@ def _solve_triangular_call(args: tuple, kwargs: dict) -> dict:
     call = _bind(solve_triangular, _SOLVE_TRIANGULAR, args, kwargs)
     _refuse_overwrite_b(_SOLVE_TRIANGULAR, call)
     trans = call["trans"]
-    if not isinstance(trans, (int, str, np.integer)) or trans not in _TRANS:
+    if not issubclass(type(trans), (int, str, np.integer)) or trans not in _TRANS:
         raise ValueError(f"{_SOLVE_TRIANGULAR}: trans must be 0, 1, 2, 'N', 'T' or 'C'; got "
                          f"{trans!r}")
     call["trans"] = _TRANS[trans]

@@ -346,6 +346,10 @@ for _f in (np.array, np.asarray, np.asanyarray, np.ascontiguousarray, np.asfortr
     define(_f, _reshape_back, pushforward=_reshape_forward, keeps_values=False,
            calls=_through_numpy(_f))
 define(np.copy, _reshape_back, pushforward=_reshape_forward, keeps_values=False)
+# The conversions that libraries call first: the finite check and the requirements apply to
+# the values (the primal), the cotangent goes back as np.asarray's.
+for _f in (np.asarray_chkfinite, np.require):
+    define(_f, _reshape_back, pushforward=_reshape_forward, keeps_values=False)
 
 
 @recorded_whole  # the engine records `t.astype(dtype)` as this function

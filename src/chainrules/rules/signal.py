@@ -138,7 +138,7 @@ def _sparse(call: Call, position: int, parts: list) -> Any:
     values = np.concatenate([np.reshape(v, (-1,)) for _, v in parts])
     dtype = tangent_dtype(np.asarray(argument).dtype) or np.float64
     cotangent = SparseCotangent((index,), values, np.shape(argument), dtype)
-    return cotangent if isinstance(argument, np.ndarray) else cotangent.unthunk()
+    return cotangent if issubclass(type(argument), np.ndarray) else cotangent.unthunk()
 
 
 def _interp_x(call: Call, dy: Any) -> Any:

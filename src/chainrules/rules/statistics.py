@@ -151,7 +151,7 @@ def _quantile_rule(f: Any, scale: float, ignore_nan: bool) -> None:
             return np.sum(values)
         sparse = SparseCotangent(r.index, values, np.shape(a),
                                  tangent_dtype(np.asarray(a).dtype) or np.float64)
-        return sparse if isinstance(a, np.ndarray) else sparse.unthunk()
+        return sparse if issubclass(type(a), np.ndarray) else sparse.unthunk()
 
     def back_q(call: Call, dy: Any) -> Any:
         r = call.memo(ranks)

@@ -202,9 +202,9 @@ _HIGH_PRECISION = {np.dtype(np.float16): np.dtype(np.float64),
 
 
 def _upcast_leaf(value: Any) -> Any:
-    if isinstance(value, (np.ndarray, np.generic)) and value.dtype in _HIGH_PRECISION:
+    if issubclass(type(value), (np.ndarray, np.generic)) and value.dtype in _HIGH_PRECISION:
         high = _HIGH_PRECISION[value.dtype]
-        return value.astype(high) if isinstance(value, np.ndarray) else high.type(value)
+        return value.astype(high) if issubclass(type(value), np.ndarray) else high.type(value)
     return value
 
 
@@ -283,7 +283,7 @@ def _leaf_from_components(leaf: Leaf, values: np.ndarray, directions: list[_Dire
 
 def _as_primal_kind(value: np.ndarray, primal: Any) -> Any:
     """A 0-d value as a scalar where the primal is one (projection does the dtype)."""
-    if not isinstance(primal, np.ndarray) and value.shape == ():
+    if not issubclass(type(primal), np.ndarray) and value.shape == ():
         return value[()]
     return value
 
@@ -295,7 +295,7 @@ def _assemble(primal: Any, values: dict) -> Any:
     groups: dict = {}
     for path, value in values.items():
         groups.setdefault(path[0], {})[path[1:]] = value
-    if isinstance(primal, np.ndarray):  # object array
+    if issubclass(type(primal), np.ndarray):  # object array
         out = np.empty(primal.shape, dtype=object)
         for position in np.ndindex(primal.shape):
             out[position] = ZeroTangent()
@@ -350,7 +350,7 @@ class FiniteDifferenceJacobian:
     def _column(self, d: _Direction, step: float, levels: int) -> tuple[np.ndarray, float]:
         leaf = self._base_leaves[d.argument][d.leaf]
         original = leaf.value
-        is_array = isinstance(original, np.ndarray)
+        is_array = issubclass(type(original), np.ndarray)
         element = original.reshape(-1)[d.element] if is_array else original
         x0 = float(np.imag(element) if d.imaginary else np.real(element))
 

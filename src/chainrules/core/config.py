@@ -109,7 +109,7 @@ def _pushforward_by_pullbacks(y: Any, pullback: Callable, tangents: tuple) -> An
             cotangents = pullback(seed if values.ndim else seed[()])
             part = part + unit * sum(_real_inner(c, t) for c, t in zip(cotangents, tangents))
         parts.append(part)
-    if all(isinstance(part, (float, complex, np.number)) for part in parts):
+    if all(issubclass(type(part), (float, complex, np.number)) for part in parts):
         dy = np.array(parts, dtype).reshape(values.shape)
     else:  # traced parts (the pushforward differentiated again): stacked, no writes
         dy = np.reshape(np.stack(parts), values.shape)

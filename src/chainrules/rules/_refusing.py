@@ -121,7 +121,7 @@ def scalar_rule_deferring(f: Any, partials: tuple, costly: tuple) -> None:
     def deferring_reverse(*args: Any, **kwargs: Any):
         differentiable = [position for position in costly if position < len(args)
                           and ProjectTo(args[position]) is not NO_TANGENT_PROJECTOR]
-        if not any(not isinstance(args[position], np.ndarray) for position in differentiable):
+        if not any(not issubclass(type(args[position]), np.ndarray) for position in differentiable):
             return full_reverse(*args, **kwargs)  # arrays' cotangents are thunks already
         y, pullback = quiet_reverse(*args, **kwargs)
 

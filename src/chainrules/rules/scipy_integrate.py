@@ -60,10 +60,10 @@ QUAD, QUAD_VEC = _integrate.quad, _integrate.quad_vec
 # --- quad, quad_vec ------------------------------------------------------------------------------
 
 def _is_float_leaf(value: Any) -> bool:
-    if isinstance(value, (float, complex)):
+    if issubclass(type(value), (float, complex)):
         return True
     dtype = getattr(value, "dtype", None)
-    return isinstance(dtype, np.dtype) and dtype.kind in "fc" and not callable(value)
+    return issubclass(type(dtype), np.dtype) and dtype.kind in "fc" and not callable(value)
 
 
 class _Parameters:

@@ -64,11 +64,11 @@ _SOLVE_IVP = inspect.signature(solve_ivp)
 
 def _is_parameter(value: Any) -> bool:
     """A differentiable leaf: a float or complex number or array."""
-    if isinstance(value, (bool, np.bool_)):
+    if issubclass(type(value), (bool, np.bool_)):
         return False
-    if isinstance(value, (float, complex)):
+    if issubclass(type(value), (float, complex)):
         return True
-    return (isinstance(value, (np.ndarray, np.generic)) or _is_traced_array(value)) and \
+    return (issubclass(type(value), (np.ndarray, np.generic)) or _is_traced_array(value)) and \
         value.dtype.kind in "fc"
 
 
@@ -239,7 +239,7 @@ def _adjoint(rhs: _RightHandSide, segment: Callable, t0: float, y0: np.ndarray,
                             end)
             a, g = state[n:2 * n], state[2 * n:]
     dt0 = -np.real(np.vdot(a, rhs.value(y0, t0))) if a.any() else 0.0
-    return a, g, np.stack([np.asarray(d, float) if isinstance(d, float) else d
+    return a, g, np.stack([np.asarray(d, float) if issubclass(type(d), float) else d
                            for d in dtimes]), dt0
 
 

@@ -109,7 +109,7 @@ def _broadcast(*args: Any) -> tuple:
     """The arguments as float64 arrays of one broadcast shape, and the dtype of the result:
     what SciPy's ufunc gives (float32 stays float32, integers and Python numbers give
     float64)."""
-    args = tuple(arg if isinstance(arg, (int, float, np.generic, np.ndarray))
+    args = tuple(arg if issubclass(type(arg), (int, float, np.generic, np.ndarray))
                  else np.asarray(arg) for arg in args)
     dtype = np.result_type(*args)
     if dtype.kind in "biu":

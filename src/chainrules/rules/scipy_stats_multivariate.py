@@ -71,7 +71,7 @@ def _zero(t: Any) -> bool:
 
 def _real(name: str, argument: str, value: Any) -> None:
     dtype = getattr(value, "dtype", None)
-    if (dtype is not None and np.dtype(dtype).kind == "c") or isinstance(value, complex):
+    if (dtype is not None and np.dtype(dtype).kind == "c") or issubclass(type(value), complex):
         raise TypeError(f"{name}: {argument} must be real (got {dtype or 'complex'}); SciPy's "
                         f"distributions are real-valued.")
 
@@ -223,7 +223,7 @@ def _mvn_pushforward(call: Any, dx: Any, dmean: Any, dcov: Any) -> Any:
 
 
 def _mvn_check(call: Any) -> None:
-    if not isinstance(call["allow_singular"], (bool, np.bool_)):
+    if not issubclass(type(call["allow_singular"]), (bool, np.bool_)):
         raise TypeError(f"{_MVN}: allow_singular must be True or False.")
 
 

@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-test
 
-.PHONY: demo test test-compat bench bench-peers clean
+.PHONY: demo test test-compat bench bench-peers clean scipy-coverage
 
 # The NumPy releases the suite runs on (compat/<name>.txt pins NumPy and a SciPy release that
 # supports it); each gets its own venv, .venv-<name>.
@@ -50,6 +50,10 @@ test-compat:
 test-compat-%: .venv-%/.installed-test
 	@.venv-$*/bin/python -c "import numpy, scipy, sys; print('== $*: Python', sys.version.split()[0], 'NumPy', numpy.__version__, 'SciPy', scipy.__version__)"
 	.venv-$*/bin/python -m pytest -q -p no:cacheprovider
+
+# docs/scipy-coverage.md from the registry (tests/test_scipy_coverage_doc.py checks it).
+scipy-coverage: $(STAMP)
+	$(PY) -m chainrules.coverage --scipy > docs/scipy-coverage.md
 
 bench: $(STAMP)
 	$(PY) -m pip install --quiet -e ".[test,bench]"

@@ -128,7 +128,8 @@ CATEGORIES: dict[str, list[str]] = {
         "scipy.integrate.odeint", "scipy.integrate.solve_ivp",
         *[f"scipy.stats.{name}.{method}" for name in (
             "norm", "t", "beta", "gamma", "expon", "laplace", "cauchy", "chi2", "logistic",
-            "uniform", "vonmises", "truncnorm", "gennorm", "pareto")
+            "uniform", "vonmises", "truncnorm", "gennorm", "pareto", "gumbel_r", "gumbel_l",
+            "halfnorm", "rayleigh", "lognorm", "weibull_min", "invgamma")
           for method in ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf")],
         *[f"scipy.stats.{name}.{method}" for name in (
             "poisson", "binom", "nbinom", "bernoulli", "geom")
@@ -136,6 +137,10 @@ CATEGORIES: dict[str, list[str]] = {
         "scipy.stats.multivariate_normal.logpdf", "scipy.stats.multivariate_normal.pdf",
         "scipy.stats.dirichlet.logpdf", "scipy.stats.dirichlet.pdf",
         "scipy.stats.multinomial.logpmf", "scipy.stats.multinomial.pmf",
+        *[f"scipy.special.{name}" for name in (
+            "exp1", "expi", "expn", "kl_div", "rel_entr", "poch", "spence", "hyp1f1", "boxcox",
+            "boxcox1p", "inv_boxcox", "owens_t", "exprel", "ellipk", "ellipe", "wofz", "sindg",
+            "cosdg")],
     ],
     "scipy parameter derivatives (chainrules' own functions, used by the rules above)": [
         "chainrules.rules.scipy_special_params.gammainc_da",

@@ -37,6 +37,13 @@ POINTS = {
     "truncnorm": ([-0.5, 0.4, 1.5], 0.2, 1.3, (-1.0, 1.5), (-1.0, 1.5)),
     "gennorm": ([-0.7, 0.4, 1.6], 0.2, 1.3, (1.5,), (2,)),
     "pareto": ([1.5, 2.0, 3.5], 0.1, 1.2, (2.5,), (2.5,)),
+    "gumbel_r": ([-0.7, 0.3, 1.6], 0.2, 1.3, (), ()),
+    "gumbel_l": ([-0.7, 0.3, 1.6], 0.2, 1.3, (), ()),
+    "halfnorm": ([0.4, 1.1, 2.5], 0.1, 1.4, (), ()),
+    "rayleigh": ([0.4, 1.1, 2.5], 0.1, 1.4, (), ()),
+    "lognorm": ([0.4, 1.1, 2.5], 0.1, 1.4, (0.7,), (0.7,)),
+    "weibull_min": ([0.4, 1.1, 2.5], 0.1, 1.4, (1.7,), (1.7,)),
+    "invgamma": ([0.4, 1.1, 2.5], 0.1, 1.4, (2.5,), (2,)),
 }
 QUANTILES = [0.2, 0.4, 0.8]  # not the median: laplace's quantile has a kink in curvature
 
@@ -374,8 +381,8 @@ def test_refused_parameter_held_constant_is_fine():
 
 
 def test_distribution_without_rules_is_refused_by_name():
-    with pytest.raises(NotImplementedError, match="scipy.stats.weibull_min.logpdf"):
-        cr.grad(lambda x: st.weibull_min.logpdf(x, 1.5))(0.7)
+    with pytest.raises(NotImplementedError, match="scipy.stats.gompertz.logpdf"):
+        cr.grad(lambda x: st.gompertz.logpdf(x, 1.5))(0.7)
 
 
 def test_plain_calls_outside_a_trace_are_untouched():

@@ -19,6 +19,7 @@ else:
     from . import scipy  # noqa: F401,E402
     from . import scipy_special_bessel  # noqa: F401,E402
     from . import scipy_special_gamma  # noqa: F401,E402
+    from . import scipy_special_more  # noqa: F401,E402
     from . import scipy_special_params  # noqa: F401,E402
     from . import scipy_signal  # noqa: F401,E402
     from . import scipy_linalg  # noqa: F401,E402

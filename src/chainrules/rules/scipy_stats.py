@@ -195,6 +195,18 @@ CONTINUOUS: dict[str, Continuous] = {
     "pareto": Continuous(("b",), lambda z, b: -(b + 1) / z,
                          (lambda z, b: 1 / b - np.log(z),),
                          (lambda z, b: np.exp(-b * np.log(z)) * np.log(z),)),
+    "gumbel_r": Continuous((), lambda z: np.exp(-z) - 1),
+    "gumbel_l": Continuous((), lambda z: 1 - np.exp(z)),
+    "halfnorm": Continuous((), lambda z: -z),
+    "rayleigh": Continuous((), lambda z: 1 / z - z),
+    "lognorm": Continuous(("s",), lambda z, s: -(1 + np.log(z) / (s * s)) / z,
+                          (lambda z, s: (np.log(z) ** 2 / (s * s) - 1) / s,),
+                          (lambda z, s: -_phi(np.log(z) / s) * np.log(z) / (s * s),)),
+    "weibull_min": Continuous(("c",), lambda z, c: (c - 1) / z - c * z ** (c - 1),
+                              (lambda z, c: 1 / c + np.log(z) * (1 - z ** c),),
+                              (lambda z, c: np.exp(-z ** c) * z ** c * np.log(z),)),
+    "invgamma": Continuous(("a",), lambda z, a: (1 / z - a - 1) / z,
+                           (lambda z, a: -np.log(z) - sps.digamma(a),), (None,)),
 }
 
 # Discrete: name -> Discrete(shapes, d log pmf / d shape, d cdf / d shape).
@@ -247,6 +259,7 @@ def _nbinom_dcdf_dn(special: Any, j: Any, n: Any, p: Any) -> Any:
 # derivatives of gammainc in a and betainc in a, b, computed by converged series there.
 _VIA_SPECIAL: dict = {
     ("gamma", "a"): lambda special: lambda z, a: special.gammainc_da(a, z),
+    ("invgamma", "a"): lambda special: lambda z, a: special.gammaincc_da(a, 1 / z),
     ("chi2", "df"): lambda special: lambda z, df: 0.5 * special.gammainc_da(df / 2, z / 2),
     ("beta", "a"): lambda special: lambda z, a, b: special.betainc_da(a, b, z),
     ("beta", "b"): lambda special: lambda z, a, b: special.betainc_db(a, b, z),

@@ -1,0 +1,88 @@
+"""The rule-testing kit on src/chainrules/rules/scipy_special_more.py: every function against
+finite differences (float64, float32, broadcasting; complex where SciPy has a complex loop),
+closed forms at special points, and the refused parameters of ``hyp1f1``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+sp = pytest.importorskip("scipy.special")
+
+import chainrules as cr  # noqa: E402
+from chainrules.testing import case, check_case, test_frule_order2, test_rrule_order2  # noqa: E402
+from tests.rules.unary_cases import unary_cases  # noqa: E402
+
+POSITIVE = [0.4, 1.3, 2.1]
+ANY = [0.3, -0.7, 1.2]
+UNIT = [0.2, 0.5, 0.8]
+RIGHT_C = [0.5 + 0.4j, 1.2 - 0.3j, 2.0 + 1.0j]   # exp1/expi/spence off their branch cuts
+
+UNARY = {
+    sp.exp1: (POSITIVE, RIGHT_C), sp.expi: (POSITIVE, RIGHT_C), sp.spence: (POSITIVE, RIGHT_C),
+    sp.exprel: ([0.3, -0.7, 1.2, 2e-4], None), sp.ellipk: ([0.2, 0.5, -0.8], None),
+    sp.ellipe: ([0.2, 0.5, -0.8], None), sp.wofz: ([0.3 + 0.2j, -0.7 + 0.5j, 1.2 + 0.1j], None),
+    sp.sindg: ([30.0, -45.0, 100.0], None), sp.cosdg: ([30.0, -45.0, 100.0], None),
+}
+X = np.array([0.4, 1.3, 2.1])
+T = np.array([0.9, 0.6, 1.7])
+
+
+def _cases() -> list:
+    cases = [c for c in unary_cases({f: v for f, v in UNARY.items() if f is not sp.wofz})]
+    cases += [case(sp.wofz, np.array(UNARY[sp.wofz][0])),
+              case(sp.wofz, np.array(UNARY[sp.wofz][0], np.complex64))]
+    cases += [
+        case(sp.expn, np.array([0, 1, 3]), X),
+        case(sp.kl_div, X, T), case(sp.kl_div, X.astype(np.float32), T.astype(np.float32)),
+        case(sp.rel_entr, X, T), case(sp.rel_entr, X[:, None], T[None, :]),
+        case(sp.poch, X, T), case(sp.poch, X, 2.0),
+        case(sp.hyp1f1, 1, 3, X), case(sp.hyp1f1, 2, 3, RIGHT_C[0]),  # integer a, b: constants
+        case(sp.boxcox, X, np.array([0.5, 0.0, -1.3])), case(sp.boxcox, X, 0.7),
+        case(sp.boxcox1p, X, np.array([0.5, 0.0, -1.3])),
+        case(sp.inv_boxcox, np.array([0.3, 1.1, -0.4]), np.array([0.5, 0.0, 1.3])),
+        case(sp.owens_t, np.array([0.3, -1.1, 2.0]), np.array([0.5, 2.0, -0.7])),
+    ]
+    return cases
+
+
+CASES = _cases()
+
+
+@pytest.mark.parametrize("c", CASES, ids=lambda c: c.id)
+def test_rules_against_finite_differences(c):
+    check_case(c)
+
+
+@pytest.mark.parametrize("c", [c for c in CASES if np.ndim(c.args[-1]) <= 1
+                               and np.result_type(*c.args) in (np.float64, np.complex128)],
+                         ids=lambda c: c.id)
+def test_order_2(c):
+    test_rrule_order2(c.function, *c.args)
+    test_frule_order2(c.function, *c.args)
+
+
+def test_closed_forms_at_special_points():
+    # the removable singularities: exprel'(0) = 1/2, K'(0) = π/8, E'(0) = -π/8, spence'(1) = -1
+    assert cr.grad(sp.exprel)(0.0) == pytest.approx(0.5, rel=1e-15)
+    assert cr.grad(sp.ellipk)(0.0) == pytest.approx(np.pi / 8, rel=1e-15)
+    assert cr.grad(sp.ellipe)(0.0) == pytest.approx(-np.pi / 8, rel=1e-15)
+    assert cr.grad(sp.spence)(1.0) == pytest.approx(-1.0, rel=1e-15)
+    # boxcox at λ = 0 is log x: d/dλ = (log x)^2 / 2; inv_boxcox at λ = 0 is exp(y)
+    x = 1.7
+    assert cr.grad(lambda lm: sp.boxcox(x, lm))(0.0) == pytest.approx(np.log(x) ** 2 / 2)
+    assert cr.grad(lambda lm: sp.inv_boxcox(0.4, lm))(0.0) == \
+        pytest.approx(-np.exp(0.4) * 0.4 ** 2 / 2)
+    # Owen's T(h, a): T(0, a) = arctan(a) / (2π), so dT/da = 1 / (2π (1 + a^2)) at h = 0
+    assert cr.grad(lambda a: sp.owens_t(0.0, a))(0.8) == \
+        pytest.approx(1 / (2 * np.pi * (1 + 0.64)), rel=1e-14)
+
+
+def test_hyp1f1_parameters_are_refused_by_name():
+    with pytest.raises(NotImplementedError, match="hyp1f1.*a"):
+        cr.grad(lambda a: sp.hyp1f1(a, 2.5, 0.7))(1.5)
+    with pytest.raises(NotImplementedError, match="hyp1f1.*b"):
+        cr.grad(lambda b: sp.hyp1f1(1.5, b, 0.7))(2.5)
+    # held constant, the parameters cost nothing and x is exact: d/dx 1F1(a;b;x) = a/b 1F1(a+1;b+1;x)
+    assert cr.grad(lambda x: sp.hyp1f1(1.5, 2.5, x))(0.7) == \
+        pytest.approx(1.5 / 2.5 * sp.hyp1f1(2.5, 3.5, 0.7), rel=1e-14)

@@ -25,10 +25,12 @@ from typing import Any
 
 import numpy as np
 
+from inspect import Parameter
+
 from .._compat import signature
 from ..core.config import RuleConfig, _name
 from ..core.dtypes import shared_shape
-from ..core.registry import FIRST_ORDER_ONLY, WRITES_IN_PLACE, rrule
+from ..core.registry import FIRST_ORDER_ONLY, POSITIONAL_FORMS, WRITES_IN_PLACE, rrule
 from ..core.tangents import NoTangent, Tangent
 from . import intercept
 from .reverse import StructureArgument
@@ -217,7 +219,7 @@ def _is_traced(x: Any) -> bool:
 def record(function: Any, args: tuple, kwargs: dict) -> Any:
     """Call ``function(*args, **kwargs)`` on traced values: run its rule and record it."""
     if kwargs and any(_holds_traced(value) for value in kwargs.values()):
-        args, kwargs = _keywords_to_positions(function, args, kwargs)
+        function, args, kwargs = _keywords_to_positions(function, args, kwargs)
     # Traced values of one trace and plain values, no structures to search.
     tape = None
     primals = []
@@ -423,10 +425,17 @@ def _holds_traced(value: Any) -> bool:
         True for _ in leaves(value, _is_traced)))
 
 
-def _keywords_to_positions(function: Any, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+def _keywords_to_positions(function: Any, args: tuple, kwargs: dict) -> tuple:
     """Move keyword arguments that hold traced values to their positions (rules give
     cotangents to positional arguments only): ``np.average(x, weights=w)`` is recorded as
-    ``np.average(x, None, w)``."""
+    ``np.average(x, None, w)``; a keyword-only one, as a call of the function's declared
+    positional form (`chainrules.core.registry.positional_form`)."""
+    positional = POSITIONAL_FORMS.get(function)
+    if positional is not None and any(
+            _holds_traced(value) and signature(function).parameters.get(key) is not None and
+            signature(function).parameters[key].kind is Parameter.KEYWORD_ONLY
+            for key, value in kwargs.items()):
+        function = positional
     try:
         bound = signature(function).bind(*args, **kwargs)
     except (TypeError, ValueError):
@@ -441,7 +450,7 @@ def _keywords_to_positions(function: Any, args: tuple, kwargs: dict) -> tuple[tu
                 f"cannot be passed by position; keyword arguments are not differentiated. "
                 f"Compute with it outside the call, or register a rule that takes it "
                 f"positionally.")
-    return args, kwargs
+    return function, args, kwargs
 
 
 def _no_rule_message(function: Any, primals: list) -> str:

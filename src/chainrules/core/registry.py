@@ -229,6 +229,25 @@ def first_order_only(f: Callable, reason: str) -> Callable:
     return f
 
 
+POSITIONAL_FORMS: dict = {}  # function -> the same function taking its keyword-only arguments
+
+
+def positional_form(f: Callable, positional: Callable) -> Callable:
+    """Declare ``positional``, which takes ``f``'s keyword-only arguments by position (same
+    names, same meaning), as what an engine records when a keyword-only argument of ``f``
+    holds a traced value: rules give cotangents to positional arguments, so ``positional``
+    carries the rules (``scipy.integrate.simpson(y, *, x=None, ...)`` on SciPy 1.14).
+
+    >>> def scaled(x, *, by=1.0): return x * by
+    >>> def scaled_by_position(x, by=1.0): return scaled(x, by=by)
+    >>> positional_form(scaled, scaled_by_position) is scaled_by_position
+    True
+    >>> del POSITIONAL_FORMS[scaled]
+    """
+    POSITIONAL_FORMS[f] = positional
+    return positional
+
+
 WRITES_IN_PLACE: dict = {}  # function -> how to compute its result without writing in place
 
 

@@ -40,7 +40,7 @@ from ..core.broadcast import unbroadcast
 from ..core.config import frule_via_ad, rrule_via_ad
 from ..core.dtypes import tangent_dtype
 from ..core.projection import ProjectTo
-from ..core.registry import frule, rrule
+from ..core.registry import frule, positional_form, rrule
 from ..core.structure import leaves, tangent_at, tangent_from_paths
 from ..core.tangents import AbstractZero, NoTangent, ZeroTangent
 from ..core.thunks import unthunk
@@ -49,7 +49,7 @@ from ._define import (Call, _output_cotangents, _output_tangent, define,
 from .signal import (_dx_from_intervals, _trapezoid_dx, _trapezoid_parts, _trapezoid_x,
                      _trapezoid_y, _x_from_intervals, _y_from_intervals)
 
-__all__: list[str] = []
+__all__ = ["simpson_by_position"]
 
 # The functions the rules are registered for, bound at import: while a trace is active the
 # module's names are replaced (ad/intercept.py), and the rules call through the module so that
@@ -451,8 +451,21 @@ def _simpson_forward_x(call: Call, dx_in: Any) -> Any:
     return np.sum(_simpson_slopes(h, y, n) * np.diff(dx_in, axis=-1), axis=-1)
 
 
-# dx is keyword-only since SciPy 1.14 (traced values there are refused by the engine); by
-# position before.
-define(_integrate.simpson, _simpson_y, _simpson_x, _simpson_dx, check=_simpson_check,
-       pushforward=per_argument(_simpson_forward_y, _simpson_forward_x, _simpson_forward_dx),
-       calls=_through_module("simpson"))
+def simpson_by_position(y: Any, x: Any = None, dx: Any = 1.0, axis: int = -1,
+                        **options: Any) -> Any:
+    """``scipy.integrate.simpson`` taking ``x`` and ``dx`` by position: what the engine records
+    when SciPy takes them by keyword only (``x`` on SciPy 1.14, ``dx`` from 1.14) and they hold
+    traced values (`chainrules.core.registry.positional_form`).
+
+    >>> float(simpson_by_position(np.array([0.0, 1.0, 4.0]), np.array([0.0, 1.0, 2.0])))
+    2.6666666666666665
+    """
+    return _integrate.simpson(y, x=x, dx=dx, axis=axis, **options)
+
+
+for _simpson, _calls in ((_integrate.simpson, _through_module("simpson")),
+                         (simpson_by_position, simpson_by_position)):
+    define(_simpson, _simpson_y, _simpson_x, _simpson_dx, check=_simpson_check,
+           pushforward=per_argument(_simpson_forward_y, _simpson_forward_x,
+                                    _simpson_forward_dx), calls=_calls)
+positional_form(_integrate.simpson, simpson_by_position)

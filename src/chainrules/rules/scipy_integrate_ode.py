@@ -44,6 +44,7 @@ from typing import Any, Callable
 
 import numpy as np
 import scipy.integrate as sint
+from scipy.integrate._odepack_py import ODEintWarning  # public in scipy.integrate from 1.12
 
 from ..core.accumulate import accumulate
 from ..core.config import RuleConfig, frule_via_ad, rrule_via_ad
@@ -284,10 +285,10 @@ def _odeint_solve(rhs: Callable, state: Any, times: Any, keep: dict, what: str) 
     """``odeint(rhs, state, times, **keep)`` through the module (inside an outer trace, at
     order 2, the routed odeint records it there), its failure warning raised as an error."""
     with warnings.catch_warnings():
-        warnings.simplefilter("error", sint.ODEintWarning)
+        warnings.simplefilter("error", ODEintWarning)
         try:
             return sint.odeint(rhs, state, times, **keep)
-        except sint.ODEintWarning as failure:
+        except ODEintWarning as failure:
             raise RuntimeError(f"scipy.integrate.odeint: the {what} solve failed: "
                                f"{failure}") from None
 

@@ -43,7 +43,6 @@ threads other than the tracing one running NumPy code at the same time.
 from __future__ import annotations
 
 import inspect
-import importlib.util
 import sys
 import threading
 import types
@@ -51,6 +50,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.registry import load_lazy_rules
 from . import array_likes
 
 __all__ = ["enter", "exit", "CREATION", "ORIGINALS"]
@@ -381,6 +381,8 @@ def _routing_plan() -> list:
     global _plan, _plan_key
     key = (len(sys.modules), len(ROUTED), len(ROUTED_METHODS))
     if key != _plan_key:
+        _add_loaded_method_lists()
+        key = (len(sys.modules), len(ROUTED), len(ROUTED_METHODS))
         plan = [_Swap(module, name, _PLAIN_NUMPY, np)
                 for module, name in _numpy_references_of_extensions()]
         for module_name, name in ROUTED:
@@ -421,11 +423,21 @@ ROUTED = [("numpy", "apply_along_axis"), ("numpy", "piecewise"),
 # ``redirect`` names the registered function to record and its arguments (the instance's own
 # parameters resolved, so that the recorded arguments are arrays and numbers).
 ROUTED_METHODS: list = []
-if importlib.util.find_spec("scipy") is not None:  # the distributions' own lists
-    from ..rules.scipy_stats import ROUTED_METHODS as _STATS
-    from ..rules.scipy_stats_multivariate import ROUTED_METHODS as _STATS_MULTIVARIATE
+# The rule modules that list their distributions' methods (their own ``ROUTED_METHODS``),
+# added above once loaded: they are, lazily, when the program imports scipy.stats
+# (chainrules.rules.load_scipy_rules).
+_METHOD_LISTS = [f"{__package__.rpartition('.')[0]}.rules.{name}"
+                 for name in ("scipy_stats", "scipy_stats_multivariate")]
 
-    ROUTED_METHODS += _STATS + _STATS_MULTIVARIATE
+
+def _add_loaded_method_lists() -> None:
+    for name in list(_METHOD_LISTS):
+        routes = getattr(sys.modules.get(name), "ROUTED_METHODS", None)
+        if routes is not None:
+            ROUTED_METHODS.extend(routes)
+            _METHOD_LISTS.remove(name)
+
+
 _INHERITED = object()  # a replaced method that the class inherits
 
 
@@ -539,6 +551,7 @@ def enter(level: Any = None) -> None:
     with _lock:
         _depth += 1
         if _depth == 1:
+            load_lazy_rules()  # SciPy's rules, for the modules imported before the trace
             array_likes.install()  # first: the replacements below take precedence
             for name in _REPLACEMENTS:
                 setattr(np, name, _REPLACEMENTS[name])

@@ -46,6 +46,7 @@ def stands_for(f: Any) -> Any:
 
 _LAZY_LOADERS: list = []
 _modules_seen = -1  # len(sys.modules) when the loaders last ran
+_loading = False
 
 
 def add_lazy_loader(loader: Callable[[], Any]) -> None:
@@ -77,13 +78,17 @@ def load_lazy_rules() -> bool:
     >>> isinstance(load_lazy_rules(), bool)
     True
     """
-    global _modules_seen
-    if len(sys.modules) == _modules_seen:
+    global _modules_seen, _loading
+    if len(sys.modules) == _modules_seen or _loading:  # not again from a loader's imports
         return False
-    _modules_seen = len(sys.modules)  # first: a loader's own lookups do not run it again
-    for loader in list(_LAZY_LOADERS):
-        loader()
-    _modules_seen = len(sys.modules)  # what the loaders imported is registered already
+    _loading = True
+    try:
+        while len(sys.modules) != _modules_seen:  # until what the loaders import is seen too
+            _modules_seen = len(sys.modules)
+            for loader in list(_LAZY_LOADERS):
+                loader()
+    finally:
+        _loading = False
     return True
 
 

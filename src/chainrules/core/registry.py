@@ -83,12 +83,11 @@ def load_lazy_rules() -> bool:
         return False
     _loading = True
     try:
-        while len(sys.modules) != _modules_seen:  # until what the loaders import is seen too
-            _modules_seen = len(sys.modules)
-            for loader in list(_LAZY_LOADERS):
-                loader()
+        for loader in list(_LAZY_LOADERS):  # each registers what its own imports bring
+            loader()
     finally:
         _loading = False
+        _modules_seen = len(sys.modules)
     return True
 
 

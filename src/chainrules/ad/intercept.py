@@ -599,7 +599,8 @@ def enter(level: Any = None) -> None:
             load_lazy_rules()  # SciPy's rules, for the modules imported before the trace
         _depth += 1
         if _depth == 1:
-            _import, builtins.__import__ = builtins.__import__, _import_while_tracing
+            if builtins.__import__ is not _import_while_tracing:
+                _import, builtins.__import__ = builtins.__import__, _import_while_tracing
             array_likes.install()  # first: the replacements below take precedence
             for name in _REPLACEMENTS:
                 setattr(np, name, _REPLACEMENTS[name])

@@ -8,9 +8,10 @@ Each run starts a fresh interpreter that times one import statement with
 ``import chainrules`` (NumPy included), and, for reference, ``import chainrules`` followed by
 ``import scipy.special, scipy.linalg`` (what a program using SciPy pays anyway; chainrules
 registers SciPy's rules when it meets them). Bytecode caches are used, as by an installed
-package (a first, uncounted run writes them, even if ``PYTHONDONTWRITEBYTECODE`` is set here). The target of issue 17 is at most 0.2 s for
-``import chainrules``; the script says whether the best run meets it, and lists the modules
-that ``import chainrules`` adds to NumPy's.
+package (a first, uncounted run writes them, even if ``PYTHONDONTWRITEBYTECODE`` is set
+here). The target of issue 17 is at most 0.2 s for ``import chainrules``; the script says
+whether the best run meets it, and lists the modules that ``import chainrules`` adds to
+NumPy's.
 """
 
 from __future__ import annotations

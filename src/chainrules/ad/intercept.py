@@ -393,8 +393,8 @@ _seen_routes: set = set()  # the entries of ROUTED and ROUTED_METHODS that `_pla
 
 
 def _new_routes() -> list:
-    """The swaps for the modules imported so far, leaving out the entries in `_seen_routes` (which
-    it adds to): extension shields, routed functions, routed methods."""
+    """The swaps for the modules imported so far, leaving out the entries in `_seen_routes`
+    (which it adds to): extension shields, routed functions, routed methods."""
     plan = [_Swap(module, name, _PLAIN_NUMPY, np)
             for module, name in _numpy_references_of_extensions()]
     for entry in ROUTED + ROUTED_METHODS:

@@ -44,6 +44,7 @@ def stands_for(f: Any) -> Any:
     """
     return getattr(f, STANDS_FOR, f)
 
+
 _LAZY_LOADERS: list = []
 _modules_seen = -1  # len(sys.modules) when the loaders last ran
 _loading = False

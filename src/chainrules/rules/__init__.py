@@ -43,8 +43,8 @@ def _imported(name: str) -> bool:
 def load_scipy_rules(everything: bool = False) -> None:
     """Register the rules for the SciPy modules that the program has imported (with
     ``everything``, import SciPy's modules first, if SciPy is installed: the coverage report
-    does); a registry lookup
-    that misses and the start of every trace call it (`add_lazy_loader`).
+    does). A registry lookup that misses, the start of a trace and an import statement run
+    while tracing call it (`add_lazy_loader`).
 
     >>> import scipy.special, chainrules
     >>> load_scipy_rules()

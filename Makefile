@@ -60,6 +60,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/run.py
 	$(PY) benchmarks/higher_order.py
 	$(PY) benchmarks/writes.py
+	$(PY) benchmarks/import_time.py
 
 # Each peer is installed on its own, so one that cannot be installed does not stop the others;
 # run.py reports the missing ones. torch==2.13.0 is the CPU build on local disk.

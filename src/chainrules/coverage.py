@@ -302,6 +302,14 @@ NAMESPACES = ("numpy", "numpy.linalg", "numpy.fft", "ndarray methods", "ndarray 
 STATUSES = ("differentiable", "declared", "excluded", "no rule yet", "unclassified")
 
 
+def _register_every_rule() -> None:
+    """Import chainrules' rules, SciPy's too (registered lazily otherwise: the report imports
+    SciPy, which ``import chainrules`` does not)."""
+    from .rules import load_scipy_rules
+
+    load_scipy_rules(everything=True)
+
+
 def public_callables(namespace: str) -> dict[str, Any]:
     """The public callables of a NumPy namespace (``"numpy"``, ``"numpy.linalg"``,
     ``"numpy.fft"``, ``"ndarray methods"``, ``"ndarray operators"``), by the name users write.
@@ -359,7 +367,7 @@ def classify(name: str, value: Any) -> tuple[str, str]:
     >>> classify("np.sin", __import__("numpy").sin)
     ('differentiable', '')
     """
-    import chainrules  # noqa: F401  (registers the rules)
+    _register_every_rule()
 
     if name in EXCLUDED:
         return "excluded", EXCLUDED[name]
@@ -438,7 +446,7 @@ def _stats_method(name: str) -> Any:
 
 def coverage_rows() -> list[tuple[str, str, bool, bool, bool]]:
     """``(category, name, has rrule, has frule, declared non-differentiable)`` per function."""
-    import chainrules  # noqa: F401  (registers the rules)
+    _register_every_rule()
 
     rows = []
     for category, names in CATEGORIES.items():
@@ -711,7 +719,7 @@ def first_order_only_rows() -> list[tuple[str, str]]:
     ['its pullback calls a C extension']
     >>> del FIRST_ORDER_ONLY[my_op]
     """
-    import chainrules  # noqa: F401  (registers the rules, and their declarations)
+    _register_every_rule()
 
     return sorted((_name(f), reason) for f, reason in FIRST_ORDER_ONLY.items())
 

@@ -219,3 +219,95 @@ def test_rerouting_leaves_functions_as_they_were():
     assert seen == [signature]  # inspect.signature reads the original during the trace
     assert logsumexp.__code__ is code and logsumexp.__defaults__ == defaults
     assert "__signature__" not in vars(logsumexp)
+
+
+# --- SciPy imported after chainrules (its rules are registered lazily) ----------------------
+
+def _run_fresh(script: str) -> dict:
+    """Run ``script`` in a fresh interpreter that has not imported SciPy; its last line of
+    output, JSON."""
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+_CHECKS = r'''
+def checks(sps, st):
+    """Gradients through SciPy, against closed forms (digamma from SciPy, not chainrules)."""
+    x = np.array([0.7, 1.9, 3.2])
+    got = {}
+    got["logsumexp"] = (cr.grad(lambda v: sps.logsumexp(v))(x),
+                        np.exp(x) / np.sum(np.exp(x)))
+    got["gammaln"] = (cr.grad(lambda v: np.sum(sps.gammaln(v)))(x), sps.digamma(x))
+    got["gammaln jvp"] = (cr.jvp(sps.gammaln, (x,), (np.ones(3),))[1], sps.digamma(x))
+    got["rrule gammaln"] = (cr.rrule(sps.gammaln, x)[1](np.ones(3))[1], sps.digamma(x))
+    got["norm.logpdf"] = (cr.grad(lambda v: np.sum(st.norm.logpdf(v, loc=0.5, scale=2.0)))(x),
+                          -(x - 0.5) / 4.0)
+    logpdf = st.norm.logpdf  # a bound method taken after the import, before the trace
+    got["bound logpdf, loc"] = (cr.grad(lambda m: np.sum(logpdf(x, loc=m)))(0.5),
+                                np.sum(x - 0.5))
+    return {name: bool(np.allclose(a, b, rtol=1e-10, atol=1e-12))
+            for name, (a, b) in got.items()}
+'''
+
+
+@pytest.mark.parametrize("first_trace", [False, True], ids=["no trace before", "after a trace"])
+def test_scipy_imported_after_chainrules_reaches_the_rules(first_trace):
+    pytest.importorskip("scipy")
+    outcome = _run_fresh(f'''
+import json, sys
+import numpy as np
+import chainrules as cr
+{_CHECKS}
+assert not [m for m in sys.modules if m.startswith("scipy")]
+if {first_trace}:  # the routing plan is made before SciPy is imported
+    assert np.allclose(cr.grad(lambda v: np.sum(v ** 3))(np.ones(2)), 3.0)
+import scipy.special as sps
+import scipy.stats as st
+print(json.dumps(checks(sps, st)))
+''')
+    assert outcome == {name: True for name in outcome} and len(outcome) == 6, outcome
+
+
+def test_scipy_imported_inside_the_differentiated_function():
+    """The first trace meets SciPy only inside the function: the import itself routes it."""
+    pytest.importorskip("scipy")
+    outcome = _run_fresh(r'''
+import json, sys
+import numpy as np
+import chainrules as cr
+assert np.allclose(cr.grad(lambda v: np.sum(v ** 3))(np.ones(2)), 3.0)
+x = np.array([0.7, 1.9, 3.2])
+
+
+def f(v):
+    import scipy.special
+    return scipy.special.logsumexp(v) + np.sum(scipy.special.gammaln(v))
+
+
+def g(v):
+    from scipy.stats import norm
+    return np.sum(norm.logpdf(v, loc=0.5))
+
+
+def h(v):  # forward mode
+    from scipy.linalg import expm
+    return expm(np.diag(v))
+
+
+def softmax(v):
+    return np.exp(v) / np.sum(np.exp(v))
+
+
+gradient_f = cr.grad(f)(x)  # each import happens in the trace
+gradient_g = cr.grad(g)(x)
+tangent_h = cr.jvp(h, (x,), (np.ones(3),))[1]
+import scipy.special  # for the expected values only
+got = {"reverse, scipy.special": bool(np.allclose(
+           gradient_f, softmax(x) + scipy.special.digamma(x), rtol=1e-10)),
+       "reverse, scipy.stats": bool(np.allclose(gradient_g, -(x - 0.5), rtol=1e-10)),
+       "forward, scipy.linalg": bool(np.allclose(tangent_h, np.diag(np.exp(x)), rtol=1e-10))}
+print(json.dumps(got))
+''')
+    assert outcome == {name: True for name in outcome}, outcome

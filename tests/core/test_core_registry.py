@@ -444,3 +444,82 @@ def test_rules_for_primitives_and_numpy_functions_do_not_warn(forget):
         rrule.register(np.fabs, replace=True)(rrule.lookup(np.fabs)[0])
         # the engine uses the rule: the gradient is the rule's (1), not softplus' derivative
         assert cr.grad(softplus)(0.0) == 1.0
+
+
+# --- lazy loaders: rules registered when their library is imported -------------------------
+
+@pytest.fixture
+def lazy_loader():
+    """Add a lazy loader for the test; removed after it."""
+    from chainrules.core import registry
+
+    added = []
+
+    def add(loader):
+        registry.add_lazy_loader(loader)
+        added.append(loader)
+
+    yield add
+    for loader in added:
+        registry._LAZY_LOADERS.remove(loader)
+
+
+def _new_module_imported(name: str) -> None:
+    """Make ``sys.modules`` grow, as an import does (a module made here, no file)."""
+    import sys
+    import types
+
+    sys.modules[name] = types.ModuleType(name)
+
+
+def test_a_lazy_loader_registers_a_rule_on_the_first_lookup_after_an_import(
+        lazy_loader, forget):
+    import sys
+
+    def double(x):
+        return 2 * x
+
+    recorded_whole(double)
+    forget(double)
+    calls = []
+
+    def loader():
+        calls.append(len(sys.modules))
+        if "_chainrules_test_library" in sys.modules and double not in rrule._rules:
+            rrule.register(double)(lambda x: (2 * x, lambda dy: (NoTangent(), 2 * dy)))
+
+    lazy_loader(loader)
+    assert rrule.lookup(double) is None and len(calls) == 1  # ran once: no rule yet
+    assert rrule.lookup(double) is None and len(calls) == 1  # nothing imported: not again
+    try:
+        _new_module_imported("_chainrules_test_library")
+        y, pullback = rrule(double, 3.0)  # the miss runs the loader, which registers it
+        assert (y, pullback(1.0)) == (6.0, (NoTangent(), 2.0))
+        assert len(calls) == 2
+        rrule(double, 1.0)  # a hit never runs the loaders
+        assert len(calls) == 2
+    finally:
+        del sys.modules["_chainrules_test_library"]
+
+
+def test_a_lazy_loader_is_not_run_again_by_its_own_imports_and_lookups(lazy_loader):
+    import sys
+
+    depth = []
+
+    def loader():
+        depth.append(1)
+        assert len(depth) == 1, "the loader was re-entered"
+        try:
+            _new_module_imported(f"_chainrules_test_nested_{len(sys.modules)}")
+            assert rrule.lookup(object()) is None  # a miss inside a loader: no recursion
+        finally:
+            depth.pop()
+
+    lazy_loader(loader)
+    before = set(sys.modules)
+    try:
+        assert rrule.lookup(object()) is None
+    finally:
+        for name in set(sys.modules) - before:
+            del sys.modules[name]

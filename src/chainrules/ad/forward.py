@@ -115,7 +115,7 @@ class ForwardTrace(Level):
         if constant:
             return function(*primals, **kwargs)  # constants in, a constant out
         tangents = tuple(_ZERO if type(t) is int else t for t in tangents)
-        entry = _FRULES.get(function)
+        entry = _FRULES.get(function) or frule.lookup(function)  # a miss: rules loaded lazily
         result = None
         if entry is not None:
             rule, needs_config = entry

@@ -42,8 +42,8 @@ threads other than the tracing one running NumPy code at the same time.
 
 from __future__ import annotations
 
+import builtins
 import inspect
-import importlib.util
 import sys
 import threading
 import types
@@ -51,6 +51,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.registry import add_lazy_loader, load_lazy_rules
 from . import array_likes, masked
 from .scalar_types import stand_ins
 
@@ -382,17 +383,62 @@ def _routing_plan() -> list:
     global _plan, _plan_key
     key = (len(sys.modules), len(ROUTED), len(ROUTED_METHODS))
     if key != _plan_key:
-        plan = [_Swap(module, name, _PLAIN_NUMPY, np)
-                for module, name in _numpy_references_of_extensions()]
-        for module_name, name in ROUTED:
-            module = sys.modules.get(module_name)  # only modules the program imported
-            plan.append(module and _function_route(module, name))
-        for module_name, class_name, name, redirect in ROUTED_METHODS:
-            module = sys.modules.get(module_name)
-            plan.append(module and _method_route(module, class_name, name, redirect))
-        plan += masked.swaps()  # np.ma, once imported: ad/masked.py
-        _plan, _plan_key = [swap for swap in plan if swap is not None], key
+        _add_loaded_method_lists()
+        key = (len(sys.modules), len(ROUTED), len(ROUTED_METHODS))
+        _seen_routes.clear()
+        _plan, _plan_key = _new_routes() + masked.swaps(), key  # np.ma: ad/masked.py
     return _plan
+
+
+_seen_routes: set = set()  # the entries of ROUTED and ROUTED_METHODS that `_plan` has seen
+
+
+def _new_routes() -> list:
+    """The swaps for the modules imported so far, leaving out the entries in `_seen_routes`
+    (which it adds to): extension shields, routed functions, routed methods."""
+    plan = [_Swap(module, name, _PLAIN_NUMPY, np)
+            for module, name in _numpy_references_of_extensions()]
+    for entry in ROUTED + ROUTED_METHODS:
+        module = sys.modules.get(entry[0])  # only modules the program imported
+        if entry in _seen_routes or module is None or getattr(
+                getattr(module, "__spec__", None), "_initializing", False):
+            continue
+        _seen_routes.add(entry)
+        plan.append(_function_route(module, entry[1]) if len(entry) == 2
+                    else _method_route(module, *entry[1:]))
+    return [swap for swap in plan if swap is not None]
+
+
+def _route_imports_while_tracing() -> None:
+    """A lazy loader (chainrules.core.registry): modules imported while a trace is active
+    (``import scipy.special`` inside the differentiated function) are routed at once."""
+    if _depth == 0:
+        return
+    _add_loaded_method_lists()
+    installed = {id(swap) for swap in _plan}
+    for swap in _new_routes():
+        if id(swap) not in installed:  # a rerouted function is one object, however reached
+            swap.install()
+            _plan.append(swap)
+
+
+add_lazy_loader(_route_imports_while_tracing)
+_import = builtins.__import__
+_importing = 0  # nested import statements running under `_import_while_tracing`
+
+
+def _import_while_tracing(*args: Any, **kwargs: Any) -> Any:
+    """Python's ``__import__`` while a trace is active: after an outermost import statement
+    the rules and routes of what it imported are in place (`load_lazy_rules`)."""
+    global _importing
+    _importing += 1
+    try:
+        module = _import(*args, **kwargs)
+    finally:
+        _importing -= 1
+    if _importing == 0:
+        load_lazy_rules()
+    return module
 
 
 # Functions written in Python that convert their arguments with np.asarray (so traced values
@@ -424,11 +470,21 @@ ROUTED = [("numpy", "apply_along_axis"), ("numpy", "piecewise"),
 # ``redirect`` names the registered function to record and its arguments (the instance's own
 # parameters resolved, so that the recorded arguments are arrays and numbers).
 ROUTED_METHODS: list = []
-if importlib.util.find_spec("scipy") is not None:  # the distributions' own lists
-    from ..rules.scipy_stats import ROUTED_METHODS as _STATS
-    from ..rules.scipy_stats_multivariate import ROUTED_METHODS as _STATS_MULTIVARIATE
+# The rule modules that list their distributions' methods (their own ``ROUTED_METHODS``),
+# added above once loaded: they are, lazily, when the program imports scipy.stats
+# (chainrules.rules.load_scipy_rules).
+_METHOD_LISTS = [f"{__package__.rpartition('.')[0]}.rules.{name}"
+                 for name in ("scipy_stats", "scipy_stats_multivariate")]
 
-    ROUTED_METHODS += _STATS + _STATS_MULTIVARIATE
+
+def _add_loaded_method_lists() -> None:
+    for name in list(_METHOD_LISTS):
+        routes = getattr(sys.modules.get(name), "ROUTED_METHODS", None)
+        if routes is not None:
+            ROUTED_METHODS.extend(routes)
+            _METHOD_LISTS.remove(name)
+
+
 _INHERITED = object()  # a replaced method that the class inherits
 
 
@@ -544,9 +600,14 @@ def enter(level: Any = None) -> None:
         from .writes import enter_level
 
         enter_level(level)
+    global _import
     with _lock:
+        if _depth == 0:
+            load_lazy_rules()  # SciPy's rules, for the modules imported before the trace
         _depth += 1
         if _depth == 1:
+            if builtins.__import__ is not _import_while_tracing:
+                _import, builtins.__import__ = builtins.__import__, _import_while_tracing
             array_likes.install()  # first: the replacements below take precedence
             for name in _REPLACEMENTS:
                 setattr(np, name, _REPLACEMENTS[name])
@@ -575,3 +636,4 @@ def exit(level: Any = None) -> None:
             for swap in _NUMPY_REROUTED:
                 swap.uninstall()
             array_likes.uninstall()
+            builtins.__import__ = _import

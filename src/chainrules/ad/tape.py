@@ -370,7 +370,7 @@ def _apply(tape: Tape, function: Any, primals: tuple, parents: tuple, kwargs: di
         # Only constants (node -1: arrays the function created and wrote no traced value
         # into, ad/writes.py): computed as plain NumPy, as forward mode does.
         return function(*primals, **kwargs)
-    entry = _RULES.get(function)
+    entry = _RULES.get(function) or rrule.lookup(function)  # a miss: rules loaded lazily
     if entry is None:
         if function in WRITES_IN_PLACE:
             raise TracingError(

@@ -11,6 +11,7 @@ Looking a rule up is one dict access (``rrule.lookup(f)``), for engines on the h
 
 from __future__ import annotations
 
+import sys
 import types
 import warnings
 from typing import Any, Callable
@@ -20,7 +21,7 @@ from .tangents import NoTangent, ZeroTangent
 
 __all__ = ["RuleTable", "rrule", "frule", "non_differentiable", "NON_DIFFERENTIABLE",
            "PRIMITIVE_MARK", "UnusedRuleWarning", "recorded_whole", "writes_in_place",
-           "WRITES_IN_PLACE"]
+           "WRITES_IN_PLACE", "add_lazy_loader", "load_lazy_rules"]
 
 # The attribute by which an engine marks a Python function whose calls it records whole
 # (chainrules' `primitive` decorator sets it), so that its rule is used.
@@ -42,6 +43,54 @@ def stands_for(f: Any) -> Any:
     True
     """
     return getattr(f, STANDS_FOR, f)
+
+
+_LAZY_LOADERS: list = []
+_modules_seen = -1  # len(sys.modules) when the loaders last ran
+_loading = False
+
+
+def add_lazy_loader(loader: Callable[[], Any]) -> None:
+    """Have ``loader()`` called before a lookup misses whenever modules were imported since
+    the loaders last ran, and when engines start a trace (`load_lazy_rules`): it registers
+    the rules of libraries that the program has imported since, so that a library's rules
+    cost nothing until the program imports it. ``loader`` must be cheap when nothing new is
+    there to register.
+
+    >>> calls = []
+    >>> add_lazy_loader(lambda: calls.append("loaded"))
+    >>> rrule.lookup(object()) is None   # a miss: the new loader runs once
+    True
+    >>> rrule.lookup(object()) is None   # no module imported since: it does not run again
+    True
+    >>> calls
+    ['loaded']
+    >>> del _LAZY_LOADERS[-1]
+    """
+    global _modules_seen
+    _LAZY_LOADERS.append(loader)
+    _modules_seen = -1
+
+
+def load_lazy_rules() -> bool:
+    """Run the lazy loaders (`add_lazy_loader`) if modules were imported since they last ran;
+    whether they ran. Cheap otherwise: one comparison of ``len(sys.modules)``.
+
+    >>> isinstance(load_lazy_rules(), bool)
+    True
+    """
+    global _modules_seen, _loading
+    if len(sys.modules) == _modules_seen or _loading:  # not again from a loader's imports
+        return False
+    _loading = True
+    try:
+        for loader in list(_LAZY_LOADERS):  # each registers what its own imports bring
+            loader()
+    finally:
+        _loading = False
+        _modules_seen = len(sys.modules)
+    return True
+
 
 class UnusedRuleWarning(UserWarning):
     """A rule was registered for a function that engines never record as one operation."""
@@ -92,15 +141,20 @@ class RuleTable:
             entry = self._rules.get(f)
         except TypeError:  # unhashable callables have no rule
             return None
-        if entry is None and hasattr(f, STANDS_FOR):
-            return self._rules.get(stands_for(f))
+        if entry is None:
+            if hasattr(f, STANDS_FOR):
+                entry = self._rules.get(stands_for(f))
+            if entry is None and load_lazy_rules():
+                return self.lookup(f)
         return entry
 
     def __contains__(self, f: Any) -> bool:
         return self.lookup(f) is not None
 
     def functions(self) -> list:
-        """Every function that has a rule in this table."""
+        """Every function that has a rule in this table (among the modules imported so far:
+        rules registered lazily, `add_lazy_loader`, appear once their library is imported)."""
+        load_lazy_rules()
         return list(self._rules)
 
     def __repr__(self) -> str:

@@ -185,7 +185,7 @@ def _shared_axes(shape: tuple, axis: Any, keepdims: Any) -> Axes:
 class Call:
     """One differentiated call ``y = f(*args, **kwargs)``, as the formulas read it.
 
-    >>> call = Call(_Rule(np.sum, (None,)), (np.ones((2, 3)),), {"axis": 1}, None)
+    >>> call = _Rule(np.sum, (None,)).begin(Call, (np.ones((2, 3)),), {"axis": 1})
     >>> call["axis"], call["keepdims"], call.axes.kept_shape
     (1, None, (2, 1))
     """
@@ -346,11 +346,11 @@ def unsupported(name: str, option: str, value: Any, supported: str) -> NotImplem
 
 class _Rule:
     """What `define` knows of a function: its formulas, and its parameters by name (read once,
-    at registration, so that binding a call's options costs a dict lookup)."""
+    at the first call, so that binding a call's options costs a dict lookup)."""
 
     __slots__ = ("f", "name", "cotangents", "every", "pushforward", "prepare", "check",
                  "refused", "keeps_values", "positions", "defaults", "has_formula",
-                 "refused_from")
+                 "refused_from", "source")
 
     def __init__(self, f: Any, cotangents: tuple, every: Formula = None,
                  pushforward: Callable = multilinear, prepare: Formula = None,
@@ -359,18 +359,27 @@ class _Rule:
         self.f, self.name, self.cotangents, self.every = calls or f, _name(f), cotangents, every
         self.pushforward, self.prepare, self.check = pushforward, prepare, check
         self.keeps_values = keeps_values
-        self.positions: dict[str, int] = {}
+        self.positions: dict[str, int] | None = None  # read at the first call: `_read`
         self.defaults: dict[str, Any] = {}
-        for parameter in signature(f).parameters.values():
+        self.refused = tuple(refused)
+        self.refused_from = math.inf
+        self.has_formula = tuple(c is not None for c in cotangents)
+        self.source = f
+
+    def _read(self) -> None:
+        """Read the function's parameters, once, at its first call (reading them at
+        registration would cost ``import chainrules`` an ``inspect.signature`` per rule)."""
+        positions: dict[str, int] = {}
+        for parameter in signature(self.source).parameters.values():
             if parameter.kind in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD):
-                self.positions[parameter.name] = len(self.positions)
+                positions[parameter.name] = len(positions)
             if parameter.default is not parameter.empty:
                 self.defaults[parameter.name] = parameter.default
         # Read on every call: each refused option with its position, each position's formula.
-        self.refused = tuple((option, self.positions.get(option)) for option in refused)
+        self.refused = tuple((option, positions.get(option)) for option in self.refused)
         self.refused_from = min([position for _, position in self.refused if position is not None],
                                 default=math.inf)  # fewer positional arguments: none refused
-        self.has_formula = tuple(c is not None for c in cotangents)
+        self.positions = positions
 
     def differentiable(self, position: int) -> bool:
         """Whether positional argument ``position`` has a cotangent formula."""
@@ -385,6 +394,8 @@ class _Rule:
 
     def begin(self, cls: type, args: tuple, kwargs: dict) -> Call:
         """The record of a call, after refusing options it has no rule for."""
+        if self.positions is None:
+            self._read()
         if kwargs or len(args) > self.refused_from:
             self.refuse(args, kwargs)
         if not args and self.has_formula and self.has_formula[0]:

@@ -128,6 +128,10 @@ def test_dict_and_list_training_steps_tree_style():
     np.testing.assert_allclose(stepped["layers"][0], 3.0 - 0.1 * 27.0)
     assert stepped["layers"][1] == pytest.approx(1.5 - 0.1)
     np.testing.assert_allclose(stepped["w"], [0.8, 1.6])
+    by_operator = params - 0.1 * cr.Tangent(dict, g)
+    assert type(by_operator) is dict and by_operator.keys() == params.keys()
+    np.testing.assert_allclose(by_operator["layers"][0], 3.0 - 0.1 * 27.0)
+    assert by_operator["b"] == pytest.approx(0.4)
 
 
 @pytest.mark.parametrize("primal, tangent, expected", [

@@ -32,10 +32,11 @@ from typing import Any
 import numpy as np
 
 from .sparse import SparseCotangent, SparseSum
-from .tangents import AbstractZero, NoTangent, Tangent, structural_fields
+from .structure import is_structure, rebuild_with
+from .tangents import AbstractZero, NoTangent, Tangent, ZeroTangent, structural_fields
 from .thunks import AbstractThunk, InplaceableThunk, unthunk
 
-__all__ = ["accumulate", "owned_copy", "owned_sum"]
+__all__ = ["accumulate", "add_to_primal", "owned_copy", "owned_sum"]
 
 
 def accumulate(acc: Any, t: Any, *, owned: bool = False) -> Any:
@@ -198,6 +199,10 @@ def _eager_sum(acc: Any, t: Any) -> Any:
         t = t.unthunk()
     if isinstance(acc, AbstractZero) or isinstance(t, AbstractZero):
         return accumulate(acc, t)
+    if isinstance(t, Tangent) and _is_primal_structure(acc):
+        return add_to_primal(acc, t)
+    if isinstance(acc, Tangent) and _is_primal_structure(t):
+        return add_to_primal(t, acc)
     acc_structural = isinstance(acc, (Tangent, tuple, list, dict))
     t_structural = isinstance(t, (Tangent, tuple, list, dict))
     if acc_structural or t_structural:
@@ -208,6 +213,71 @@ def _eager_sum(acc: Any, t: Any) -> Any:
                 f"{type(other).__name__}: they are tangents of different kinds of primal.")
         return _sum_structural(acc, t)
     return acc + t
+
+
+def _is_primal_structure(x: Any) -> bool:
+    """Whether ``x`` is an object with fields that is not itself a tangent: a dataclass,
+    namedtuple, plain object, closure, or a tuple, list or dict (whose sum with a `Tangent`
+    of it is the same, field by field, whether it is read as a primal or as a tangent)."""
+    return not isinstance(x, _TANGENT_TYPES) and is_structure(x)
+
+
+_TANGENT_TYPES = (Tangent, AbstractZero, AbstractThunk, SparseCotangent, SparseSum, np.ndarray)
+
+
+def add_to_primal(x: Any, dx: Any) -> Any:
+    """``x + dx`` for a structure ``x`` and its structural tangent ``dx``: a new object of
+    ``x``'s type whose fields are ``x``'s plus ``dx``'s, as ChainRulesCore adds a
+    ``Tangent{P}`` to a ``P``. Zero fields (`ZeroTangent`, `NoTangent`, absent ones) leave
+    ``x``'s fields as they are (integers, strings, ...); nested objects and containers are
+    rebuilt the same way; ``x`` itself is never modified. This is what ``params + dx`` and
+    ``params - lr * grad(loss)(params)`` compute.
+
+    >>> from dataclasses import dataclass
+    >>> import numpy as np
+    >>> @dataclass
+    ... class Params:
+    ...     w: np.ndarray
+    ...     steps: int
+    >>> Params(np.ones(2), 3) - 0.5 * Tangent(Params, w=np.array([2.0, 4.0]))
+    Params(w=array([ 0., -1.]), steps=3)
+    >>> add_to_primal({"a": [1.0, 2.0]}, Tangent(dict, a=[10.0, ZeroTangent()]))
+    {'a': [11.0, 2.0]}
+    """
+    dx = unthunk(dx)
+    if isinstance(dx, AbstractZero):
+        return rebuild_with(x, {}) if _is_primal_structure(x) else x
+    if not _is_primal_structure(x):
+        return x + dx  # a leaf: an array or a number (a structural dx raises, by name)
+    current = structural_fields(x)
+    if isinstance(dx, Tangent):
+        primal_type = dx.primal_type
+        if primal_type is not None and not isinstance(x, primal_type):
+            raise TypeError(
+                f"cannot add a Tangent of {primal_type.__qualname__} to a "
+                f"{type(x).__qualname__}: a tangent is added to an object of its own type.")
+        given = dx.items()
+    elif isinstance(dx, tuple) and not hasattr(type(dx), "_fields") \
+            and hasattr(type(x), "_fields"):
+        given = zip(type(x)._fields, dx)  # a plain tuple as the tangent of a namedtuple
+    elif isinstance(dx, (tuple, list, dict)):
+        given = structural_fields(dx).items()
+    else:
+        raise TypeError(
+            f"cannot add a {type(dx).__name__} to a {type(x).__qualname__}: the tangent of an "
+            f"object with fields is a Tangent (or a tuple, list or dict) of its fields.")
+    new_fields = {}
+    for key, value in given:
+        value = unthunk(value)
+        if isinstance(value, AbstractZero):
+            continue
+        if key not in current:
+            raise TypeError(
+                f"cannot add the tangent to a {type(x).__qualname__}: the tangent has a field "
+                f"{key!r} that the {type(x).__qualname__} has not (its fields: "
+                f"{', '.join(map(repr, current))}).")
+        new_fields[key] = add_to_primal(current[key], value)
+    return rebuild_with(x, new_fields)
 
 
 def _sum_structural(acc: Any, t: Any) -> Any:

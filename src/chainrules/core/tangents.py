@@ -323,8 +323,17 @@ class Tangent:
         return other + (-self)
 
     def map(self, function) -> "Tangent":
-        """A tangent of the same type with ``function`` applied to every stored field."""
-        return Tangent(self._primal_type, {k: function(v) for k, v in self._backing.items()})
+        """A tangent of the same type with ``function`` applied to every stored field.
+
+        A field holding a plain tuple, list or dict (the tangent of a container inside an
+        object, as ``grad`` returns it) is mapped element by element, so ``0.1 * g`` scales
+        ``g.layers == [w, b]`` instead of failing, and ``2 * g`` never repeats a list.
+
+        >>> (Tangent(dict, {"a": [1.0, 2.0]}) * 2).backing
+        {'a': [2.0, 4.0]}
+        """
+        return Tangent(self._primal_type, {k: _map_field(v, function)
+                                           for k, v in self._backing.items()})
 
     def __neg__(self):
         return self.map(lambda v: -v)
@@ -401,6 +410,19 @@ def _rebuild_tangent(primal_type: Any, backing: dict, types_name: str | None = N
     tangent._primal_type = getattr(types, types_name) if types_name else primal_type
     tangent._backing = backing
     return tangent
+
+
+def _map_field(value: Any, function) -> Any:
+    """``function`` applied to a tangent field, element by element in plain containers."""
+    if isinstance(value, (Tangent, AbstractZero)):
+        return function(value)
+    if type(value) is dict:
+        return {key: _map_field(v, function) for key, v in value.items()}
+    if type(value) in (list, tuple):
+        return type(value)([_map_field(v, function) for v in value])
+    if isinstance(value, tuple) and _namedtuple_names(type(value)) is not None:
+        return type(value)(*[_map_field(v, function) for v in value])
+    return function(value)
 
 
 def _conj(value: Any) -> Any:

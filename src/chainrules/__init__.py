@@ -15,6 +15,7 @@ from . import rules  # noqa: F401  (registers the NumPy rules)
 from .ad import (EngineConfig, NoRuleError, RuleError, TracingError, elementwise_grad, grad,
                  hessian, hvp, jacfwd, jacobian, jacrev, jvp, primal, primitive, value_and_grad,
                  vjp)
+from .core.trees import flatten, tree_map
 
 __version__ = "0.1.0"
 
@@ -25,4 +26,5 @@ __all__ = [
     "InplaceableThunk", "NoTangent", "ProjectTo", "RuleConfig", "SparseCotangent", "Tangent",
     "Thunk", "ZeroTangent", "accumulate", "frule", "frule_via_ad", "non_differentiable",
     "owned_copy", "rrule", "rrule_via_ad", "scalar_rule", "unthunk",
+    "flatten", "tree_map",
 ]

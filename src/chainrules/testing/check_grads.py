@@ -161,9 +161,9 @@ def _compare(where: str, what: str, primal: Any, got: Any, expected: Any, scale:
             bound = np.abs(want)
         error = np.abs(value - want)
         tolerance = atol + rtol * np.maximum(np.abs(bound), np.abs(want))
-        bad = np.argwhere(~(error <= tolerance))
-        if bad.size:
-            index = tuple(int(i) for i in bad[0])
+        bad = np.argwhere(~(error <= tolerance).reshape(value.shape or (1,)))
+        if bad.shape[0]:
+            index = tuple(int(i) for i in bad[0][:value.ndim])
             at = f" at element {index}" if value.ndim else ""
             raise AssertionError(
                 f"{where} is wrong for {name}{at}: got {value[index]!r}, finite differences "

@@ -35,3 +35,9 @@ def test_gradient_through_the_aliases():
     g = grad(lambda x: np.sum(special.expit(x)))(x)
     s = 1 / (1 + np.exp(-x))
     np.testing.assert_allclose(g, s * (1 - s), rtol=1e-12)
+
+
+def test_from_package_import_alias():
+    from chainrules.autograd import numpy as anp, scipy as asp
+    import scipy
+    assert anp is numpy and asp is scipy

@@ -116,6 +116,8 @@ def flatten(value: Any) -> tuple[Any, Callable[[Any], Any]]:
     a float, float32 stays float32, a real leaf takes the real part of a complex vector), and
     keeps every other field of ``value`` (ints, strings, ``None``) as it was. Both directions
     are traceable, so the gradient of ``lambda v: loss(unflatten(v))`` is a flat vector.
+    ``unflatten.vector_of(g)`` flattens a gradient ``g`` of ``value`` as ``grad`` returns it
+    (a `Tangent` for a dataclass, zeros where it has no field) in the same order.
 
     >>> import numpy as np
     >>> v, unflatten = flatten([np.ones((2, 2)), (3.0, "tag")])
@@ -124,6 +126,9 @@ def flatten(value: Any) -> tuple[Any, Callable[[Any], Any]]:
     >>> unflatten(np.arange(5.0))
     [array([[0., 1.],
            [2., 3.]]), (4.0, 'tag')]
+    >>> from chainrules import Tangent
+    >>> unflatten.vector_of([np.ones((2, 2)), Tangent(tuple, {0: 5.0})])
+    array([1., 1., 1., 1., 5.])
     """
     layout = _Layout(value)
     vector = layout.pieces([leaf for _, leaf in leaves(value, is_differentiable_leaf)])

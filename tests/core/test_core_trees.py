@@ -113,3 +113,27 @@ def test_scipy_minimize_on_structured_parameters():
     fitted = unflatten(result.x)
     np.testing.assert_allclose(fitted["w"], true["w"], atol=1e-6)
     assert fitted["b"] == pytest.approx(true["b"], abs=1e-6)
+
+
+from hypothesis import given, settings  # noqa: E402
+
+from chainrules.testing import primals  # noqa: E402
+from chainrules.testing.finite_differences import perturbable_leaves  # noqa: E402
+
+
+@settings(max_examples=60, deadline=None)
+@given(primals())
+def test_round_trip_of_any_structure(tree):
+    vector, unflatten = flatten(tree)
+    found = perturbable_leaves(tree)
+    assert vector.shape == (sum(int(np.size(leaf.value)) for leaf in found),)
+    back = unflatten(vector)
+    assert [leaf.path for leaf in perturbable_leaves(back)] == [leaf.path for leaf in found]
+    for old, new in zip(found, perturbable_leaves(back)):
+        assert type(new.value) is type(old.value)
+        assert np.shape(new.value) == np.shape(old.value)
+        if isinstance(old.value, (np.ndarray, np.generic)):
+            assert new.value.dtype == old.value.dtype
+        np.testing.assert_array_equal(new.value, old.value)
+    doubled = tree_map(lambda x: x * 2, tree)
+    np.testing.assert_array_equal(flatten(doubled)[0], 2 * vector)

@@ -16,6 +16,7 @@ from .ad import (EngineConfig, NoRuleError, RuleError, TracingError, elementwise
                  hessian, hvp, jacfwd, jacobian, jacrev, jvp, primal, primitive, value_and_grad,
                  vjp)
 from .ad.gradient_control import checkpoint, stop_gradient
+from .core.trees import flatten, tree_map
 
 __version__ = "0.1.0"
 
@@ -27,4 +28,5 @@ __all__ = [
     "Thunk", "ZeroTangent", "accumulate", "frule", "frule_via_ad", "non_differentiable",
     "owned_copy", "rrule", "rrule_via_ad", "scalar_rule", "unthunk",
     "checkpoint", "stop_gradient",
+    "flatten", "tree_map",
 ]

@@ -87,7 +87,12 @@ def _real_inner(cotangent: Any, tangent: Any) -> float:
         return sum(_real_inner(value, fields[key] if fields is not None else tangent[key])
                    for key, value in cotangent.items())
     if isinstance(cotangent, (tuple, list)):
+        if isinstance(tangent, Tangent):  # fields by position; missing ones are zero
+            return sum(_real_inner(c, tangent[i]) for i, c in enumerate(cotangent))
         return sum(_real_inner(c, t) for c, t in zip(cotangent, tangent))
+    if isinstance(cotangent, dict):
+        return sum(_real_inner(value, tangent[key] if isinstance(tangent, Tangent) else
+                               tangent.get(key, 0.0)) for key, value in cotangent.items())
     # no float(): inside an outer trace (order 2) the product is a traced value
     return np.real(np.vdot(np.asarray(cotangent), np.asarray(tangent)))
 

@@ -15,6 +15,8 @@ space, cotangent kinds and dtypes, and in-place accumulation into accumulators o
   `test_non_differentiable` for functions declared non-differentiable whose outputs cannot be
   compared with finite differences;
 - `case`, `RuleCase`, `check_case`: rule tests as declarative case lists;
+- `check_grads`: a whole function's derivatives (reverse and forward mode, up to ``order``)
+  against finite differences, as in JAX and autograd;
 - `check_linear`: fail when a computation's time, memory or a count grows superlinearly;
 - `rand_tangent`, `make_tangent`, `inplaceable` and the hypothesis strategies `primals`,
   `tangents`, `accumulators`, `indices`, `arrays` (hypothesis is imported only when a
@@ -28,6 +30,7 @@ See docs/testing-your-own-rules.md for a worked example.
 from .check_rules import (FIRST_ORDER_ONLY, RuleCase, TestConfig, Tolerance, case, check_case,
                           first_order_only, test_frule, test_frule_order2,
                           test_non_differentiable, test_rrule, test_rrule_order2, test_scalar)
+from .check_grads import check_grads
 from .complexity import Complexity, check_linear
 from .finite_differences import (FiniteDifferenceError, FiniteDifferenceJacobian,
                                  fd_derivative, fd_jacobian, fd_jvp, fd_vjp,
@@ -37,7 +40,7 @@ from .strategies import (accumulators, arrays, float_dtypes, indices, inplaceabl
 
 __all__ = [
     "Complexity", "FIRST_ORDER_ONLY", "FiniteDifferenceError", "first_order_only", "FiniteDifferenceJacobian", "RuleCase",
-    "TestConfig", "Tolerance", "accumulators", "arrays", "case", "check_case", "check_linear",
+    "TestConfig", "Tolerance", "accumulators", "arrays", "case", "check_case", "check_grads", "check_linear",
     "fd_derivative", "fd_jacobian", "fd_jvp", "fd_vjp", "float_dtypes", "indices",
     "inplaceable", "make_tangent", "perturbable_leaves", "primals", "rand_primal",
     "rand_tangent", "tangents", "test_frule", "test_frule_order2", "test_non_differentiable", "test_rrule",

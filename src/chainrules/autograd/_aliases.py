@@ -1,0 +1,62 @@
+"""``chainrules.autograd.numpy`` and ``chainrules.autograd.scipy``: NumPy and SciPy themselves.
+
+chainrules differentiates plain NumPy and SciPy code, so autograd's wrapped ``autograd.numpy``
+is not needed: ``import chainrules.autograd.numpy as np`` gives the ``numpy`` module itself,
+``import chainrules.autograd.numpy.random as npr`` gives ``numpy.random``, and
+``chainrules.autograd.scipy.stats`` is ``scipy.stats`` (SciPy is imported only when such a name
+is). One import hook maps the names; no module is copied or wrapped.
+
+>>> import numpy
+>>> import chainrules.autograd.numpy as anp
+>>> anp is numpy
+True
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import sys
+import types
+
+ALIASES = {"chainrules.autograd.numpy": "numpy", "chainrules.autograd.scipy": "scipy"}
+
+
+class _AliasLoader(importlib.abc.Loader):
+    def __init__(self, target: str):
+        self.target = target
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
+        return types.ModuleType(spec.name)  # a placeholder: `exec_module` puts the real one
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        # A module may replace itself in sys.modules while it executes: the import system
+        # then hands out the replacement (here, the NumPy or SciPy module, whose own __spec__
+        # and __name__ are left untouched).
+        sys.modules[module.__name__] = importlib.import_module(self.target)
+
+
+class _AliasFinder(importlib.abc.MetaPathFinder):
+    def find_spec(self, fullname, path, target=None):
+        for alias, real in ALIASES.items():
+            if fullname == alias or fullname.startswith(alias + "."):
+                name = real + fullname[len(alias):]
+                try:
+                    found = importlib.util.find_spec(name)
+                except (ImportError, ValueError):
+                    found = None
+                if found is None:
+                    return None
+                return importlib.machinery.ModuleSpec(fullname, _AliasLoader(name),
+                                                      is_package=found.submodule_search_locations
+                                                      is not None)
+        return None
+
+
+def install() -> None:
+    """Put the alias finder first on ``sys.meta_path`` (once): before the path finder, which
+    would otherwise load a second copy of a NumPy submodule under the alias name."""
+    if not any(isinstance(f, _AliasFinder) for f in sys.meta_path):
+        sys.meta_path.insert(0, _AliasFinder())

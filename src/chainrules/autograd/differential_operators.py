@@ -54,8 +54,8 @@ def conj(tangent: Any) -> Any:
 
 
 def _conj_leaf(v: Any) -> Any:
-    if isinstance(v, (Tangent, complex)):
-        return v.conjugate() if isinstance(v, complex) else v.conj()  # keeps the type
+    if issubclass(type(v), (Tangent, complex)):
+        return v.conjugate() if issubclass(type(v), complex) else v.conj()  # keeps the type
     return np.conj(v)
 
 
@@ -65,7 +65,7 @@ def _unary(fun: Callable, argnum: Any, args: tuple, kwargs: dict) -> tuple[Calla
     several = isinstance(argnum, (tuple, list))
     numbers = tuple(argnum) if several else (argnum,)
     for n in numbers:
-        if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
+        if not issubclass(type(n), (int, np.integer)) or issubclass(type(n), bool):
             raise TypeError(f"{_name(fun)}: argnum must be an int or a tuple of ints, got "
                             f"{argnum!r}.")
         if not -len(args) <= n < len(args):
@@ -110,7 +110,7 @@ def _make_vjp(unary: Callable, x: Any) -> tuple[Callable, Any]:
 
 def _ones_like(value: Any) -> Any:
     def one(v: Any) -> Any:
-        if isinstance(v, (float, complex)):
+        if issubclass(type(v), (float, complex)):
             return type(v)(1)
         return np.ones(np.shape(v), v.dtype)
     return tree_map(one, value)

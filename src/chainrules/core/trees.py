@@ -44,12 +44,12 @@ def is_differentiable_leaf(x: Any) -> bool:
     >>> is_differentiable_leaf(1.0), is_differentiable_leaf(np.ones(2)), is_differentiable_leaf(1)
     (True, True, False)
     """
-    if isinstance(x, (bool, int, str, bytes)) or x is None:
+    if issubclass(type(x), (bool, int, str, bytes)) or x is None:
         return False
-    if isinstance(x, (float, complex)):
+    if issubclass(type(x), (float, complex)):
         return True
     dtype = getattr(x, "dtype", None)
-    return isinstance(dtype, np.dtype) and dtype.kind in "fc" and hasattr(x, "shape")
+    return issubclass(type(dtype), np.dtype) and dtype.kind in "fc" and hasattr(x, "shape")
 
 
 class _Layout:
@@ -66,7 +66,7 @@ class _Layout:
             shape = tuple(np.shape(leaf))
             self.paths.append(path)
             self.shapes.append(shape)
-            self.kinds.append(type(leaf) if isinstance(leaf, (float, complex, np.generic))
+            self.kinds.append(type(leaf) if issubclass(type(leaf), (float, complex, np.generic))
                               else leaf.dtype)
             self.starts.append(size)
             size += int(np.prod(shape, dtype=np.int64))
@@ -76,7 +76,7 @@ class _Layout:
         """The flat vector of ``values`` (one per leaf, in order); traceable."""
         if not values:
             return np.zeros(0)
-        if all(isinstance(v, (float, complex, np.ndarray, np.generic)) for v in values):
+        if all(issubclass(type(v), (float, complex, np.ndarray, np.generic)) for v in values):
             return np.concatenate([np.ravel(v) for v in values])
         return np.concatenate([np.reshape(v, (-1,)) for v in values])
 
@@ -85,7 +85,7 @@ class _Layout:
             raise ValueError(
                 f"unflatten: expected a 1-d vector of {self.size} elements (the size of the "
                 f"flattened structure), got shape {np.shape(vector)}.")
-        plain = isinstance(vector, np.ndarray)
+        plain = issubclass(type(vector), np.ndarray)
         values = {}
         for path, shape, kind, start in zip(self.paths, self.shapes, self.kinds, self.starts):
             piece = vector[start:start + int(np.prod(shape, dtype=np.int64))]
@@ -98,7 +98,7 @@ def _restore(piece: Any, shape: tuple, kind: Any, plain: bool) -> Any:
     is_complex = np.dtype(kind).kind == "c"
     if plain and not is_complex and piece.dtype.kind == "c":
         piece = piece.real  # a real leaf's part of a complex vector
-    if isinstance(kind, np.dtype):
+    if issubclass(type(kind), np.dtype):
         value = np.reshape(piece, shape)
         return value.astype(kind, copy=False) if plain else value
     if not plain:
@@ -149,7 +149,7 @@ def vector_of(tangent: Any, layout: _Layout) -> Any:
     for path, shape, kind in zip(layout.paths, layout.shapes, layout.kinds):
         part = unthunk(tangent_at(tangent, path))
         if isinstance(part, AbstractZero):
-            part = np.zeros(shape, kind if isinstance(kind, np.dtype) else np.dtype(kind))
+            part = np.zeros(shape, kind if issubclass(type(kind), np.dtype) else np.dtype(kind))
         values.append(part)
     return layout.pieces(values)
 
@@ -181,7 +181,7 @@ def tree_map(f: Callable[..., Any], tree: Any, *rest: Any) -> Any:
         for other in rest:
             part = unthunk(tangent_at(other, path))
             if isinstance(part, AbstractZero):
-                part = np.zeros_like(leaf) if isinstance(leaf, np.ndarray) else type(leaf)(0)
+                part = np.zeros_like(leaf) if issubclass(type(leaf), np.ndarray) else type(leaf)(0)
             others.append(part)
         values[path] = f(leaf, *others)
     return replace_paths(tree, values)

@@ -71,7 +71,7 @@ def check_grads(f: Callable, *args: Any, order: int = 2, modes: Sequence[str] = 
     if unknown or not modes:
         raise ValueError(f"check_grads: modes must be a non-empty subset of {_MODES}, got "
                          f"{modes!r}.")
-    if not isinstance(order, (int, np.integer)) or isinstance(order, bool) or order < 1:
+    if not issubclass(type(order), (int, np.integer)) or issubclass(type(order), bool) or order < 1:
         raise ValueError(f"check_grads: order must be a positive int, got {order!r}.")
     rng = np.random.default_rng(seed)
     _check(f, tuple(args), int(order), modes, rtol, atol, rng, 1, "")

@@ -101,6 +101,8 @@ CASES = [
     case(_SIMPSON, _M.T, _X5, axis=0),
     case(_SIMPSON, normal(3, 4), grid(3, 4), axis=-1),
     case(_SIMPSON, _M.astype(F32), _X5.astype(F32), rtol=1e-2, atol=1e-2),
+    # the positional form recorded for keyword-only x (SciPy 1.14), on every SciPy
+    case(simpson_by_position, _Y6[:5], _X6[:5]), case(simpson_by_position, _Y6, None, 0.4),
     # complex samples at real points
     *[case(f, _YC[:n], _X6[:n]) for f in (integrate.trapezoid, integrate.cumulative_trapezoid,
                                           _SIMPSON) for n in (5, 6)],

@@ -178,7 +178,7 @@ def test_gradient_with_respect_to_dict_list_tuple_namedtuple():
                 + np.sum(np.exp(p["p"].a)) * p["p"].b)
 
     g = cr.grad(loss)(params)
-    assert type(g) is dict and type(g["rest"]) is list and type(g["rest"][1]) is tuple
+    assert isinstance(g, dict) and type(g["rest"]) is list and type(g["rest"][1]) is tuple
     assert type(g["p"]) is Pair and g["p"].b is NoTangent() and g["rest"][1][1] is NoTangent()
     np.testing.assert_allclose(g["a"], 2 * params["a"] * 3.0)
     np.testing.assert_allclose(g["rest"][0], np.sum(params["a"] ** 2))

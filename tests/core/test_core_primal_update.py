@@ -7,6 +7,8 @@ import dataclasses
 import functools
 from typing import NamedTuple
 
+from collections import namedtuple
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -119,7 +121,7 @@ def test_dict_and_list_training_steps_tree_style():
         return np.sum(p["w"] ** 2) + p["b"] ** 2 + np.sum(p["layers"][0] ** 3) + p["layers"][1]
 
     g = cr.grad(loss)(params)
-    assert type(g) is dict and type(g["layers"]) is list  # grad mirrors containers
+    assert isinstance(g, dict) and type(g["layers"]) is list  # grad mirrors containers
     top = {k: v - 0.1 * g[k] for k, v in params.items() if k != "layers"}
     np.testing.assert_allclose(top["w"], [0.8, 1.6])
     assert top["b"] == pytest.approx(0.4)
@@ -192,3 +194,36 @@ def test_mismatched_tangents_are_refused_by_name():
         Plain(1.0, 2) + cr.Tangent(Layer, w=1.0)
     with pytest.raises(TypeError, match="field 'z'.*Layer"):
         Layer(np.ones(1), 1.0) + cr.Tangent(Layer, z=1.0)
+
+
+def test_one_line_step_for_every_container_grad_takes():
+    """``grad`` of a dict, list, tuple or namedtuple returns a gradient of the same kind
+    whose operators are tangent arithmetic (chainrules.core.containers): ``params - lr * g``
+    builds a new object of the primal's type, leaf by leaf, nested containers included."""
+    Pair = namedtuple("Pair", "w b")
+
+    def loss_of(leaves_of):
+        return lambda p: sum(np.sum(leaf ** 2) for leaf in leaves_of(p))
+
+    nested = {"w": np.array([1.0, 2.0]), "rest": [np.array(3.0), (0.5, "tag")], "n": 4}
+    cases = [
+        (nested, lambda p: [p["w"], p["rest"][0], p["rest"][1][0]]),
+        ([np.array([1.0, -2.0]), 0.5], lambda p: p),
+        ((np.array([1.0, -2.0]), 0.5), lambda p: p),
+        (Pair(np.array([1.0, -2.0]), 0.5), lambda p: list(p)),
+    ]
+    for params, leaves_of in cases:
+        g = cr.grad(loss_of(leaves_of))(params)
+        stepped = params - 0.1 * g                   # d/dv v^2 = 2v: each leaf becomes 0.8 v
+        assert type(stepped) is type(params)
+        expected = leaves_of(params)
+        for got, want in zip(leaves_of(stepped), expected):
+            np.testing.assert_allclose(got, 0.8 * np.asarray(want))
+        added = params + g                           # not concatenation
+        assert type(added) is type(params) and len(added) == len(params)
+        for got, want in zip(leaves_of(added), expected):
+            np.testing.assert_allclose(got, 3.0 * np.asarray(want))
+        for got, want in zip(leaves_of(-g / 2), expected):  # -v, as a gradient
+            np.testing.assert_allclose(got, -np.asarray(want))
+    assert nested["n"] == 4 and (nested - 0.1 * cr.grad(loss_of(cases[0][1]))(nested))[
+        "rest"][1][1] == "tag"

@@ -23,6 +23,7 @@ from ..core.registry import recorded_whole, rrule
 from ..core.tangents import AbstractZero, NoTangent, Tangent, ZeroTangent
 from ..core.thunks import unthunk
 from .reverse import backward
+from ..core.containers import as_tangent
 from ..core.structure import (fields, get_at, is_structure, leaves, replace_at, replace_leaves,
                               tangent_at, tangent_from_paths)
 from . import writes
@@ -198,7 +199,7 @@ def _gradient_structure(x: Any, gradients: dict, materialize: bool) -> Any:
         return _leaf_gradient(x, gradients.get((), ZeroTangent()), materialize)
     if not materialize:
         return tangent_from_paths(x, gradients)
-    return _mirror(x, gradients, ())
+    return as_tangent(_mirror(x, gradients, ()))  # `params - lr * g` is a step
 
 
 def _mirror(x: Any, gradients: dict, path: tuple, depth: int = 0) -> Any:

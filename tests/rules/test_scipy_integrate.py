@@ -92,11 +92,11 @@ CASES = [
          atol=1e-2),
     # simpson: odd and even sample counts (the Cartwright correction), 2 samples, dx, axis
     *[case(_SIMPSON, _Y6[:n], _X6[:n]) for n in (2, 3, 4, 5, 6)],
-    case(_SIMPSON, _Y6, dx=0.4),
+    case(integrate.simpson, _Y6, dx=0.4), case(integrate.simpson, _Y6[:5], x=_X6[:5]),
     *([case(_SIMPSON, _Y6, None, 0.4), case(_SIMPSON, _Y5, None, 0.4)]
       if inspect.signature(integrate.simpson).parameters["dx"].kind
       is inspect.Parameter.POSITIONAL_OR_KEYWORD else []),  # SciPy < 1.14
-    case(_SIMPSON, _Y5, dx=0.4),
+    case(integrate.simpson, _Y5, dx=0.4),
     case(_SIMPSON, _M, _XM, axis=1),
     case(_SIMPSON, _M.T, _X5, axis=0),
     case(_SIMPSON, normal(3, 4), grid(3, 4), axis=-1),

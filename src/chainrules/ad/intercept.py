@@ -465,7 +465,9 @@ ROUTED = [("numpy", "apply_along_axis"), ("numpy", "piecewise"),
 
 # Methods of classes whose instances hold the parameters (``scipy.stats`` distributions, plain
 # and frozen): (module, class, method, redirect). While a trace is active the method is
-# replaced on the class, so every instance and every import style reaches it; a call whose
+# rerouted in place when the class defines it (`_method_route`: bound methods taken before the
+# trace reach it too), else replaced on the class, so every instance and every import style
+# reaches it; a call whose
 # arguments hold traced values is recorded as ``record(*redirect(self, args, kwargs))``:
 # ``redirect`` names the registered function to record and its arguments (the instance's own
 # parameters resolved, so that the recorded arguments are arrays and numbers).

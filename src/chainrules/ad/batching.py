@@ -71,6 +71,7 @@ class BatchedForwardTrace(ForwardTrace):
     """
 
     __slots__ = ("size",)
+    runs_dual_forms = False  # its tangents are batches of directions
 
     def __init__(self, config: Any, size: int):
         super().__init__(config)

@@ -32,9 +32,10 @@ from ..core.registry import frule, rrule
 from ..core.structure import (is_structure, leaves, replace_paths, tangent_at,
                               tangent_from_paths)
 from ..core.tangents import AbstractZero, NoTangent, ZeroTangent
+from ..core.accumulate import accumulate
 from ..core.thunks import unthunk
 from . import intercept
-from .tape import Level, NoRuleError, _is_differentiable, _no_rule_message
+from .tape import Level, NoRuleError, _is_differentiable, _no_rule_message, _record_output
 from .tracer import Traced, primal_value
 
 __all__ = ["ForwardTrace"]
@@ -54,6 +55,7 @@ class ForwardTrace(Level):
     __slots__ = ()
     active = False
     forward = True
+    runs_dual_forms = True
 
     def __enter__(self) -> "ForwardTrace":
         intercept.enter(self)
@@ -151,10 +153,109 @@ class ForwardTrace(Level):
                 tangents.append(-1)
         return self.apply(function, tuple(primals), tuple(tangents), kwargs)
 
+    def record_dual(self, tape: Level, function: Any, dual: Any, primals: tuple,
+                    parents: tuple, kwargs: dict) -> Any:
+        """Record ``function`` on the reverse ``tape`` inside this trace by its rule's dual
+        form (`chainrules.core.registry.dual_form`), when ``primals`` are plain values and
+        values of this trace holding plain values; else ``None``.
+
+        The output carries its tangent, and the pullback recorded computes each cotangent
+        and its tangent from plain values: ``pullback(dy)`` as at order 1 (a value of this
+        trace as ``dy`` carries the tangent through the rule's own arithmetic), plus the
+        terms ``second`` adds to the tangents. docs/engine.md, "Forward over reverse"."""
+        args = []
+        tangents = []
+        for primal in primals:
+            if type(primal) is Traced:
+                value, tangent = primal.primal, primal.node
+                if type(value) not in _DUAL_VALUES or type(tangent) not in _DUAL_VALUES:
+                    return None  # a zero tangent, a batch, or a value of a third level
+                args.append(value)
+                tangents.append(tangent)
+            else:
+                args.append(primal)
+                tangents.append(None)
+        result = dual(tuple(args), tuple(tangents), kwargs)
+        if result is None:
+            return None
+        y, dy, pullback, second = result
+        if type(y) not in _DUAL_VALUES:
+            return None  # a structure or an integer output: the generic path
+        if isinstance(dy, AbstractZero):
+            traced = y
+        elif type(dy) is type(y) and (type(y) is not np.ndarray or (
+                dy.dtype is y.dtype and dy.shape == y.shape)):
+            traced = _new_object(Traced)
+            traced.primal, traced.tape, traced.node = y, self, dy
+        else:
+            traced = _wrap(self, y, dy)
+        if second is not None:
+            pullback = _DualPullback(pullback, second, self,
+                                     tuple([parent >= 0 for parent in parents]),
+                                     (function, primals, kwargs))
+        return _record_output(tape, function, primals, parents, (traced, pullback))
+
     def structure_tangent(self, arg: Any, primal: Any, found: list) -> Any:
         """The tangent of a structure argument holding this trace's values ``found`` (``(path,
         value)`` pairs): the structure of their tangents."""
         return tangent_from_paths(arg, {path: v.node for path, v in found})
+
+
+class _DualPullback:
+    """The pullback recorded by `ForwardTrace.record_dual` for a rule whose pullback depends
+    on the arguments' values: the rule's pullback on plain values, called on the cotangent's
+    primal and on its tangent, and the tangents completed by ``second`` (the pullback's
+    derivative along the arguments' tangents)."""
+
+    __slots__ = ("pullback", "second", "trace", "needed", "call")
+
+    def __init__(self, pullback: Any, second: Any, trace: ForwardTrace, needed: tuple,
+                 call: tuple):
+        self.pullback, self.second, self.trace, self.needed = pullback, second, trace, needed
+        self.call = call  # (function, traced arguments, keywords): for any other cotangent
+
+    def __call__(self, dy: Any) -> tuple:
+        kind = type(dy)
+        if kind is not Traced and kind not in _DUAL_VALUES:
+            dy = unthunk(dy)  # a thunk (the cotangent of one of several arguments)
+            if isinstance(dy, AbstractZero):
+                return self.pullback(dy)
+            kind = type(dy)
+        if kind is Traced and dy.tape is self.trace and type(dy.primal) in _DUAL_VALUES \
+                and type(dy.node) in _DUAL_VALUES:
+            primal, tangent = dy.primal, dy.node
+        elif kind in _DUAL_VALUES:
+            primal, tangent = dy, None
+        else:
+            # a value of another level: the rule on the traced arguments, as at any order
+            function, primals, kwargs = self.call
+            return rrule(self.trace.config, function, *primals, **kwargs)[1](dy)
+        cotangents = list(self.pullback(primal))
+        changes = self.pullback(tangent) if tangent is not None else None
+        terms = self.second(primal, self.needed)
+        trace = self.trace
+        for i, needed in enumerate(self.needed):
+            if not needed:
+                continue
+            cotangent = unthunk(cotangents[i + 1])
+            change = None if changes is None else unthunk(changes[i + 1])
+            if isinstance(change, AbstractZero):
+                change = None
+            term = terms[i]
+            if term is not None:
+                change = term if change is None else accumulate(change, term)
+            if change is None:
+                cotangents[i + 1] = cotangent
+                continue
+            if isinstance(cotangent, AbstractZero):
+                cotangent = _zeros_like(change)
+            if type(change) is type(cotangent) and type(cotangent) in _NUMBERS:
+                traced = _new_object(Traced)
+                traced.primal, traced.tape, traced.node = cotangent, trace, change
+            else:
+                traced = Traced(cotangent, trace, _tangent_of(cotangent, change))
+            cotangents[i + 1] = traced
+        return tuple(cotangents)
 
 
 def _pushforward_from_pullback(trace: ForwardTrace, function: Any, primals: tuple,
@@ -241,6 +342,8 @@ def _plain(tangent: Any) -> Any:
     return tangent if kind in _OTHER_NUMBERS else _OTHER
 
 
+# Plain values that a dual form takes and gives (`ForwardTrace.record_dual`).
+_DUAL_VALUES = _NUMBERS | {np.ndarray}
 _OTHER = object()  # a tangent that is not a plain value
 _OTHER_NUMBERS = frozenset({np.float16, np.longdouble, np.clongdouble})  # not in `_VALUES`
 

@@ -30,7 +30,8 @@ from inspect import Parameter
 from .._compat import signature
 from ..core.config import RuleConfig, _name
 from ..core.dtypes import shared_shape
-from ..core.registry import FIRST_ORDER_ONLY, POSITIONAL_FORMS, WRITES_IN_PLACE, rrule
+from ..core.registry import (DUAL_FORMS, FIRST_ORDER_ONLY, POSITIONAL_FORMS, WRITES_IN_PLACE,
+                             rrule)
 from ..core.tangents import NoTangent, Tangent
 from . import intercept
 from .reverse import StructureArgument
@@ -58,6 +59,9 @@ class Level:
 
     __slots__ = ("level", "config", "deferred", "finished")
     forward = False
+    # A forward trace whose values a reverse tape inside it records by the rules' dual forms
+    # (`record_dual`): forward over reverse, one rule call per operation.
+    runs_dual_forms = False
 
     def __init__(self, config: RuleConfig):
         self.level = next(_levels)
@@ -253,6 +257,10 @@ def record_unary(function: Any, x: "Traced") -> Any:
         return _apply(tape, function, primals, parents, _NO_KEYWORDS)  # as in record_binary
     if x.node < 0:  # a constant (an array the function created: ad/writes.py)
         return function(x.primal)
+    if type(x.primal) is Traced and x.primal.tape.runs_dual_forms:
+        recorded = _record_dual(tape, function, entry[0], primals, parents, _NO_KEYWORDS)
+        if recorded is not None:
+            return recorded
     return _record_output(tape, function, primals, parents, entry[0](x.primal))
 
 
@@ -285,6 +293,12 @@ def record_binary(function: Any, a: Any, b: Any) -> Any:
                       _NO_KEYWORDS)
     if first_node < 0 and second_node < 0:  # constants (arrays the function created)
         return function(first, second)
+    if (type(first) is Traced and first.tape.runs_dual_forms) or (
+            type(second) is Traced and second.tape.runs_dual_forms):
+        recorded = _record_dual(tape, function, entry[0], (first, second),
+                                (first_node, second_node), _NO_KEYWORDS)
+        if recorded is not None:
+            return recorded
     result = entry[0](first, second)
     if result is not None:
         y, pullback = result
@@ -391,8 +405,39 @@ def _apply(tape: Tape, function: Any, primals: tuple, parents: tuple, kwargs: di
     elif needs_config is None:  # declared non-differentiable: computed, not recorded
         return function(*primals, **kwargs)
     else:
+        for primal in primals:
+            if type(primal) is Traced and primal.tape.runs_dual_forms:
+                recorded = _record_dual(tape, function, rule, primals, parents, kwargs)
+                if recorded is not None:
+                    return recorded
+                break
         result = rule(*primals, **kwargs)
     return _record_output(tape, function, primals, parents, result)
+
+
+def _record_dual(tape: Tape, function: Any, rule: Any, primals: tuple, parents: tuple,
+                 kwargs: dict) -> Any:
+    """Forward over reverse: record ``function`` on ``tape`` when its arguments are values of
+    a forward trace outside it (``hvp``, ``jvp`` of ``grad``), by its rule's dual form, which
+    computes the output, its tangent and the pullback once on plain values; ``None`` when
+    there is no dual form or the arguments are not all plain values and values of that one
+    forward trace (then the rule runs on the traced values, as at any other order)."""
+    found = DUAL_FORMS.get(function)
+    if found is None or found[0] is not rule:
+        return None
+    level = None
+    for primal in primals:
+        kind = type(primal)
+        if kind is Traced:
+            if level is None:
+                level = primal.tape
+            elif primal.tape is not level:
+                return None
+        elif kind not in _PLAIN and not (kind is tuple and _is_plain_tuple(primal)):
+            return None
+    if level.finished:
+        return None
+    return level.record_dual(tape, function, found[1], primals, parents, kwargs)
 
 
 def _record_output(tape: Tape, function: Any, primals: tuple, parents: tuple,

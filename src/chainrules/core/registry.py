@@ -21,7 +21,7 @@ from .tangents import NoTangent, ZeroTangent
 
 __all__ = ["RuleTable", "rrule", "frule", "non_differentiable", "NON_DIFFERENTIABLE",
            "PRIMITIVE_MARK", "UnusedRuleWarning", "recorded_whole", "writes_in_place",
-           "WRITES_IN_PLACE", "add_lazy_loader", "load_lazy_rules"]
+           "WRITES_IN_PLACE", "add_lazy_loader", "load_lazy_rules", "DUAL_FORMS", "dual_form"]
 
 # The attribute by which an engine marks a Python function whose calls it records whole
 # (chainrules' `primitive` decorator sets it), so that its rule is used.
@@ -317,3 +317,37 @@ def writes_in_place(f: Callable, instead: str) -> Callable:
     """
     WRITES_IN_PLACE[f] = instead
     return f
+
+
+DUAL_FORMS: dict = {}  # function -> (the rrule it belongs to, its dual form)
+
+
+def dual_form(f: Callable, reverse: Callable, dual: Callable) -> None:
+    """Declare ``dual``, the rrule ``reverse`` of ``f`` run on primal values and their
+    tangents at once, for engines computing second derivatives by forward over reverse
+    (``hvp``, ``jvp`` of ``grad``).
+
+    ``dual(args, tangents, kwargs)`` takes plain arguments and one plain tangent per argument
+    (``None`` for a constant) and returns ``None`` (not handled: the engine runs ``reverse`` on
+    its traced values instead) or ``(y, dy, pullback, second)``: the output, its tangent, the
+    pullback ``reverse`` returns on the plain arguments, and the pullback's own derivative
+    along the tangents: ``second(dy_primal, needed)`` gives, for each positional argument
+    whose ``needed`` entry is true, ``None`` or the term that the argument's cotangent gains
+    from the tangents of the arguments, projected. ``second`` is ``None`` when that is zero
+    for every argument (a function linear in its differentiable arguments). The cotangent's
+    tangent is then ``pullback(dy_tangent) + second(dy_primal)``: one rule call per operation
+    instead of tracing the pullback.
+
+    The form is used only while ``reverse`` is ``f``'s registered rrule: registering another
+    rrule for ``f`` turns it off.
+
+    >>> def twice(x): return 2 * x
+    >>> def twice_rule(x): return 2 * x, lambda dy: (NoTangent(), 2 * dy)
+    >>> dual_form(twice, twice_rule,
+    ...           lambda args, tangents, kwargs: (2 * args[0], 2 * tangents[0],
+    ...                                           twice_rule(args[0])[1], None))
+    >>> DUAL_FORMS[twice][0] is twice_rule
+    True
+    >>> del DUAL_FORMS[twice]
+    """
+    DUAL_FORMS[f] = (reverse, dual)

@@ -22,7 +22,7 @@ from .accumulate import accumulate
 from .broadcast import shape_of, unbroadcast
 from .config import _name
 from .projection import _SCALAR_PROJECTORS, NO_TANGENT_PROJECTOR, ProjectTo
-from .registry import frule, rrule
+from .registry import dual_form, frule, rrule
 from .tangents import AbstractZero, NoTangent, ZeroTangent
 from .thunks import Thunk, unthunk
 
@@ -288,12 +288,21 @@ def _in_tangent_space(y: Any, dy: Any) -> Any:
     return ProjectTo(y)(dy)
 
 
-def scalar_rule(f: Any, *partials: Partial, on_scalars: Callable | None = None) -> None:
+def scalar_rule(f: Any, *partials: Partial, on_scalars: Callable | None = None,
+                second: Any = None) -> None:
     """Register the rrule and frule of the elementwise function ``f`` from its partials.
 
     ``on_scalars`` is the same function for NumPy scalars, when a faster one gives identical
     results: Python's ``operator.pow`` on NumPy scalars runs NumPy's scalar arithmetic in a
     tenth of the time of calling the ufunc ``np.power``, which matters in scalar loops.
+
+    ``second`` gives the second partials, for forward over reverse (``hvp``, ``jvp`` of
+    ``grad``): for one argument, ``d2f/dx2`` as a function of ``(y, x)``; for two, the triple
+    ``(d2f/da2, d2f/da db, d2f/db2)``; each a function, an integer constant, or ``None`` for
+    zero. The rule then has a dual form (`chainrules.core.registry.dual_form`): the engine runs
+    it once on primal values and tangents, instead of tracing the pullback. Rules with
+    constant partials (``add``) need none; without ``second``, second derivatives trace the
+    pullback, which is exact too.
 
     >>> import numpy as np
     >>> from chainrules.core.registry import recorded_whole
@@ -360,7 +369,10 @@ def scalar_rule(f: Any, *partials: Partial, on_scalars: Callable | None = None) 
             y = on_scalars(*args)  # identical results, without a ufunc call (scalar loops)
         else:
             y = f(*args)
-        values = _as_numpy(args, y)
+        return y, output_tangent(y, _as_numpy(args, y), tangents)
+
+    def output_tangent(y: Any, values: tuple, tangents: tuple) -> Any:
+        """``sum_i partial_i * dx_i``, projected onto ``y``; ``ZeroTangent()`` for none."""
         if count == 2 and len(tangents) == 2:  # binary: the loop below, unrolled
             first, second = partials
             da, db = tangents
@@ -374,7 +386,7 @@ def scalar_rule(f: Any, *partials: Partial, on_scalars: Callable | None = None) 
                 term = (db if second == 1 else second * db) if type(second) is int else \
                     second(y, *values) * db
                 dy = term if dy is None else accumulate(dy, term)
-            return y, ZeroTangent() if dy is None else _in_tangent_space(y, dy)
+            return ZeroTangent() if dy is None else _in_tangent_space(y, dy)
         dy: Any = None
         for darg, partial in zip(tangents, partials):
             if partial is None or darg is None:
@@ -384,7 +396,7 @@ def scalar_rule(f: Any, *partials: Partial, on_scalars: Callable | None = None) 
             else:
                 term = partial(y, *values) * darg
             dy = term if dy is None else accumulate(dy, term)
-        return y, ZeroTangent() if dy is None else _in_tangent_space(y, dy)
+        return ZeroTangent() if dy is None else _in_tangent_space(y, dy)
 
     def forward(tangents: tuple, *args: Any, **kwargs: Any):
         if len(tangents) != count + 1:
@@ -401,3 +413,74 @@ def scalar_rule(f: Any, *partials: Partial, on_scalars: Callable | None = None) 
     forward.partials = partials  # read by the batched forward trace (chainrules.ad.batching)
     rrule.register(f, replace=True)(reverse)
     frule.register(f, replace=True)(forward)
+
+    constant = all(type(partial) is int or partial is None for partial in partials)
+    table = _second_partials(name, count, second)
+    if not constant and table is None:
+        return  # second derivatives trace the pullback
+    if table is not None and all(h is None for row in table for h in row):
+        constant = True  # piecewise-constant partials (maximum): a zero second derivative
+
+    def dual(args: tuple, tangents: tuple, kwargs: dict):
+        """The dual form: ``(y, dy, pullback, second)`` on plain values and tangents."""
+        if kwargs or len(args) != count:
+            return None
+        y, pullback = reverse(*args)
+        values = _as_numpy(args, y)
+        dy = output_tangent(y, values, tangents)
+        return y, dy, pullback, None if constant else _SecondTerms(table, args, y, values,
+                                                                  tangents)
+
+    dual_form(f, reverse, dual)
+
+
+def _second_partials(name: str, count: int, second: Any) -> tuple | None:
+    """``second`` as a symmetric table ``H[i][j] = d2f/dx_i dx_j`` (``None`` for zero)."""
+    if second is None:
+        return None
+    if count == 1:
+        entries = (second,)
+    elif count == 2 and isinstance(second, tuple) and len(second) == 3:
+        entries = second
+    else:
+        raise TypeError(f"scalar_rule({name}): second= takes one formula for a function of one "
+                        f"argument, or (d2/da2, d2/da db, d2/db2) for two; got {second!r}.")
+    entries = tuple(None if type(h) is int and h == 0 else h for h in entries)
+    if count == 1:
+        return ((entries[0],),)
+    aa, ab, bb = entries
+    return ((aa, ab), (ab, bb))
+
+
+class _SecondTerms:
+    """The derivative of an elementwise pullback along the arguments' tangents ``dx``: for
+    argument ``i``, ``project_i(unbroadcast(conj(sum_j H_ij dx_j) * dy))``, with ``H`` the
+    second partials: what the cotangent ``conj(partial_i) * dy`` gains when the arguments
+    move along ``dx`` (the rule's dual form, `chainrules.core.registry.dual_form`)."""
+
+    __slots__ = ("table", "args", "y", "values", "tangents")
+
+    def __init__(self, table: tuple, args: tuple, y: Any, values: tuple, tangents: tuple):
+        self.table, self.args, self.y, self.values, self.tangents = \
+            table, args, y, values, tangents
+
+    def __call__(self, dy: Any, needed: tuple) -> tuple:
+        terms = []
+        for i, arg in enumerate(self.args):
+            change = None
+            if needed[i]:
+                for h, dx in zip(self.table[i], self.tangents):
+                    if h is None or dx is None:
+                        continue
+                    if type(h) is int:
+                        term = dx if h == 1 else h * dx
+                    else:
+                        term = h(self.y, *self.values) * dx
+                    change = term if change is None else accumulate(change, term)
+            if change is None:
+                terms.append(None)
+                continue
+            term = _argument_cotangent(arg, lambda *_, change=change: change, self.y,
+                                       self.values, dy)
+            terms.append(None if isinstance(term, AbstractZero) else term)
+        return tuple(terms)

@@ -56,7 +56,7 @@ from ..core.accumulate import accumulate
 from ..core.config import _name
 from ..core.dtypes import cast_to, shared_shape, tangent_dtype
 from ..core.projection import NO_TANGENT_PROJECTOR, ProjectionError, ProjectTo, _has_tangent
-from ..core.registry import frule, rrule
+from ..core.registry import dual_form, frule, rrule
 from ..core.tangents import AbstractZero, NoTangent, Tangent, ZeroTangent
 from ..core.thunks import Thunk, unthunk
 
@@ -476,6 +476,47 @@ class _Rule:
         return y, dy if isinstance(dy, AbstractZero) else ProjectTo(y)(dy)
 
 
+    def dual(self, args: tuple, tangents: Sequence, kwargs: dict) -> tuple | None:
+        """The dual form (`chainrules.core.registry.dual_form`) of a function linear in each
+        of its differentiable arguments (the pushforwards `multilinear` and `linear`): the
+        cotangent of argument ``i`` is linear in ``dy`` and in each other argument, so along
+        the tangents it gains the cotangents of the calls with one other argument ``j``
+        replaced by its tangent (`_MultilinearTerms`)."""
+        y, pullback = self.reverse(*args, **kwargs)
+        dy = self.push(args, tangents, kwargs)[1]
+        if self.pushforward is linear or sum(
+                1 for i in range(len(args)) if self.differentiable(i)) < 2:
+            return y, dy, pullback, None  # linear: the pullback reads no differentiable value
+        return y, dy, pullback, _MultilinearTerms(self, args, tuple(tangents), kwargs)
+
+
+class _MultilinearTerms:
+    """For a function linear in each argument: what each argument's cotangent gains along
+    the other arguments' tangents, ``sum_{j != i} cotangent_i(f at args with args[j] =
+    dx_j)`` (the ``second`` of a dual form)."""
+
+    __slots__ = ("rule", "args", "tangents", "kwargs")
+
+    def __init__(self, rule: _Rule, args: tuple, tangents: tuple, kwargs: dict):
+        self.rule, self.args, self.tangents, self.kwargs = rule, args, tangents, kwargs
+
+    def __call__(self, dy: Any, needed: tuple) -> tuple:
+        args, rule = self.args, self.rule
+        terms: list[Any] = [None] * len(args)
+        for j, dx in enumerate(self.tangents):
+            if dx is None or not any(needed[i] and i != j and rule.differentiable(i)
+                                     for i in range(len(args))):
+                continue
+            cotangents = rule.reverse(*(args[:j] + (dx,) + args[j + 1:]), **self.kwargs)[1](dy)
+            for i in range(len(args)):
+                if i == j or not needed[i] or not rule.differentiable(i):
+                    continue
+                term = unthunk(cotangents[i + 1])
+                if not isinstance(term, AbstractZero):
+                    terms[i] = term if terms[i] is None else accumulate(terms[i], term)
+        return tuple(terms)
+
+
 _NO_TANGENT = NoTangent()
 _ZERO_TANGENT = ZeroTangent()
 
@@ -598,7 +639,10 @@ def define(f: Any, *cotangents: Formula, every: Formula = None,
     array([3., 3.])
     """
     rule = _Rule(f, cotangents, every, pushforward, prepare, check, refused, keeps_values, calls)
-    rrule.register(f, replace=True)(rule.reverse)
+    reverse = rule.reverse  # one bound method: the dual form belongs to this very rrule
+    rrule.register(f, replace=True)(reverse)
+    if pushforward is multilinear or pushforward is linear:
+        dual_form(f, reverse, rule.dual)
     def forward(tangents: tuple, *args: Any, **kwargs: Any) -> tuple:
         return rule.forward(tangents, *args, **kwargs)
 

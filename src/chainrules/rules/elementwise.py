@@ -65,52 +65,73 @@ def _power_derivative(a, b, power):
     return np.where(zero, 0, b * power(a, np.where(zero, 1, b - 1)))
 
 
-# --- the table: function, then d/d(argument) for each argument --------------------------------
+def _power_base_base(y, a, b):
+    """d2(a ** b)/da2 = b d(a ** (b - 1))/da (0 where b == 0 or b == 1, as the first
+    derivative's convention gives)."""
+    return b * _power_base(None, a, b - (type(b)(1) if issubclass(type(b), np.generic) else 1))
+
+
+def _power_base_exponent(y, a, b):
+    """d2(a ** b)/da db = a ** (b - 1) (1 + b log a)."""
+    one = type(b)(1) if issubclass(type(b), np.generic) else 1
+    return a ** (b - one) * (1 + b * _safe_log(a))
+
+
+# --- the table: function, then d/d(argument) for each argument; second= the second partials,
+# which forward over reverse (hvp) uses to run each rule once on values and tangents ----------
+
 scalar_rule(np.add, 1, 1, on_scalars=operator.add)
 scalar_rule(np.subtract, 1, -1, on_scalars=operator.sub)
-scalar_rule(np.multiply, lambda y, a, b: b, lambda y, a, b: a, on_scalars=operator.mul)
+scalar_rule(np.multiply, lambda y, a, b: b, lambda y, a, b: a, on_scalars=operator.mul,
+            second=(0, 1, 0))
 scalar_rule(np.divide, lambda y, a, b: 1 / b, lambda y, a, b: -y / b,
-            on_scalars=operator.truediv)
-scalar_rule(np.power, _power_base, lambda y, a, b: y * _safe_log(a), on_scalars=operator.pow)
+            on_scalars=operator.truediv,
+            second=(0, lambda y, a, b: -1 / (b * b), lambda y, a, b: 2 * y / (b * b)))
+scalar_rule(np.power, _power_base, lambda y, a, b: y * _safe_log(a), on_scalars=operator.pow,
+            second=(_power_base_base, _power_base_exponent,
+                    lambda y, a, b: y * _safe_log(a) ** 2))
 scalar_rule(np.float_power, lambda y, a, b: _power_derivative(a, b, np.float_power),
             lambda y, a, b: y * _safe_log(a))
 scalar_rule(np.negative, -1, on_scalars=operator.neg)
 scalar_rule(np.positive, 1)
-scalar_rule(np.reciprocal, lambda y, x: -y * y)
-scalar_rule(np.square, lambda y, x: 2 * x)
-scalar_rule(np.sqrt, lambda y, x: 0.5 / y)
+scalar_rule(np.reciprocal, lambda y, x: -y * y, second=lambda y, x: 2 * y * y * y)
+scalar_rule(np.square, lambda y, x: 2 * x, second=2)
+scalar_rule(np.sqrt, lambda y, x: 0.5 / y, second=lambda y, x: -0.25 / (y * y * y))
 scalar_rule(np.cbrt, lambda y, x: 1 / (3 * y * y))
-scalar_rule(np.exp, lambda y, x: y)
+scalar_rule(np.exp, lambda y, x: y, second=lambda y, x: y)
 scalar_rule(np.exp2, lambda y, x: y * np.log(2))
-scalar_rule(np.expm1, lambda y, x: y + 1)
-scalar_rule(np.log, lambda y, x: 1 / x)
+scalar_rule(np.expm1, lambda y, x: y + 1, second=lambda y, x: y + 1)
+scalar_rule(np.log, lambda y, x: 1 / x, second=lambda y, x: -1 / (x * x))
 scalar_rule(np.log2, lambda y, x: 1 / (x * np.log(2)))
 scalar_rule(np.log10, lambda y, x: 1 / (x * np.log(10)))
-scalar_rule(np.log1p, lambda y, x: 1 / (1 + x))
+scalar_rule(np.log1p, lambda y, x: 1 / (1 + x), second=lambda y, x: -1 / ((1 + x) * (1 + x)))
 scalar_rule(np.logaddexp, lambda y, a, b: np.exp(a - y), lambda y, a, b: np.exp(b - y))
 scalar_rule(np.logaddexp2, lambda y, a, b: np.exp2(a - y), lambda y, a, b: np.exp2(b - y))
-scalar_rule(np.sin, lambda y, x: np.cos(x))
-scalar_rule(np.cos, lambda y, x: -np.sin(x))
-scalar_rule(np.tan, lambda y, x: 1 + y * y)
+scalar_rule(np.sin, lambda y, x: np.cos(x), second=lambda y, x: -y)
+scalar_rule(np.cos, lambda y, x: -np.sin(x), second=lambda y, x: -y)
+scalar_rule(np.tan, lambda y, x: 1 + y * y, second=lambda y, x: 2 * y * (1 + y * y))
 scalar_rule(np.arcsin, lambda y, x: 1 / np.sqrt(1 - x * x))
 scalar_rule(np.arccos, lambda y, x: -1 / np.sqrt(1 - x * x))
-scalar_rule(np.arctan, lambda y, x: 1 / (1 + x * x))
+scalar_rule(np.arctan, lambda y, x: 1 / (1 + x * x),
+            second=lambda y, x: -2 * x / ((1 + x * x) * (1 + x * x)))
 scalar_rule(np.sinc, _sinc_derivative)
-scalar_rule(np.sinh, lambda y, x: np.cosh(x))
-scalar_rule(np.cosh, lambda y, x: np.sinh(x))
-scalar_rule(np.tanh, lambda y, x: 1 - y * y)
+scalar_rule(np.sinh, lambda y, x: np.cosh(x), second=lambda y, x: y)
+scalar_rule(np.cosh, lambda y, x: np.sinh(x), second=lambda y, x: y)
+scalar_rule(np.tanh, lambda y, x: 1 - y * y, second=lambda y, x: -2 * y * (1 - y * y))
 scalar_rule(np.arcsinh, lambda y, x: 1 / np.sqrt(x * x + 1))
 scalar_rule(np.arccosh, lambda y, x: 1 / np.sqrt(x * x - 1))
 scalar_rule(np.arctanh, lambda y, x: 1 / (1 - x * x))
 scalar_rule(np.arctan2, lambda y, a, b: b / (a * a + b * b), lambda y, a, b: -a / (a * a + b * b))
 scalar_rule(np.hypot, lambda y, a, b: a / y, lambda y, a, b: b / y)
-scalar_rule(np.deg2rad, lambda y, x: np.pi / 180)
-scalar_rule(np.radians, lambda y, x: np.pi / 180)
-scalar_rule(np.rad2deg, lambda y, x: 180 / np.pi)
-scalar_rule(np.degrees, lambda y, x: 180 / np.pi)
+scalar_rule(np.deg2rad, lambda y, x: np.pi / 180, second=0)
+scalar_rule(np.radians, lambda y, x: np.pi / 180, second=0)
+scalar_rule(np.rad2deg, lambda y, x: 180 / np.pi, second=0)
+scalar_rule(np.degrees, lambda y, x: 180 / np.pi, second=0)
 scalar_rule(np.heaviside, lambda y, a, b: 0 * a, lambda y, a, b: np.where(np.asarray(a) == 0, 1.0, 0.0))
-scalar_rule(np.maximum, lambda y, a, b: _ties(a, b, np.greater), lambda y, a, b: _ties(b, a, np.greater))
-scalar_rule(np.minimum, lambda y, a, b: _ties(a, b, np.less), lambda y, a, b: _ties(b, a, np.less))
+scalar_rule(np.maximum, lambda y, a, b: _ties(a, b, np.greater), lambda y, a, b: _ties(b, a, np.greater),
+            second=(0, 0, 0))
+scalar_rule(np.minimum, lambda y, a, b: _ties(a, b, np.less), lambda y, a, b: _ties(b, a, np.less),
+            second=(0, 0, 0))
 scalar_rule(np.fmax, lambda y, a, b: _ties(a, b, np.greater), lambda y, a, b: _ties(b, a, np.greater))
 scalar_rule(np.fmin, lambda y, a, b: _ties(a, b, np.less), lambda y, a, b: _ties(b, a, np.less))
 

@@ -16,7 +16,7 @@ import numpy as np
 from ..core.broadcast import shape_of, unbroadcast
 from ..core.dtypes import is_plain, shared_shape
 from ..core.projection import ProjectionError, ProjectTo
-from ..core.registry import frule, rrule
+from ..core.registry import dual_form, frule, rrule
 from ..core.sparse import SparseCotangent, scatter_sum
 from ..core.tangents import (AbstractZero, NoTangent, Tangent, ZeroTangent, field_value,
                              structural_fields)
@@ -196,6 +196,20 @@ def _getitem_push(args: tuple, tangents: tuple, kwargs: dict) -> tuple:
 
 
 _getitem_frule.push = _getitem_push  # type: ignore[attr-defined]
+
+
+def _getitem_dual(args: tuple, tangents: tuple, kwargs: dict):
+    """getitem's dual form (`chainrules.core.registry.dual_form`): linear in x, its pullback
+    reads only the index, so the same pullback serves the cotangent and its tangent."""
+    x, index = args
+    if kwargs or tangents[0] is None or type(x) is not np.ndarray:
+        return None
+    result = _getitem_rule(x, index)
+    y, dy = _getitem_push(args, tangents, kwargs)
+    return result[0], dy, result[1], None
+
+
+dual_form(operator.getitem, _getitem_rule, _getitem_dual)
 
 
 # --- scatter_sum: the dense value of sparse cotangents (order 2); its pullback gathers --------

@@ -163,37 +163,64 @@ class ForwardTrace(Level):
         and its tangent from plain values: ``pullback(dy)`` as at order 1 (a value of this
         trace as ``dy`` carries the tangent through the rule's own arithmetic), plus the
         terms ``second`` adds to the tangents. docs/engine.md, "Forward over reverse"."""
-        args = []
-        tangents = []
-        for primal in primals:
-            if type(primal) is Traced:
-                value, tangent = primal.primal, primal.node
-                if type(value) not in _DUAL_VALUES or type(tangent) not in _DUAL_VALUES:
+        if len(primals) == 2:  # binary operators and indexing: the loop below, unrolled
+            a, b = primals
+            da = db = None
+            if type(a) is Traced:
+                if a.tape is not self:
+                    return None
+                a, da = a.primal, a.node
+                if type(a) not in _DUAL_VALUES or type(da) not in _DUAL_VALUES:
                     return None  # a zero tangent, a batch, or a value of a third level
-                args.append(value)
-                tangents.append(tangent)
-            else:
-                args.append(primal)
-                tangents.append(None)
-        result = dual(tuple(args), tuple(tangents), kwargs)
+            if type(b) is Traced:
+                if b.tape is not self:
+                    return None
+                b, db = b.primal, b.node
+                if type(b) not in _DUAL_VALUES or type(db) not in _DUAL_VALUES:
+                    return None
+            args, tangents = (a, b), (da, db)
+        else:
+            values = []
+            dvalues = []
+            for primal in primals:
+                if type(primal) is Traced:
+                    value, tangent = primal.primal, primal.node
+                    if primal.tape is not self or type(value) not in _DUAL_VALUES \
+                            or type(tangent) not in _DUAL_VALUES:
+                        return None
+                    values.append(value)
+                    dvalues.append(tangent)
+                else:
+                    values.append(primal)
+                    dvalues.append(None)
+            args, tangents = tuple(values), tuple(dvalues)
+        result = dual(args, tangents, kwargs)
         if result is None:
             return None
         y, dy, pullback, second = result
-        if type(y) not in _DUAL_VALUES:
+        kind = type(y)
+        if kind not in _DUAL_VALUES:
             return None  # a structure or an integer output: the generic path
-        if isinstance(dy, AbstractZero):
-            traced = y
-        elif type(dy) is type(y) and (type(y) is not np.ndarray or (
+        if type(dy) is kind and (kind is not np.ndarray or (
                 dy.dtype is y.dtype and dy.shape == y.shape)):
             traced = _new_object(Traced)
             traced.primal, traced.tape, traced.node = y, self, dy
+        elif isinstance(dy, AbstractZero):
+            traced = y
         else:
             traced = _wrap(self, y, dy)
         if second is not None:
             pullback = _DualPullback(pullback, second, self,
                                      tuple([parent >= 0 for parent in parents]),
                                      (function, primals, kwargs))
-        return _record_output(tape, function, primals, parents, (traced, pullback))
+        meta = _TRACED_NUMBER_META.get(kind)
+        if meta is None or type(traced) is not Traced:
+            return _record_output(tape, function, primals, parents, (traced, pullback))
+        records = tape.records  # a number: recorded as `_record_output` does
+        records.append((pullback, function, meta) + parents)
+        recorded = _new_object(Traced)
+        recorded.primal, recorded.tape, recorded.node = traced, tape, len(records) - 1
+        return recorded
 
     def structure_tangent(self, arg: Any, primal: Any, found: list) -> Any:
         """The tangent of a structure argument holding this trace's values ``found`` (``(path,
@@ -237,22 +264,31 @@ class _DualPullback:
         for i, needed in enumerate(self.needed):
             if not needed:
                 continue
-            cotangent = unthunk(cotangents[i + 1])
-            change = None if changes is None else unthunk(changes[i + 1])
-            if isinstance(change, AbstractZero):
-                change = None
+            cotangent = cotangents[i + 1]
+            if type(cotangent) not in _DUAL_VALUES:
+                cotangent = unthunk(cotangent)
+            change = None
+            if changes is not None:
+                change = changes[i + 1]
+                if type(change) not in _DUAL_VALUES:
+                    change = unthunk(change)
+                    if isinstance(change, AbstractZero):
+                        change = None
             term = terms[i]
             if term is not None:
                 change = term if change is None else accumulate(change, term)
             if change is None:
                 cotangents[i + 1] = cotangent
                 continue
-            if isinstance(cotangent, AbstractZero):
-                cotangent = _zeros_like(change)
-            if type(change) is type(cotangent) and type(cotangent) in _NUMBERS:
+            kind = type(cotangent)
+            if type(change) is kind and (kind in _NUMBERS or (
+                    kind is np.ndarray and change.dtype is cotangent.dtype
+                    and change.shape == cotangent.shape)):
                 traced = _new_object(Traced)
                 traced.primal, traced.tape, traced.node = cotangent, trace, change
             else:
+                if isinstance(cotangent, AbstractZero):
+                    cotangent = _zeros_like(change)
                 traced = Traced(cotangent, trace, _tangent_of(cotangent, change))
             cotangents[i + 1] = traced
         return tuple(cotangents)
@@ -344,6 +380,9 @@ def _plain(tangent: Any) -> Any:
 
 # Plain values that a dual form takes and gives (`ForwardTrace.record_dual`).
 _DUAL_VALUES = _NUMBERS | {np.ndarray}
+# The record's ``(shape, dtype, kind)`` of a number of this trace on a tape inside it: its
+# primal's kind, so that a plain cotangent of that kind takes the backward pass's fast path.
+_TRACED_NUMBER_META = {kind: ((), np.dtype(kind), kind) for kind in _NUMBERS}
 _OTHER = object()  # a tangent that is not a plain value
 _OTHER_NUMBERS = frozenset({np.float16, np.longdouble, np.clongdouble})  # not in `_VALUES`
 

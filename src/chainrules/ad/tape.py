@@ -293,12 +293,14 @@ def record_binary(function: Any, a: Any, b: Any) -> Any:
                       _NO_KEYWORDS)
     if first_node < 0 and second_node < 0:  # constants (arrays the function created)
         return function(first, second)
-    if (type(first) is Traced and first.tape.runs_dual_forms) or (
-            type(second) is Traced and second.tape.runs_dual_forms):
-        recorded = _record_dual(tape, function, entry[0], (first, second),
-                                (first_node, second_node), _NO_KEYWORDS)
-        if recorded is not None:
-            return recorded
+    if type(first) is Traced or type(second) is Traced:  # values of an outer level
+        outer = first.tape if type(first) is Traced else second.tape
+        found = DUAL_FORMS.get(function) if outer.runs_dual_forms else None
+        if found is not None and found[0] is entry[0] and not outer.finished:
+            recorded = outer.record_dual(tape, function, found[1], (first, second),
+                                         (first_node, second_node), _NO_KEYWORDS)
+            if recorded is not None:
+                return recorded
     result = entry[0](first, second)
     if result is not None:
         y, pullback = result

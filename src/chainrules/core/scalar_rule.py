@@ -426,7 +426,10 @@ def scalar_rule(f: Any, *partials: Partial, on_scalars: Callable | None = None,
         if kwargs or len(args) != count:
             return None
         y, pullback = reverse(*args)
-        values = _as_numpy(args, y)
+        if type(pullback) is _NumbersPullback:  # two numbers, `_as_numpy` changes nothing
+            values = args
+        else:
+            values = _as_numpy(args, y)
         dy = output_tangent(y, values, tangents)
         return y, dy, pullback, None if constant else _SecondTerms(table, args, y, values,
                                                                   tangents)
@@ -465,6 +468,8 @@ class _SecondTerms:
             table, args, y, values, tangents
 
     def __call__(self, dy: Any, needed: tuple) -> tuple:
+        if type(dy) in _REAL_SCALARS and all(type(arg) in _REAL_SCALARS for arg in self.args):
+            return self._numbers(dy, needed)  # real numbers: no broadcasting, no conj
         terms = []
         for i, arg in enumerate(self.args):
             change = None
@@ -483,4 +488,23 @@ class _SecondTerms:
             term = _argument_cotangent(arg, lambda *_, change=change: change, self.y,
                                        self.values, dy)
             terms.append(None if isinstance(term, AbstractZero) else term)
+        return tuple(terms)
+
+    def _numbers(self, dy: Any, needed: tuple) -> tuple:
+        """`__call__` for real numbers (scalar loops)."""
+        terms = []
+        for i, arg in enumerate(self.args):
+            kind = type(arg)
+            change = None
+            if needed[i] and kind is not int:
+                for h, dx in zip(self.table[i], self.tangents):
+                    if h is not None and dx is not None:
+                        term = (dx if h == 1 else h * dx) if type(h) is int else \
+                            h(self.y, *self.values) * dx
+                        change = term if change is None else change + term
+            if change is None:
+                terms.append(None)
+            else:
+                change = change * dy
+                terms.append(change if type(change) is kind else _SCALAR_PROJECTORS[kind](change))
         return tuple(terms)

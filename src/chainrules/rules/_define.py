@@ -421,6 +421,10 @@ class _Rule:
         """The rrule: ``(y, pullback)``."""
         pullback = self.begin(_Pullback, args, kwargs)
         y = self.f(*args, **kwargs)
+        return y, self._complete(pullback, y, args)
+
+    def _complete(self, pullback: "_Pullback", y: Any, args: tuple) -> Any:
+        """The pullback of the call ``pullback`` records, once its output ``y`` is known."""
         if self.every is None:
             has_formula, count = self.has_formula, len(self.has_formula)
             projectors = tuple([project_onto(arg) if i < count and has_formula[i] else None
@@ -428,12 +432,12 @@ class _Rule:
         else:
             projectors = tuple([project_onto(arg) for arg in args])
         if projectors.count(None) == len(projectors) or not _has_tangent_space(y):
-            return y, _Zeros(_zeros(projectors))
+            return _Zeros(_zeros(projectors))
         pullback.y, pullback.projectors, pullback.output = y, projectors, None
         if not self.keeps_values:
             pullback.output = ProjectTo(y)
             pullback.forget_values()
-        return y, pullback
+        return pullback
 
     def forward(self, tangents: tuple, *args: Any, **kwargs: Any) -> tuple:
         """The frule: ``(y, dy)``."""
@@ -448,6 +452,10 @@ class _Rule:
         missing one); forward mode calls it directly."""
         call = self.begin(Call, args, kwargs)
         y = call.y = self.f(*args, **kwargs)
+        return y, self._tangent(call, y, args, tangents)
+
+    def _tangent(self, call: Call, y: Any, args: tuple, tangents: Sequence) -> Any:
+        """The output tangent of ``call`` (whose output is ``y``), for plain ``tangents``."""
         count = len(args) if self.every is not None else len(self.cotangents)
         dargs: list[Any] = []  # NoTangent: not differentiable or not passed; ZeroTangent: zero
         nonzero = False
@@ -466,14 +474,14 @@ class _Rule:
                     d = dense_tangent(args[position], d)
             dargs.append(d)
         if not nonzero:
-            return y, ZeroTangent()
+            return ZeroTangent()
         dy = self.pushforward(call, *dargs)
         if type(y) is np.ndarray and type(dy) is np.ndarray and dy.dtype == y.dtype \
                 and dy.shape == y.shape and y.dtype.kind in "fc":
-            return y, dy  # what ProjectTo(y) returns
+            return dy  # what ProjectTo(y) returns
         if isinstance(y, (tuple, list)):
-            return y, _output_tangent(y, dy)
-        return y, dy if isinstance(dy, AbstractZero) else ProjectTo(y)(dy)
+            return _output_tangent(y, dy)
+        return dy if isinstance(dy, AbstractZero) else ProjectTo(y)(dy)
 
 
     def dual(self, args: tuple, tangents: Sequence, kwargs: dict) -> tuple | None:
@@ -482,36 +490,49 @@ class _Rule:
         cotangent of argument ``i`` is linear in ``dy`` and in each other argument, so along
         the tangents it gains the cotangents of the calls with one other argument ``j``
         replaced by its tangent (`_MultilinearTerms`)."""
-        y, pullback = self.reverse(*args, **kwargs)
-        dy = self.push(args, tangents, kwargs)[1]
-        if self.pushforward is linear or sum(
+        pullback = self.begin(_Pullback, args, kwargs)
+        y = pullback.y = self.f(*args, **kwargs)
+        if type(y) is not np.ndarray and type(y) not in _NUMBER_TYPES:
+            return None  # several outputs: the generic path
+        dy = self._tangent(pullback, y, args, tangents)  # before values may be forgotten
+        pullback = self._complete(pullback, y, args)
+        if self.pushforward is linear or type(pullback) is _Zeros or sum(
                 1 for i in range(len(args)) if self.differentiable(i)) < 2:
             return y, dy, pullback, None  # linear: the pullback reads no differentiable value
-        return y, dy, pullback, _MultilinearTerms(self, args, tuple(tangents), kwargs)
+        if not self.keeps_values:
+            return None
+        return y, dy, pullback, _MultilinearTerms(pullback, tuple(tangents))
 
 
 class _MultilinearTerms:
     """For a function linear in each argument: what each argument's cotangent gains along
     the other arguments' tangents, ``sum_{j != i} cotangent_i(f at args with args[j] =
-    dx_j)`` (the ``second`` of a dual form)."""
+    dx_j)`` (the ``second`` of a dual form), by the rule's own formulas."""
 
-    __slots__ = ("rule", "args", "tangents", "kwargs")
+    __slots__ = ("pullback", "tangents")
 
-    def __init__(self, rule: _Rule, args: tuple, tangents: tuple, kwargs: dict):
-        self.rule, self.args, self.tangents, self.kwargs = rule, args, tangents, kwargs
+    def __init__(self, pullback: "_Pullback", tangents: tuple):
+        self.pullback, self.tangents = pullback, tangents
 
     def __call__(self, dy: Any, needed: tuple) -> tuple:
-        args, rule = self.args, self.rule
+        pullback = self.pullback
+        rule, args, projectors = pullback.rule, pullback.args, pullback.projectors
         terms: list[Any] = [None] * len(args)
+        dy = pullback._project_output(unthunk(dy))
+        if isinstance(dy, AbstractZero):
+            return tuple(terms)
         for j, dx in enumerate(self.tangents):
-            if dx is None or not any(needed[i] and i != j and rule.differentiable(i)
-                                     for i in range(len(args))):
+            if dx is None:
                 continue
-            cotangents = rule.reverse(*(args[:j] + (dx,) + args[j + 1:]), **self.kwargs)[1](dy)
-            for i in range(len(args)):
-                if i == j or not needed[i] or not rule.differentiable(i):
+            call = None
+            for i, project in enumerate(projectors):
+                if i == j or not needed[i] or project is None:
                     continue
-                term = unthunk(cotangents[i + 1])
+                if call is None:  # the call with dx_j in place of argument j
+                    call = Call(rule, args[:j] + (dx,) + args[j + 1:], pullback.kwargs,
+                                pullback.y)
+                    shared = dy if rule.prepare is None else rule.prepare(call, dy)
+                term = project(rule.cotangent(call, shared, i))
                 if not isinstance(term, AbstractZero):
                     terms[i] = term if terms[i] is None else accumulate(terms[i], term)
         return tuple(terms)

@@ -202,11 +202,15 @@ def _getitem_dual(args: tuple, tangents: tuple, kwargs: dict):
     """getitem's dual form (`chainrules.core.registry.dual_form`): linear in x, its pullback
     reads only the index, so the same pullback serves the cotangent and its tangent."""
     x, index = args
-    if kwargs or tangents[0] is None or type(x) is not np.ndarray:
+    dx = tangents[0]
+    if kwargs or dx is None or type(x) is not np.ndarray:
         return None
-    result = _getitem_rule(x, index)
-    y, dy = _getitem_push(args, tangents, kwargs)
-    return result[0], dy, result[1], None
+    if type(index) is int and x.ndim == 1 and type(dx) is np.ndarray:  # x[i] in a loop
+        y, dy = x[index], dx[index]
+        if type(y) in _SCALARS and type(dy) is type(y):
+            return y, dy, _GetitemPullback(index, shared_shape(x.shape), (), x.dtype), None
+    y, pullback = _getitem_rule(x, index)
+    return y, _getitem_push(args, tangents, kwargs)[1], pullback, None
 
 
 dual_form(operator.getitem, _getitem_rule, _getitem_dual)

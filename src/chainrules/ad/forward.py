@@ -160,9 +160,9 @@ class ForwardTrace(Level):
         values of this trace holding plain values; else ``None``.
 
         The output carries its tangent, and the pullback recorded computes each cotangent
-        and its tangent from plain values: ``pullback(dy)`` as at order 1 (a value of this
-        trace as ``dy`` carries the tangent through the rule's own arithmetic), plus the
-        terms ``second`` adds to the tangents. docs/engine.md, "Forward over reverse"."""
+        and its tangent from plain values (the rule's ``pullback_dual``), or is the rule's
+        plain pullback, given the traced cotangent, for a rule linear in its arguments whose
+        pullback reads none of their values. docs/engine.md, "Forward over reverse"."""
         if len(primals) == 2:  # binary operators and indexing: the loop below, unrolled
             a, b = primals
             da = db = None
@@ -197,7 +197,7 @@ class ForwardTrace(Level):
         result = dual(args, tangents, kwargs)
         if result is None:
             return None
-        y, dy, pullback, second = result
+        y, dy, pullback, pullback_dual = result
         kind = type(y)
         if kind not in _DUAL_VALUES:
             return None  # a structure or an integer output: the generic path
@@ -209,8 +209,8 @@ class ForwardTrace(Level):
             traced = y
         else:
             traced = _wrap(self, y, dy)
-        if second is not None:
-            pullback = _DualPullback(pullback, second, self,
+        if pullback_dual is not None:
+            pullback = _DualPullback(pullback, pullback_dual, self,
                                      tuple([parent >= 0 for parent in parents]),
                                      (function, primals, kwargs))
         meta = _TRACED_NUMBER_META.get(kind)
@@ -229,16 +229,16 @@ class ForwardTrace(Level):
 
 
 class _DualPullback:
-    """The pullback recorded by `ForwardTrace.record_dual` for a rule whose pullback depends
-    on the arguments' values: the rule's pullback on plain values, called on the cotangent's
-    primal and on its tangent, and the tangents completed by ``second`` (the pullback's
-    derivative along the arguments' tangents)."""
+    """The pullback recorded by `ForwardTrace.record_dual` for a rule whose pullback reads
+    its arguments' values: the rule's ``pullback_dual`` on the cotangent's primal and tangent,
+    its pairs made values of this trace."""
 
-    __slots__ = ("pullback", "second", "trace", "needed", "call")
+    __slots__ = ("pullback", "pullback_dual", "trace", "needed", "call")
 
-    def __init__(self, pullback: Any, second: Any, trace: ForwardTrace, needed: tuple,
+    def __init__(self, pullback: Any, pullback_dual: Any, trace: ForwardTrace, needed: tuple,
                  call: tuple):
-        self.pullback, self.second, self.trace, self.needed = pullback, second, trace, needed
+        self.pullback, self.pullback_dual, self.trace = pullback, pullback_dual, trace
+        self.needed = needed
         self.call = call  # (function, traced arguments, keywords): for any other cotangent
 
     def __call__(self, dy: Any) -> tuple:
@@ -250,47 +250,38 @@ class _DualPullback:
             kind = type(dy)
         if kind is Traced and dy.tape is self.trace and type(dy.primal) in _DUAL_VALUES \
                 and type(dy.node) in _DUAL_VALUES:
-            primal, tangent = dy.primal, dy.node
+            pairs = self.pullback_dual(dy.primal, dy.node, self.needed)
         elif kind in _DUAL_VALUES:
-            primal, tangent = dy, None
+            pairs = self.pullback_dual(dy, None, self.needed)
         else:
             # a value of another level: the rule on the traced arguments, as at any order
             function, primals, kwargs = self.call
             return rrule(self.trace.config, function, *primals, **kwargs)[1](dy)
-        cotangents = list(self.pullback(primal))
-        changes = self.pullback(tangent) if tangent is not None else None
-        terms = self.second(primal, self.needed)
         trace = self.trace
-        for i, needed in enumerate(self.needed):
-            if not needed:
+        cotangents = [_NO_TANGENT]
+        for pair in pairs:
+            if pair is None:
+                cotangents.append(_NO_TANGENT)
                 continue
-            cotangent = cotangents[i + 1]
+            cotangent, tangent = pair
+            if tangent is None:
+                cotangents.append(cotangent)
+                continue
             if type(cotangent) not in _DUAL_VALUES:
                 cotangent = unthunk(cotangent)
-            change = None
-            if changes is not None:
-                change = changes[i + 1]
-                if type(change) not in _DUAL_VALUES:
-                    change = unthunk(change)
-                    if isinstance(change, AbstractZero):
-                        change = None
-            term = terms[i]
-            if term is not None:
-                change = term if change is None else accumulate(change, term)
-            if change is None:
-                cotangents[i + 1] = cotangent
-                continue
+            if type(tangent) not in _DUAL_VALUES:
+                tangent = unthunk(tangent)
             kind = type(cotangent)
-            if type(change) is kind and (kind in _NUMBERS or (
-                    kind is np.ndarray and change.dtype is cotangent.dtype
-                    and change.shape == cotangent.shape)):
+            if type(tangent) is kind and (kind in _NUMBERS or (
+                    kind is np.ndarray and tangent.dtype is cotangent.dtype
+                    and tangent.shape == cotangent.shape)):
                 traced = _new_object(Traced)
-                traced.primal, traced.tape, traced.node = cotangent, trace, change
+                traced.primal, traced.tape, traced.node = cotangent, trace, tangent
             else:
                 if isinstance(cotangent, AbstractZero):
-                    cotangent = _zeros_like(change)
-                traced = Traced(cotangent, trace, _tangent_of(cotangent, change))
-            cotangents[i + 1] = traced
+                    cotangent = _zeros_like(tangent)
+                traced = Traced(cotangent, trace, _tangent_of(cotangent, tangent))
+            cotangents.append(traced)
         return tuple(cotangents)
 
 

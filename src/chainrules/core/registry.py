@@ -325,18 +325,20 @@ DUAL_FORMS: dict = {}  # function -> (the rrule it belongs to, its dual form)
 def dual_form(f: Callable, reverse: Callable, dual: Callable) -> None:
     """Declare ``dual``, the rrule ``reverse`` of ``f`` run on primal values and their
     tangents at once, for engines computing second derivatives by forward over reverse
-    (``hvp``, ``jvp`` of ``grad``).
+    (``hvp``, ``jvp`` of ``grad``): one rule call per operation and per pullback, instead of
+    tracing the rule's computations on values that carry tangents.
 
     ``dual(args, tangents, kwargs)`` takes plain arguments and one plain tangent per argument
     (``None`` for a constant) and returns ``None`` (not handled: the engine runs ``reverse`` on
-    its traced values instead) or ``(y, dy, pullback, second)``: the output, its tangent, the
-    pullback ``reverse`` returns on the plain arguments, and the pullback's own derivative
-    along the tangents: ``second(dy_primal, needed)`` gives, for each positional argument
-    whose ``needed`` entry is true, ``None`` or the term that the argument's cotangent gains
-    from the tangents of the arguments, projected. ``second`` is ``None`` when that is zero
-    for every argument (a function linear in its differentiable arguments). The cotangent's
-    tangent is then ``pullback(dy_tangent) + second(dy_primal)``: one rule call per operation
-    instead of tracing the pullback.
+    its traced values instead) or ``(y, dy, pullback, pullback_dual)``: the output, its
+    tangent, the pullback ``reverse`` returns on the plain arguments, and the same pullback on
+    a cotangent that carries a tangent: ``pullback_dual(dy, ddy, needed)`` (``ddy`` is the
+    tangent of the cotangent ``dy``, or ``None`` for zero) returns, for each positional
+    argument, ``None`` (not ``needed``, or not differentiable) or the pair ``(cotangent,
+    tangent)``, projected, with ``None`` for a zero tangent. The tangent is the derivative of
+    the cotangent along ``ddy`` and along the arguments' tangents. ``pullback_dual`` may be
+    ``None`` for a function linear in its differentiable arguments whose pullback reads none
+    of their values (``x[i]``): the engine then gives ``pullback`` the cotangent as it is.
 
     The form is used only while ``reverse`` is ``f``'s registered rrule: registering another
     rrule for ``f`` turns it off.

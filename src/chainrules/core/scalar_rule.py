@@ -414,25 +414,22 @@ def scalar_rule(f: Any, *partials: Partial, on_scalars: Callable | None = None,
     rrule.register(f, replace=True)(reverse)
     frule.register(f, replace=True)(forward)
 
-    constant = all(type(partial) is int or partial is None for partial in partials)
     table = _second_partials(name, count, second)
-    if not constant and table is None:
-        return  # second derivatives trace the pullback
+    if table is None and not all(type(p) is int or p is None for p in partials):
+        return  # no second partials: second derivatives trace the pullback
     if table is not None and all(h is None for row in table for h in row):
-        constant = True  # piecewise-constant partials (maximum): a zero second derivative
+        table = None  # piecewise-constant partials (maximum): a zero second derivative
 
     def dual(args: tuple, tangents: tuple, kwargs: dict):
-        """The dual form: ``(y, dy, pullback, second)`` on plain values and tangents."""
+        """The dual form: ``(y, dy, pullback, pullback_dual)`` on plain values and tangents."""
         if kwargs or len(args) != count:
             return None
         y, pullback = reverse(*args)
-        if type(pullback) is _NumbersPullback:  # two numbers, `_as_numpy` changes nothing
-            values = args
-        else:
-            values = _as_numpy(args, y)
-        dy = output_tangent(y, values, tangents)
-        return y, dy, pullback, None if constant else _SecondTerms(table, args, y, values,
-                                                                  tangents)
+        values = args if type(pullback) is _NumbersPullback else _as_numpy(args, y)
+        pair = _ElementwiseDual(partials, table, args, y, values, tangents)
+        if type(pullback) is _LinearPullback:  # numbers: the pullback takes a traced dy
+            return y, pair.output_tangent(), pullback, None
+        return y, pair.output_tangent(), pullback, pair
 
     dual_form(f, reverse, dual)
 
@@ -455,56 +452,103 @@ def _second_partials(name: str, count: int, second: Any) -> tuple | None:
     return ((aa, ab), (ab, bb))
 
 
-class _SecondTerms:
-    """The derivative of an elementwise pullback along the arguments' tangents ``dx``: for
-    argument ``i``, ``project_i(unbroadcast(conj(sum_j H_ij dx_j) * dy))``, with ``H`` the
-    second partials: what the cotangent ``conj(partial_i) * dy`` gains when the arguments
-    move along ``dx`` (the rule's dual form, `chainrules.core.registry.dual_form`)."""
+class _ElementwiseDual:
+    """An elementwise rule on values and tangents (its dual form,
+    `chainrules.core.registry.dual_form`): the partials are computed once, for the output's
+    tangent ``sum_i partial_i dx_i`` and for the pullback, which maps a cotangent ``dy`` with
+    its tangent ``ddy`` to each argument's ``conj(partial_i) dy`` and its tangent
+    ``conj(partial_i) ddy + conj(sum_j H_ij dx_j) dy`` (``H``: the second partials), reduced
+    over broadcast dimensions and projected."""
 
-    __slots__ = ("table", "args", "y", "values", "tangents")
+    __slots__ = ("partials", "table", "args", "y", "values", "tangents", "derivatives")
 
-    def __init__(self, table: tuple, args: tuple, y: Any, values: tuple, tangents: tuple):
-        self.table, self.args, self.y, self.values, self.tangents = \
-            table, args, y, values, tangents
+    def __init__(self, partials: tuple, table: tuple | None, args: tuple, y: Any, values: tuple,
+                 tangents: tuple):
+        self.partials, self.table, self.args, self.y, self.values, self.tangents = \
+            partials, table, args, y, values, tangents
+        self.derivatives: list = [_UNKNOWN] * len(args)
 
-    def __call__(self, dy: Any, needed: tuple) -> tuple:
-        if type(dy) in _REAL_SCALARS and all(type(arg) in _REAL_SCALARS for arg in self.args):
-            return self._numbers(dy, needed)  # real numbers: no broadcasting, no conj
-        terms = []
-        for i, arg in enumerate(self.args):
-            change = None
-            if needed[i]:
-                for h, dx in zip(self.table[i], self.tangents):
-                    if h is None or dx is None:
-                        continue
-                    if type(h) is int:
-                        term = dx if h == 1 else h * dx
-                    else:
-                        term = h(self.y, *self.values) * dx
-                    change = term if change is None else accumulate(change, term)
-            if change is None:
-                terms.append(None)
+    def derivative(self, i: int) -> Any:
+        """``partial_i(y, *args)`` (an int for a constant partial), computed once."""
+        derivative = self.derivatives[i]
+        if derivative is _UNKNOWN:
+            partial = self.partials[i]
+            derivative = partial if type(partial) is int else partial(self.y, *self.values)
+            self.derivatives[i] = derivative
+        return derivative
+
+    def output_tangent(self) -> Any:
+        dy = None
+        for i, dx in enumerate(self.tangents):
+            if dx is None or self.partials[i] is None:
                 continue
-            term = _argument_cotangent(arg, lambda *_, change=change: change, self.y,
-                                       self.values, dy)
-            terms.append(None if isinstance(term, AbstractZero) else term)
-        return tuple(terms)
+            derivative = self.derivative(i)
+            term = (dx if derivative == 1 else derivative * dx) if type(derivative) is int \
+                else derivative * dx
+            dy = term if dy is None else accumulate(dy, term)
+        return ZeroTangent() if dy is None else _in_tangent_space(self.y, dy)
 
-    def _numbers(self, dy: Any, needed: tuple) -> tuple:
+    def second(self, i: int) -> Any:
+        """``sum_j H_ij dx_j``: how partial ``i`` moves along the tangents; None for zero."""
+        if self.table is None:
+            return None
+        change = None
+        for h, dx in zip(self.table[i], self.tangents):
+            if h is None or dx is None:
+                continue
+            term = (dx if h == 1 else h * dx) if type(h) is int else h(self.y, *self.values) * dx
+            change = term if change is None else accumulate(change, term)
+        return change
+
+    def __call__(self, dy: Any, ddy: Any, needed: tuple) -> tuple:
+        if type(dy) in _REAL_SCALARS and (ddy is None or type(ddy) in _REAL_SCALARS):
+            for arg in self.args:
+                if type(arg) not in _REAL_SCALARS:
+                    break
+            else:
+                return self._numbers(dy, ddy, needed)  # no broadcasting, no conj
+        pairs = []
+        for i, arg in enumerate(self.args):
+            if not needed[i] or self.partials[i] is None or type(arg) is int:
+                pairs.append(None)
+                continue
+            derivative = self.derivative(i)
+            partial = derivative if type(derivative) is int else \
+                (lambda *_, d=derivative: d)
+            cotangent = _argument_cotangent(arg, partial, self.y, self.values, dy)
+            if cotangent is _NO_TANGENT:
+                pairs.append(None)
+                continue
+            tangent = None if ddy is None else \
+                _argument_cotangent(arg, partial, self.y, self.values, ddy)
+            change = self.second(i)
+            if change is not None:
+                term = _argument_cotangent(arg, lambda *_: change, self.y, self.values, dy)
+                tangent = term if tangent is None else accumulate(tangent, term)
+            pairs.append((cotangent, tangent))
+        return tuple(pairs)
+
+    def _numbers(self, dy: Any, ddy: Any, needed: tuple) -> tuple:
         """`__call__` for real numbers (scalar loops)."""
-        terms = []
+        pairs = []
         for i, arg in enumerate(self.args):
             kind = type(arg)
-            change = None
-            if needed[i] and kind is not int:
-                for h, dx in zip(self.table[i], self.tangents):
-                    if h is not None and dx is not None:
-                        term = (dx if h == 1 else h * dx) if type(h) is int else \
-                            h(self.y, *self.values) * dx
-                        change = term if change is None else change + term
-            if change is None:
-                terms.append(None)
-            else:
-                change = change * dy
-                terms.append(change if type(change) is kind else _SCALAR_PROJECTORS[kind](change))
-        return tuple(terms)
+            if not needed[i] or self.partials[i] is None or kind is int:
+                pairs.append(None)
+                continue
+            derivative = self.derivative(i)
+            cotangent = derivative * dy
+            tangent = None if ddy is None else derivative * ddy
+            change = self.second(i)
+            if change is not None:
+                tangent = change * dy if tangent is None else tangent + change * dy
+            project = _SCALAR_PROJECTORS[kind]
+            if type(cotangent) is not kind:
+                cotangent = project(cotangent)
+            if tangent is not None and type(tangent) is not kind:
+                tangent = project(tangent)
+            pairs.append((cotangent, tangent))
+        return tuple(pairs)
+
+
+_UNKNOWN = object()

@@ -487,55 +487,72 @@ class _Rule:
     def dual(self, args: tuple, tangents: Sequence, kwargs: dict) -> tuple | None:
         """The dual form (`chainrules.core.registry.dual_form`) of a function linear in each
         of its differentiable arguments (the pushforwards `multilinear` and `linear`): the
-        cotangent of argument ``i`` is linear in ``dy`` and in each other argument, so along
-        the tangents it gains the cotangents of the calls with one other argument ``j``
-        replaced by its tangent (`_MultilinearTerms`)."""
+        cotangent of argument ``i`` is linear in ``dy`` and in each other argument, so its
+        tangent is the formula at ``ddy``, plus the formula at ``dy`` of the calls with one
+        other argument ``j`` replaced by its tangent (`_DualPullback`)."""
         pullback = self.begin(_Pullback, args, kwargs)
         y = pullback.y = self.f(*args, **kwargs)
         if type(y) is not np.ndarray and type(y) not in _NUMBER_TYPES:
             return None  # several outputs: the generic path
         dy = self._tangent(pullback, y, args, tangents)  # before values may be forgotten
         pullback = self._complete(pullback, y, args)
-        if self.pushforward is linear or type(pullback) is _Zeros or sum(
-                1 for i in range(len(args)) if self.differentiable(i)) < 2:
-            return y, dy, pullback, None  # linear: the pullback reads no differentiable value
-        if not self.keeps_values:
+        if type(pullback) is _Zeros:
+            return y, dy, pullback, None
+        several = self.pushforward is not linear and sum(
+            1 for i in range(len(args)) if self.differentiable(i)) > 1
+        if several and not self.keeps_values:
             return None
-        return y, dy, pullback, _MultilinearTerms(pullback, tuple(tangents))
+        return y, dy, pullback, _DualPullback(pullback, tuple(tangents) if several else None)
 
 
-class _MultilinearTerms:
-    """For a function linear in each argument: what each argument's cotangent gains along
-    the other arguments' tangents, ``sum_{j != i} cotangent_i(f at args with args[j] =
-    dx_j)`` (the ``second`` of a dual form), by the rule's own formulas."""
+class _DualPullback:
+    """A `define`d pullback on a cotangent ``dy`` with its tangent ``ddy`` (the
+    ``pullback_dual`` of its dual form): each formula at ``dy`` and at ``ddy``, and, for a
+    function linear in each of several arguments, at ``dy`` with another argument ``j``
+    replaced by its tangent ``dx_j``."""
 
     __slots__ = ("pullback", "tangents")
 
-    def __init__(self, pullback: "_Pullback", tangents: tuple):
+    def __init__(self, pullback: "_Pullback", tangents: tuple | None):
         self.pullback, self.tangents = pullback, tangents
 
-    def __call__(self, dy: Any, needed: tuple) -> tuple:
+    def __call__(self, dy: Any, ddy: Any, needed: tuple) -> tuple:
         pullback = self.pullback
-        rule, args, projectors = pullback.rule, pullback.args, pullback.projectors
-        terms: list[Any] = [None] * len(args)
-        dy = pullback._project_output(unthunk(dy))
+        rule, projectors = pullback.rule, pullback.projectors
+        dy = pullback._project_output(dy)
         if isinstance(dy, AbstractZero):
-            return tuple(terms)
-        for j, dx in enumerate(self.tangents):
-            if dx is None:
+            return (None,) * len(projectors)
+        shared = dy if rule.prepare is None else rule.prepare(pullback, dy)
+        if ddy is not None:
+            ddy = pullback._project_output(ddy)
+            if isinstance(ddy, AbstractZero):
+                ddy = None
+            elif rule.prepare is not None:
+                ddy = rule.prepare(pullback, ddy)
+        swapped: dict = {}  # j -> (the call with dx_j in place of argument j, its shared dy)
+        pairs = []
+        for i, project in enumerate(projectors):
+            if project is None or not needed[i]:
+                pairs.append(None)
                 continue
-            call = None
-            for i, project in enumerate(projectors):
-                if i == j or not needed[i] or project is None:
+            cotangent = project(rule.cotangent(pullback, shared, i))
+            tangent = None if ddy is None else project(rule.cotangent(pullback, ddy, i))
+            for j, dx in enumerate(self.tangents or ()):
+                if dx is None or j == i:
                     continue
-                if call is None:  # the call with dx_j in place of argument j
+                if j not in swapped:
+                    args = pullback.args
                     call = Call(rule, args[:j] + (dx,) + args[j + 1:], pullback.kwargs,
                                 pullback.y)
-                    shared = dy if rule.prepare is None else rule.prepare(call, dy)
-                term = project(rule.cotangent(call, shared, i))
+                    swapped[j] = call, dy if rule.prepare is None else rule.prepare(call, dy)
+                call, call_dy = swapped[j]
+                term = project(rule.cotangent(call, call_dy, i))
                 if not isinstance(term, AbstractZero):
-                    terms[i] = term if terms[i] is None else accumulate(terms[i], term)
-        return tuple(terms)
+                    tangent = term if tangent is None else accumulate(tangent, term)
+            if isinstance(tangent, AbstractZero):
+                tangent = None
+            pairs.append((cotangent, tangent))
+        return tuple(pairs)
 
 
 _NO_TANGENT = NoTangent()

@@ -210,8 +210,9 @@ class ForwardTrace(Level):
         else:
             traced = _wrap(self, y, dy)
         if pullback_dual is not None:
-            pullback = _DualPullback(pullback, pullback_dual, self,
-                                     tuple([parent >= 0 for parent in parents]),
+            needed = (parents[0] >= 0, parents[1] >= 0) if len(parents) == 2 else \
+                tuple([parent >= 0 for parent in parents])
+            pullback = _DualPullback(pullback, pullback_dual, self, needed,
                                      (function, primals, kwargs))
         meta = _TRACED_NUMBER_META.get(kind)
         if meta is None or type(traced) is not Traced:

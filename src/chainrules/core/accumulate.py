@@ -57,14 +57,14 @@ def accumulate(acc: Any, t: Any, *, owned: bool = False) -> Any:
         return acc + t  # numbers and arrays: the eager sum (forward mode's hot path)
     if type(acc) is SparseSum and owned:
         return acc.add(t)
-    if isinstance(t, AbstractZero):
-        if isinstance(acc, AbstractZero):
+    if issubclass(type(t), AbstractZero):
+        if issubclass(type(acc), AbstractZero):
             return acc + t
         return acc
-    if isinstance(acc, AbstractZero):
+    if issubclass(type(acc), AbstractZero):
         return owned_copy(t) if owned else t
     if owned:
-        if type(t) is SparseCotangent and t.is_traced and not isinstance(acc, Tangent):
+        if type(t) is SparseCotangent and t.is_traced and not issubclass(type(acc), Tangent):
             return SparseSum(t.shape, t.dtype, unthunk(acc)).add(t)
         if type(acc) is np.ndarray:
             return _into_array(acc, t)
@@ -86,20 +86,20 @@ def owned_copy(t: Any) -> Any:
     >>> y is x, bool(np.shares_memory(x, y))
     (False, False)
     """
-    if isinstance(t, AbstractZero):
+    if issubclass(type(t), AbstractZero):
         return t
-    if isinstance(t, SparseCotangent):
+    if issubclass(type(t), SparseCotangent):
         return SparseSum(t.shape, t.dtype).add(t) if t.is_traced else t.dense()
-    if isinstance(t, InplaceableThunk) and not t.is_computed and t.shape is not None \
+    if issubclass(type(t), InplaceableThunk) and not t.is_computed and t.shape is not None \
             and t.dtype is not None:
         return _checked_add(t, np.zeros(t.shape, t.dtype))
-    if isinstance(t, AbstractThunk):
+    if issubclass(type(t), AbstractThunk):
         t = t.unthunk()
     if issubclass(type(t), np.ndarray):
         return np.array(t, copy=True, subok=False)
-    if isinstance(t, Tangent):
+    if issubclass(type(t), Tangent):
         return Tangent(t.primal_type, {k: owned_copy(v) for k, v in t.items()})
-    if isinstance(t, (tuple, list, dict)):
+    if issubclass(type(t), (tuple, list, dict)):
         return Tangent(type(t), {k: owned_copy(v) for k, v in structural_fields(t).items()})
     return t  # numbers are immutable
 
@@ -116,7 +116,7 @@ def owned_sum(acc: Any, t: Any) -> Any:
     >>> s, bool(np.shares_memory(s, a))
     (array([2., 1.]), False)
     """
-    if type(acc) is np.ndarray and not isinstance(t, (Tangent, AbstractZero)):
+    if type(acc) is np.ndarray and not issubclass(type(t), (Tangent, AbstractZero)):
         if issubclass(type(t), (SparseCotangent, np.ndarray, np.generic, int, float, complex)):
             return _eager_sum(acc, t)  # a new array (or number) in the eager sum's dtype
     return accumulate(owned_copy(acc), t, owned=True)
@@ -146,29 +146,29 @@ def _into_array(acc: np.ndarray, t: Any) -> Any:
                 and acc.flags.writeable:
             return t.add_into(acc)
         return _eager_sum(acc, t)
-    if isinstance(t, InplaceableThunk):
+    if issubclass(type(t), InplaceableThunk):
         if not t.is_computed and t.shape is not None and t.dtype is not None:
             if _fits(acc, t.shape, t.dtype):
                 return _checked_add(t, acc)
         t = t.unthunk()
-    elif isinstance(t, AbstractThunk):
+    elif issubclass(type(t), AbstractThunk):
         t = t.unthunk()
     if issubclass(type(t), np.ndarray):
         if acc.flags.writeable and np.promote_types(acc.dtype, t.dtype) == acc.dtype and (
                 t.shape == acc.shape or np.broadcast_shapes(acc.shape, t.shape) == acc.shape):
             return np.add(acc, t, out=acc)
-    elif issubclass(type(t), (int, float, complex, np.generic)) and not isinstance(t, Tangent):
+    elif issubclass(type(t), (int, float, complex, np.generic)) and not issubclass(type(t), Tangent):
         if acc.flags.writeable and np.result_type(acc, t) == acc.dtype:
             return np.add(acc, t, out=acc)
     return _eager_sum(acc, t)
 
 
 def _into_tangent(acc: Tangent, t: Any) -> Any:
-    if isinstance(t, AbstractThunk):
+    if issubclass(type(t), AbstractThunk):
         t = t.unthunk()
-    if isinstance(t, (tuple, list, dict)):
+    if issubclass(type(t), (tuple, list, dict)):
         t = Tangent(acc.primal_type, structural_fields(t))
-    if not isinstance(t, Tangent):
+    if not issubclass(type(t), Tangent):
         return _eager_sum(acc, t)
     _check_same_primal(acc, t)
     backing = acc.backing
@@ -188,23 +188,23 @@ def _check_same_primal(a: Tangent, b: Tangent) -> None:
 
 def _eager_sum(acc: Any, t: Any) -> Any:
     """``unthunk(acc) + unthunk(t)`` for every pair of tangent kinds, never mutating either."""
-    if isinstance(acc, AbstractThunk):
+    if issubclass(type(acc), AbstractThunk):
         acc = acc.unthunk()
-    if isinstance(t, SparseCotangent) and issubclass(type(acc), np.ndarray) and \
+    if issubclass(type(t), SparseCotangent) and issubclass(type(acc), np.ndarray) and \
             acc.shape == t.shape and not t.is_traced:
         # acc + dense(t), without building dense(t): copy acc into the result dtype, add t.
         result = np.array(acc, dtype=np.promote_types(acc.dtype, t.dtype), copy=True)
         return t.add_into(result)
-    if isinstance(t, AbstractThunk):
+    if issubclass(type(t), AbstractThunk):
         t = t.unthunk()
-    if isinstance(acc, AbstractZero) or isinstance(t, AbstractZero):
+    if issubclass(type(acc), AbstractZero) or issubclass(type(t), AbstractZero):
         return accumulate(acc, t)
-    if isinstance(t, Tangent) and _is_primal_structure(acc):
+    if issubclass(type(t), Tangent) and _is_primal_structure(acc):
         return add_to_primal(acc, t)
-    if isinstance(acc, Tangent) and _is_primal_structure(t):
+    if issubclass(type(acc), Tangent) and _is_primal_structure(t):
         return add_to_primal(t, acc)
-    acc_structural = isinstance(acc, (Tangent, tuple, list, dict))
-    t_structural = isinstance(t, (Tangent, tuple, list, dict))
+    acc_structural = issubclass(type(acc), (Tangent, tuple, list, dict))
+    t_structural = issubclass(type(t), (Tangent, tuple, list, dict))
     if acc_structural or t_structural:
         if not (acc_structural and t_structural):
             structural, other = (acc, t) if acc_structural else (t, acc)
@@ -219,7 +219,7 @@ def _is_primal_structure(x: Any) -> bool:
     """Whether ``x`` is an object with fields that is not itself a tangent: a dataclass,
     namedtuple, plain object, closure, or a tuple, list or dict (whose sum with a `Tangent`
     of it is the same, field by field, whether it is read as a primal or as a tangent)."""
-    return not isinstance(x, _TANGENT_TYPES) and is_structure(x)
+    return not issubclass(type(x), _TANGENT_TYPES) and is_structure(x)
 
 
 _TANGENT_TYPES = (Tangent, AbstractZero, AbstractThunk, SparseCotangent, SparseSum, np.ndarray)
@@ -245,12 +245,12 @@ def add_to_primal(x: Any, dx: Any) -> Any:
     {'a': [11.0, 2.0]}
     """
     dx = unthunk(dx)
-    if isinstance(dx, AbstractZero):
+    if issubclass(type(dx), AbstractZero):
         return rebuild_with(x, {}) if _is_primal_structure(x) else x
     if not _is_primal_structure(x):
         return x + dx  # a leaf: an array or a number (a structural dx raises, by name)
     current = structural_fields(x)
-    if isinstance(dx, Tangent):
+    if issubclass(type(dx), Tangent):
         primal_type = dx.primal_type
         if primal_type is not None and not isinstance(x, primal_type):
             raise TypeError(
@@ -260,7 +260,7 @@ def add_to_primal(x: Any, dx: Any) -> Any:
     elif isinstance(dx, tuple) and not hasattr(type(dx), "_fields") \
             and hasattr(type(x), "_fields"):
         given = zip(type(x)._fields, dx)  # a plain tuple as the tangent of a namedtuple
-    elif isinstance(dx, (tuple, list, dict)):
+    elif issubclass(type(dx), (tuple, list, dict)):
         given = structural_fields(dx).items()
     else:
         raise TypeError(
@@ -269,7 +269,7 @@ def add_to_primal(x: Any, dx: Any) -> Any:
     new_fields = {}
     for key, value in given:
         value = unthunk(value)
-        if isinstance(value, AbstractZero):
+        if issubclass(type(value), AbstractZero):
             continue
         if key not in current:
             raise TypeError(
@@ -281,9 +281,9 @@ def add_to_primal(x: Any, dx: Any) -> Any:
 
 
 def _sum_structural(acc: Any, t: Any) -> Any:
-    primal_type = acc.primal_type if isinstance(acc, Tangent) else type(acc)
-    a = acc if isinstance(acc, Tangent) else Tangent(primal_type, structural_fields(acc))
-    b = t if isinstance(t, Tangent) else Tangent(primal_type, structural_fields(t))
+    primal_type = acc.primal_type if issubclass(type(acc), Tangent) else type(acc)
+    a = acc if issubclass(type(acc), Tangent) else Tangent(primal_type, structural_fields(acc))
+    b = t if issubclass(type(t), Tangent) else Tangent(primal_type, structural_fields(t))
     _check_same_primal(a, b)
     backing = dict(a.backing)
     for key, value in b.items():

@@ -425,10 +425,17 @@ def scalar_rule(f: Any, *partials: Partial, on_scalars: Callable | None = None,
         if kwargs or len(args) != count:
             return None
         y, pullback = reverse(*args)
-        values = args if type(pullback) is _NumbersPullback else _as_numpy(args, y)
-        pair = _ElementwiseDual(partials, table, args, y, values, tangents)
         if type(pullback) is _LinearPullback:  # numbers: the pullback takes a traced dy
-            return y, pair.output_tangent(), pullback, None
+            return y, _NumbersDual(partials, None, args, y, tangents).dy, pullback, None
+        values = args if type(pullback) is _NumbersPullback else _as_numpy(args, y)
+        if values is args and type(y) in _REAL_SCALARS:
+            for arg in args:
+                if type(arg) not in _REAL_SCALARS:
+                    break
+            else:  # real numbers (scalar loops)
+                pair = _NumbersDual(partials, table, args, y, tangents)
+                return y, pair.dy, pullback, pair
+        pair = _ElementwiseDual(partials, table, args, y, values, tangents)
         return y, pair.output_tangent(), pullback, pair
 
     dual_form(f, reverse, dual)
@@ -501,12 +508,6 @@ class _ElementwiseDual:
         return change
 
     def __call__(self, dy: Any, ddy: Any, needed: tuple) -> tuple:
-        if type(dy) in _REAL_SCALARS and (ddy is None or type(ddy) in _REAL_SCALARS):
-            for arg in self.args:
-                if type(arg) not in _REAL_SCALARS:
-                    break
-            else:
-                return self._numbers(dy, ddy, needed)  # no broadcasting, no conj
         pairs = []
         for i, arg in enumerate(self.args):
             if not needed[i] or self.partials[i] is None or type(arg) is int:
@@ -528,25 +529,60 @@ class _ElementwiseDual:
             pairs.append((cotangent, tangent))
         return tuple(pairs)
 
-    def _numbers(self, dy: Any, ddy: Any, needed: tuple) -> tuple:
-        """`__call__` for real numbers (scalar loops)."""
+
+class _NumbersDual:
+    """`_ElementwiseDual` for real numbers (scalar loops): no broadcasting, no conjugation,
+    and the partials computed at once."""
+
+    __slots__ = ("partials", "table", "args", "y", "tangents", "derivatives", "dy")
+
+    def __init__(self, partials: tuple, table: tuple | None, args: tuple, y: Any,
+                 tangents: tuple):
+        self.partials, self.table, self.args, self.y, self.tangents = \
+            partials, table, args, y, tangents
+        derivatives = []
+        dy = None
+        for partial, arg, dx in zip(partials, args, tangents):
+            if partial is None or type(arg) is int:
+                derivatives.append(None)
+                continue
+            derivative = partial if type(partial) is int else partial(y, *args)
+            derivatives.append(derivative)
+            if dx is not None:
+                term = (dx if derivative == 1 else derivative * dx) \
+                    if type(derivative) is int else derivative * dx
+                dy = term if dy is None else dy + term
+        self.derivatives = derivatives
+        kind = type(y)
+        self.dy = ZeroTangent() if dy is None else dy if type(dy) is kind else \
+            _SCALAR_PROJECTORS[kind](dy)
+
+    def __call__(self, dy: Any, ddy: Any, needed: tuple) -> tuple:
+        if type(dy) not in _REAL_SCALARS or (ddy is not None and type(ddy) not in _REAL_SCALARS):
+            general = _ElementwiseDual(self.partials, self.table, self.args, self.y, self.args,
+                                       self.tangents)
+            general.derivatives = [_UNKNOWN if d is None else d for d in self.derivatives]
+            return general(dy, ddy, needed)  # a cotangent that is an array, or complex
         pairs = []
-        for i, arg in enumerate(self.args):
-            kind = type(arg)
-            if not needed[i] or self.partials[i] is None or kind is int:
+        table, tangents = self.table, self.tangents
+        for i, derivative in enumerate(self.derivatives):
+            if derivative is None or not needed[i]:
                 pairs.append(None)
                 continue
-            derivative = self.derivative(i)
             cotangent = derivative * dy
             tangent = None if ddy is None else derivative * ddy
-            change = self.second(i)
-            if change is not None:
-                tangent = change * dy if tangent is None else tangent + change * dy
-            project = _SCALAR_PROJECTORS[kind]
+            if table is not None:
+                for h, dx in zip(table[i], tangents):
+                    if h is not None and dx is not None:
+                        term = (dx if h == 1 else h * dx) if type(h) is int else \
+                            h(self.y, *self.args) * dx
+                        term = term * dy
+                        tangent = term if tangent is None else tangent + term
+            kind = type(self.args[i])
             if type(cotangent) is not kind:
-                cotangent = project(cotangent)
+                cotangent = _SCALAR_PROJECTORS[kind](cotangent)
             if tangent is not None and type(tangent) is not kind:
-                tangent = project(tangent)
+                tangent = _SCALAR_PROJECTORS[kind](tangent)
             pairs.append((cotangent, tangent))
         return tuple(pairs)
 

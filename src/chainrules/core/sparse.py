@@ -27,6 +27,8 @@ __all__ = ["SparseCotangent", "SparseSum", "scatter_sum"]
 _BASIC, _NO_REPEATS, _GROUPED, _TRACED = 0, 1, 2, 3
 
 _axis_positions = np.arange(0, dtype=np.intp)
+_NUMBERS = frozenset({float, complex, np.float64, np.float32, np.float16, np.complex128,
+                      np.complex64})
 
 
 def _positions(length: int) -> np.ndarray:
@@ -190,6 +192,11 @@ def scatter_sum(shape: tuple, dtype: Any, indices: tuple, *values: Any) -> Any:
                 return dispatch(value, scatter_sum, (type(value),),
                                 (shape, dtype, indices) + values, {})
     out = np.zeros(shape, dtype)
+    if len(shape) == 1 and len(indices) > 8 and all(type(i) is int for i in indices) \
+            and all(type(v) in _NUMBERS for v in values):
+        # x[i] read in a loop: the numbers added in index order, as the loop below does
+        np.add.at(out, np.array(indices, dtype=np.intp), np.array(values, dtype=out.dtype))
+        return out
     for index, value in zip(indices, values):
         if _has_integer_array(index):
             np.add.at(out, index, value)

@@ -498,8 +498,9 @@ class _Rule:
         pullback = self._complete(pullback, y, args)
         if type(pullback) is _Zeros:
             return y, dy, pullback, None
-        several = self.pushforward is not linear and sum(
-            1 for i in range(len(args)) if self.differentiable(i)) > 1
+        several = self.pushforward is not linear and (
+            len(args) > 1 if self.every is not None else
+            self.has_formula[:len(args)].count(True) > 1)
         if several and not self.keeps_values:
             return None
         return y, dy, pullback, _DualPullback(pullback, tuple(tangents) if several else None)
@@ -518,17 +519,20 @@ class _DualPullback:
 
     def __call__(self, dy: Any, ddy: Any, needed: tuple) -> tuple:
         pullback = self.pullback
-        rule, projectors = pullback.rule, pullback.projectors
-        dy = pullback._project_output(dy)
-        if isinstance(dy, AbstractZero):
-            return (None,) * len(projectors)
+        rule, projectors, y = pullback.rule, pullback.projectors, pullback.y
+        fits = type(y) is np.ndarray and y.dtype.kind in "fc"  # then skip fitting arrays
+        if not (fits and type(dy) is np.ndarray and dy.dtype is y.dtype and dy.shape == y.shape):
+            dy = pullback._project_output(dy)
+            if isinstance(dy, AbstractZero):
+                return (None,) * len(projectors)
         shared = dy if rule.prepare is None else rule.prepare(pullback, dy)
-        if ddy is not None:
+        if ddy is not None and not (fits and type(ddy) is np.ndarray and ddy.dtype is y.dtype
+                                    and ddy.shape == y.shape):
             ddy = pullback._project_output(ddy)
             if isinstance(ddy, AbstractZero):
                 ddy = None
-            elif rule.prepare is not None:
-                ddy = rule.prepare(pullback, ddy)
+        if ddy is not None and rule.prepare is not None:
+            ddy = rule.prepare(pullback, ddy)
         swapped: dict = {}  # j -> (the call with dx_j in place of argument j, its shared dy)
         pairs = []
         for i, project in enumerate(projectors):

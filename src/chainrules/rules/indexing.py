@@ -239,8 +239,8 @@ def _scatter_sum_rule(shape: tuple, dtype: Any, indices: tuple, *values: Any):
 def _scatter_sum_frule(tangents: tuple, shape: tuple, dtype: Any, indices: tuple,
                        *values: Any):
     y = scatter_sum(shape, dtype, indices, *values)
-    kept = [(index, unthunk(d)) for index, d in zip(indices, tangents[4:])
-            if not isinstance(unthunk(d), AbstractZero)]
+    kept = [(index, d) for index, d in zip(indices, map(unthunk, tangents[4:]))
+            if not isinstance(d, AbstractZero)]
     if not kept:
         return y, ZeroTangent()
     return y, scatter_sum(shape, np.result_type(y), tuple(i for i, _ in kept),

@@ -35,7 +35,8 @@ from ..core.tangents import AbstractZero, NoTangent, ZeroTangent
 from ..core.accumulate import accumulate
 from ..core.thunks import unthunk
 from . import intercept
-from .tape import Level, NoRuleError, _is_differentiable, _no_rule_message, _record_output
+from .tape import (_PLAIN, Level, NoRuleError, _is_differentiable, _is_plain_tuple,
+                   _no_rule_message, _record_output)
 from .tracer import Traced, primal_value
 
 __all__ = ["ForwardTrace"]
@@ -143,6 +144,9 @@ class ForwardTrace(Level):
             if own(arg):
                 primals.append(arg.primal)
                 tangents.append(arg.node)
+            elif type(arg) in _PLAIN or (type(arg) is tuple and _is_plain_tuple(arg)):
+                primals.append(arg)  # a constant: nothing to search
+                tangents.append(-1)
             elif is_structure(arg) and any(True for _ in leaves(arg, own)):
                 found = list(leaves(arg, own))
                 primal = replace_paths(arg, {path: v.primal for path, v in found})

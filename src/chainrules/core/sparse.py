@@ -240,7 +240,8 @@ class SparseSum(AbstractThunk):
         if type(t) is SparseCotangent:
             self.indices.append(t.index)
             self.pieces.append(t.values)
-            self.dtype = np.promote_types(self.dtype, t.dtype)
+            if t.dtype is not self.dtype:
+                self.dtype = np.promote_types(self.dtype, t.dtype)
             return self
         t = unthunk(t)
         self.dtype = np.result_type(self.dtype, getattr(t, "dtype", type(t)))

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import sys
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -38,7 +39,8 @@ from .._compat import signature
 from ..core.accumulate import accumulate, owned_copy
 from ..core.config import DEFAULT_CONFIG, RuleConfig, _name
 from ..core.projection import ProjectTo, _ProjectToNumeric
-from ..core.registry import FIRST_ORDER_ONLY, first_order_only, frule, rrule  # noqa: F401
+from ..core.registry import (FIRST_ORDER_ONLY, STANDS_FOR, first_order_only, frule,  # noqa: F401
+                             rrule)
 from ..core.sparse import SparseCotangent
 from ..core.structure import get_at, replace_paths, tangent_at, tangent_from_paths
 from ..core.tangents import (AbstractZero, NoTangent, Tangent, ZeroTangent, is_zero_tangent,
@@ -1509,7 +1511,8 @@ def _pullback_phi(order2: "_Order2", dy0: Any, vary_dy: bool, vs: list) -> Calla
 
 def test_rrule_order2(f: Callable, *args: Any, fkwargs: dict | None = None,
                       rtol: float | None = None, atol: float | None = None,
-                      directions: int = 2, seed: int = 0, **kwargs: Any) -> None:
+                      directions: int = 2, seed: int = 0, forward_over_reverse: bool = True,
+                      **kwargs: Any) -> None:
     """Check that the registered pullback of ``f`` is itself differentiable, and correctly.
 
     For a random output cotangent ``dy`` and random ``v``, the scalar
@@ -1519,6 +1522,11 @@ def test_rrule_order2(f: Callable, *args: Any, fkwargs: dict | None = None,
     respect to every float argument and ``dy``, and compared with central finite differences
     of ``phi`` along random directions. Raises `AssertionError` naming the function and the
     directional derivatives that differ. A structured output's ``dy`` stays fixed.
+
+    With ``forward_over_reverse``, also the engine's ``jvp`` of the gradient of
+    ``Re <w, f(x)>`` (as in ``hvp``, where the rule runs on values and tangents together, by
+    its dual form when it declares one: `chainrules.core.registry.dual_form`) against central
+    finite differences of that gradient.
 
     >>> import numpy as np
     >>> test_rrule_order2(np.sum, np.array([1.0, 2.0, 3.0]))
@@ -1541,9 +1549,71 @@ def test_rrule_order2(f: Callable, *args: Any, fkwargs: dict | None = None,
     if problems:
         raise AssertionError(f"{order2.title}: the pullback's own derivative is wrong:\n  "
                              + "\n  ".join(problems))
+    if forward_over_reverse:
+        problems = _forward_over_reverse(order2, y, directions)
+        if problems:
+            raise AssertionError(f"{order2.title}: forward over reverse (jvp of grad, hvp) "
+                                 f"is wrong:\n  " + "\n  ".join(problems))
 
 
 test_rrule_order2.__test__ = False
+
+
+def _as_reached(f: Callable) -> Callable:
+    """``f`` as a program reaches it by name while a trace runs (NumPy's namespace holds the
+    engine's stand-ins then: ``np.array`` of traced values is followed only through them)."""
+    module = sys.modules.get(getattr(f, "__module__", None) or "")
+    found = getattr(module, getattr(f, "__name__", ""), None) if module is not None else None
+    if found is not None and found is not f and (
+            getattr(found, STANDS_FOR, None) is f or getattr(found, "__wrapped__", None) is f):
+        return found
+    return f
+
+
+def _forward_over_reverse(order2: _Order2, y: Any, directions: int) -> list[str]:
+    """The engine's jvp of the gradient of ``Re <w, f(x)>`` (forward over reverse, as in
+    ``hvp``: the rule runs on values and tangents together, by its dual form if it has one)
+    against central finite differences of that gradient, along random directions."""
+    from ..ad.api import grad, jvp  # the kit may use every layer; the engine checks the rule
+    out_paths = [leaf.path for leaf in _float_leaves(y)]
+    if not out_paths:
+        return []
+    w = rand_tangent(y, order2.rng)
+
+    def psi(*xs: Any) -> Any:
+        f = _as_reached(order2.f)
+        return _leaf_inner(w, f(*order2.with_leaves(xs), **order2.fkwargs), out_paths)
+
+    points = [leaf.value for leaf in order2.leaves]
+    gradient = grad(psi, argnums=tuple(range(len(points))))
+
+    def dense(values: Any) -> list:
+        return [np.zeros(np.shape(p)) if isinstance(unthunk(g), AbstractZero) else unthunk(g)
+                for p, g in zip(points, values)]
+
+    h = 1e-3 if order2.low else 1e-5
+    problems = []
+    for k in range(directions):
+        v = [rand_tangent(p, order2.rng) for p in points]
+        try:
+            predicted = dense(jvp(gradient, points, v)[1])
+        except Exception as error:
+            return [f"jvp of grad raised {type(error).__name__}: {error}"]
+        moved = {scale: dense(gradient(*[_shift(p, d, scale) for p, d in zip(points, v)]))
+                 for scale in (h, -h, 2 * h, -2 * h)}
+        for i, leaf in enumerate(order2.leaves):
+            fd = (8 * (moved[h][i] - moved[-h][i]) - (moved[2 * h][i] - moved[-2 * h][i])) \
+                / (12 * h)
+            problem = Tolerance(order2.rtol, order2.atol).mismatch(
+                fd, predicted[i], np.max(np.abs(np.asarray(fd, dtype=np.complex128)),
+                                         initial=0.0))
+            if problem:
+                where = f"argument {leaf.path[0] + 1}" + (format_path(leaf.path[1:])
+                                                         if len(leaf.path) > 1 else "")
+                problems.append(f"direction {k}, {where}: the jvp of the gradient is "
+                                f"{_show(predicted[i])}, finite differences {_show(fd)}; "
+                                f"{problem}")
+    return problems
 
 
 def test_frule_order2(f: Callable, *args: Any, fkwargs: dict | None = None,

@@ -216,8 +216,7 @@ class ForwardTrace(Level):
         if pullback_dual is not None:
             needed = (parents[0] >= 0, parents[1] >= 0) if len(parents) == 2 else \
                 tuple([parent >= 0 for parent in parents])
-            pullback = _DualPullback(pullback, pullback_dual, self, needed,
-                                     (function, primals, kwargs))
+            pullback = _DualPullback(pullback_dual, self, needed, (function, primals, kwargs))
         meta = _TRACED_NUMBER_META.get(kind)
         if meta is None or type(traced) is not Traced:
             return _record_output(tape, function, primals, parents, (traced, pullback))
@@ -238,20 +237,18 @@ class _DualPullback:
     its arguments' values: the rule's ``pullback_dual`` on the cotangent's primal and tangent,
     its pairs made values of this trace."""
 
-    __slots__ = ("pullback", "pullback_dual", "trace", "needed", "call")
+    __slots__ = ("pullback_dual", "trace", "needed", "call")
 
-    def __init__(self, pullback: Any, pullback_dual: Any, trace: ForwardTrace, needed: tuple,
-                 call: tuple):
-        self.pullback, self.pullback_dual, self.trace = pullback, pullback_dual, trace
-        self.needed = needed
+    def __init__(self, pullback_dual: Any, trace: ForwardTrace, needed: tuple, call: tuple):
+        self.pullback_dual, self.trace, self.needed = pullback_dual, trace, needed
         self.call = call  # (function, traced arguments, keywords): for any other cotangent
 
     def __call__(self, dy: Any) -> tuple:
         kind = type(dy)
         if kind is not Traced and kind not in _DUAL_VALUES:
             dy = unthunk(dy)  # a thunk (the cotangent of one of several arguments)
-            if isinstance(dy, AbstractZero):
-                return self.pullback(dy)
+            if issubclass(type(dy), AbstractZero):
+                return (_NO_TANGENT,) * (len(self.needed) + 1)  # no contribution
             kind = type(dy)
         if kind is Traced and dy.tape is self.trace and type(dy.primal) in _DUAL_VALUES \
                 and type(dy.node) in _DUAL_VALUES:

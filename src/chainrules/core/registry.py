@@ -339,6 +339,9 @@ def dual_form(f: Callable, reverse: Callable, dual: Callable) -> None:
     the cotangent along ``ddy`` and along the arguments' tangents. ``pullback_dual`` may be
     ``None`` for a function linear in its differentiable arguments whose pullback reads none
     of their values (``x[i]``): the engine then gives ``pullback`` the cotangent as it is.
+    ``pullback`` may be ``None`` when ``pullback_dual`` is given (the engine answers a zero
+    cotangent with zeros, and any other kind of cotangent by running ``reverse`` on its
+    traced values).
 
     The form is used only while ``reverse`` is ``f``'s registered rrule: registering another
     rrule for ``f`` turns it off.

@@ -424,6 +424,15 @@ def scalar_rule(f: Any, *partials: Partial, on_scalars: Callable | None = None,
         """The dual form: ``(y, dy, pullback, pullback_dual)`` on plain values and tangents."""
         if kwargs or len(args) != count:
             return None
+        if numbers_fast_path and not linear and _NUMPY_SCALAR_PAIRS.get(
+                (type(args[0]), type(args[1]))) and args[0] and args[1] \
+                and type(args[0]) in _REAL_SCALARS and type(args[1]) in _REAL_SCALARS:
+            # two real numbers, as the 2 of x[i] ** 2 (the condition of `_NumbersPullback`):
+            # `pullback_dual` serves every cotangent, so no order-1 pullback is made
+            y = on_scalars(*args)
+            if type(y) in _REAL_SCALARS:
+                pair = _NumbersDual(partials, table, args, y, tangents)
+                return y, pair.dy, None, pair
         y, pullback = reverse(*args)
         if type(pullback) is _LinearPullback:  # numbers: the pullback takes a traced dy
             return y, _NumbersDual(partials, None, args, y, tangents).dy, pullback, None

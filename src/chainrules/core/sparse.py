@@ -97,8 +97,11 @@ class SparseCotangent(AbstractThunk):
         # x[i] is known to be basic without looking; _groups is set only for _GROUPED.
         self._kind = _BASIC if type(index) is int else None
         if type(values) is not dtype.type:
-            values = cast_to(values, dtype)
-            if not is_plain(values):
+            if is_plain(values):
+                values = cast_to(values, dtype)
+            else:
+                if getattr(values, "dtype", None) is not dtype:
+                    values = cast_to(values, dtype)
                 self._kind = _TRACED
         self.values = values
 

@@ -119,7 +119,7 @@ class _GetitemPullback:
     def __call__(self, dy: Any) -> tuple:
         if type(dy) not in _SCALARS or self.y_shape:  # a number for x[i] needs no checks
             dy = unthunk(dy)
-            if isinstance(dy, AbstractZero):
+            if issubclass(type(dy), AbstractZero):
                 return _NO_INDEX_TANGENTS
             if getattr(dy, "shape", ()) != self.y_shape:
                 raise ProjectionError(

@@ -11,28 +11,19 @@ are checked against closed forms on the way.
 from __future__ import annotations
 
 import contextlib
-import gc
 import resource
 import time
-import tracemalloc
 
 import numpy as np
 import pytest
 
 import chainrules as cr
+from chainrules.testing import peak_memory
 from chainrules.ad.tape import Tape
 
 TIME_BOUND = 24  # for 8x the input: linear ~8x (12x seen under load), quadratic ~64x
 
 
-def _peak(call) -> int:
-    gc.collect()
-    tracemalloc.start()
-    try:
-        call()
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
 
 
 @contextlib.contextmanager
@@ -81,7 +72,7 @@ def _assert_linear(make_call, small: int, large: int, bound: float = TIME_BOUND,
     operations_ratio = _operations(call_large) / _operations(call_small)
     assert operations_ratio <= 1.25 * factor, \
         f"recorded operations grew {operations_ratio:.2f}x for {factor}x the input"
-    peak_ratio = _peak(call_large) / _peak(call_small)
+    peak_ratio = peak_memory(call_large) / peak_memory(call_small)
     assert peak_ratio <= bound, f"memory grew {peak_ratio:.1f}x for {factor}x the input"
     best_small, best_large = _best_times(call_small, call_large, repeats)
     time_ratio = best_large / best_small
@@ -131,7 +122,7 @@ def test_column_loop_is_linear_and_small():
 
     _assert_linear(make_call, 250, 2000)
     X = np.random.default_rng(0).uniform(size=(100, 1000))
-    peak = _peak(lambda: cr.grad(_column_loop)(X))
+    peak = peak_memory(lambda: cr.grad(_column_loop)(X))
     budget = 4.4 * 2 ** 20 + X.nbytes  # the seed's figure for Zygote after its fix, plus X
     assert peak <= budget, f"peak {peak / 2 ** 20:.2f} MiB > {budget / 2 ** 20:.2f} MiB"
 

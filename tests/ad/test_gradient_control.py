@@ -3,8 +3,6 @@ orders 1 and 2, in reverse and forward mode, and checkpoint's memory (tracemallo
 
 from __future__ import annotations
 
-import gc
-import tracemalloc
 from dataclasses import dataclass
 
 import numpy as np
@@ -13,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import chainrules as cr
+from chainrules.testing import peak_memory
 from chainrules import checkpoint, stop_gradient
 from chainrules.ad.api import ENGINE_CONFIG
 from chainrules.ad.gradient_control import checkpointed_call
@@ -185,14 +184,6 @@ ARRAY = SIZE * 8
 SEGMENT = 16
 
 
-def _peak(call) -> int:
-    gc.collect()
-    tracemalloc.start()
-    try:
-        call()
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
 
 
 def _step(x):
@@ -221,8 +212,8 @@ def _checkpointed_loop(x, n):
 def test_checkpointed_loop_memory_is_bounded_by_the_segment_length():
     x0 = np.linspace(0.0, 1.0, SIZE)
     n = 2 * SEGMENT
-    plain = [_peak(lambda: cr.grad(_plain_loop)(x0, m)) for m in (n, 8 * n)]
-    checkpointed = [_peak(lambda: cr.grad(_checkpointed_loop)(x0, m)) for m in (n, 8 * n)]
+    plain = [peak_memory(lambda: cr.grad(_plain_loop)(x0, m)) for m in (n, 8 * n)]
+    checkpointed = [peak_memory(lambda: cr.grad(_checkpointed_loop)(x0, m)) for m in (n, 8 * n)]
     # Without checkpoints the tape holds a few arrays per step: 8x the steps, ~8x the peak.
     assert plain[1] > 5 * plain[0]
     # With them: the segment inputs (N / SEGMENT arrays) and one segment's tape at a time.

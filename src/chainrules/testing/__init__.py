@@ -31,7 +31,7 @@ from .check_rules import (FIRST_ORDER_ONLY, RuleCase, TestConfig, Tolerance, cas
                           first_order_only, test_frule, test_frule_order2,
                           test_non_differentiable, test_rrule, test_rrule_order2, test_scalar)
 from .check_grads import check_grads
-from .complexity import Complexity, check_linear
+from .complexity import Complexity, check_linear, peak_memory
 from .finite_differences import (FiniteDifferenceError, FiniteDifferenceJacobian,
                                  fd_derivative, fd_jacobian, fd_jvp, fd_vjp,
                                  perturbable_leaves)
@@ -42,7 +42,7 @@ __all__ = [
     "Complexity", "FIRST_ORDER_ONLY", "FiniteDifferenceError", "first_order_only", "FiniteDifferenceJacobian", "RuleCase",
     "TestConfig", "Tolerance", "accumulators", "arrays", "case", "check_case", "check_grads", "check_linear",
     "fd_derivative", "fd_jacobian", "fd_jvp", "fd_vjp", "float_dtypes", "indices",
-    "inplaceable", "make_tangent", "perturbable_leaves", "primals", "rand_primal",
+    "inplaceable", "make_tangent", "peak_memory", "perturbable_leaves", "primals", "rand_primal",
     "rand_tangent", "tangents", "test_frule", "test_frule_order2", "test_non_differentiable", "test_rrule",
     "test_rrule_order2", "test_scalar",
 ]

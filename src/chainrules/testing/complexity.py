@@ -38,7 +38,7 @@ import time
 import tracemalloc
 from typing import Any, Callable
 
-__all__ = ["Complexity", "check_linear"]
+__all__ = ["Complexity", "check_linear", "peak_memory"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -111,7 +111,14 @@ def _loops(run: Callable[[], Any], min_time: float) -> int:
     return max(1, math.ceil(min_time / max(_seconds(run, 1), 1e-7)))
 
 
-def _peak(run: Callable[[], Any]) -> int:
+def peak_memory(run: Callable[[], Any]) -> int:
+    """The peak of memory allocated while ``run()`` runs, in bytes above what was allocated
+    before (``tracemalloc``; garbage collected first). A count the machine's load does not
+    change, for tests of how memory grows.
+
+    >>> peak_memory(lambda: bytearray(10 ** 6)) >= 10 ** 6
+    True
+    """
     was_tracing = tracemalloc.is_tracing()
     if not was_tracing:
         tracemalloc.start()
@@ -194,7 +201,7 @@ def check_linear(make_case: Callable[[int], Callable[[], Any]], n: int, *, facto
                 continue
             if ratio <= bound or ratio > 2 * bound or time.perf_counter() - start > budget:
                 break
-    peaks = (_peak(small), _peak(large)) if memory else (0, 0)
+    peaks = (peak_memory(small), peak_memory(large)) if memory else (0, 0)
     result = Complexity(n, factor, (best[0], best[1]), peaks, bound, counts)
     problems = []
     if counts is not None and result.count_ratio > bound:

@@ -310,6 +310,19 @@ def test_cotangent_on_a_solver_field_refused():
         cr.grad(misuse)(B)
 
 
+def test_cotangent_on_arrays_nested_in_a_field_refused():
+    # trust-constr's .constr is a list of arrays: its arrays are traced too, so using one is
+    # refused by name rather than silently treated as a constant
+    def misuse(b):
+        result = scipy.optimize.minimize(
+            quadratic, np.zeros(2), args=(A, b), method="trust-constr",
+            constraints=[scipy.optimize.NonlinearConstraint(lambda x: 10.0 - x[0], 0, np.inf)])
+        return np.sum(result.constr[0])
+
+    with pytest.raises(NotImplementedError, match=r"\.constr is not differentiable"):
+        cr.grad(misuse)(B)
+
+
 def test_x0_gets_no_gradient():
     def solution(x0):
         return scipy.optimize.root(cubic, x0, args=(8.0,), **TIGHT_ROOT).x[0]

@@ -35,7 +35,8 @@ from ..core.registry import (DUAL_FORMS, FIRST_ORDER_ONLY, POSITIONAL_FORMS, WRI
 from ..core.tangents import NoTangent, Tangent
 from . import intercept
 from .reverse import StructureArgument
-from ..core.structure import is_structure, leaves, replace_leaves
+from ..core.structure import (is_structure, leaves, replace_leaves, replace_paths,
+                              tangent_from_paths)
 
 __all__ = ["Level", "Tape", "Traced", "record", "record_unary", "record_binary", "NoRuleError",
            "TracingError"]
@@ -552,6 +553,14 @@ def _wrap_output(tape: Tape, y: Any, pullback: Any, parents: tuple, function: An
                 records.append((_ElementPullback(type(y), key), function,
                                 _meta(_shape(value), _dtype(value), type(value)), whole))
                 fields[key] = Traced(value, tape, node)
+            elif is_structure(value):  # arrays nested in a field (trust-constr's .constr)
+                traced = {}
+                for path, leaf in leaves(value, _is_float_leaf):
+                    traced[path] = Traced(leaf, tape, len(records))
+                    records.append((_NestedElementPullback(y, (key,) + path), function,
+                                    _meta(_shape(leaf), _dtype(leaf), type(leaf)), whole))
+                if traced:
+                    fields[key] = replace_paths(value, traced)
         return fields
     return y  # integer, boolean or other non-differentiable output
 
@@ -571,6 +580,20 @@ class _ElementPullback:
 
     def __call__(self, dy: Any) -> tuple:
         return NoTangent(), Tangent(self.primal_type, {self.key: dy})
+
+
+class _NestedElementPullback:
+    """The pullback of a float leaf at ``path`` inside a field of a dict output (a result
+    object): a structural tangent of the whole output, so that the rule's pullback sees which
+    field it reached (and raises for a field it cannot differentiate)."""
+
+    __slots__ = ("output", "path")
+
+    def __init__(self, output: dict, path: tuple):
+        self.output, self.path = output, path
+
+    def __call__(self, dy: Any) -> tuple:
+        return NoTangent(), tangent_from_paths(self.output, {self.path: dy})
 
 
 from .tracer import Traced  # noqa: E402  (Traced calls `record`; defined after it)

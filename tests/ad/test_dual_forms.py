@@ -1,0 +1,435 @@
+"""Forward over reverse by the rules' dual forms (`chainrules.core.registry.dual_form`).
+
+When a reverse tape records an operation on values of a forward trace outside it (``hvp``,
+``jvp`` of ``grad``), the engine runs the rule's dual form once on plain values and tangents
+instead of tracing the rule on traced values (the "generic" path). Every check here is against
+closed forms or central differences of the gradient (the gradient itself is checked against
+finite differences of the function elsewhere), and against the generic path (all dual forms
+removed for the comparison): the two agree to rounding. Each test also asserts that the dual
+path was taken where it is meant to be, so that agreeing with the generic path is no tautology.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import chainrules as cr
+from chainrules.ad.forward import ForwardTrace
+from chainrules.ad.tape import Tape
+from chainrules.core.registry import DUAL_FORMS, frule, recorded_whole, rrule
+from chainrules.core.scalar_rule import _ElementwiseDual, scalar_rule
+from chainrules.core.tangents import AbstractZero
+from chainrules.core.thunks import unthunk
+
+# --- tools ---------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def generic_path():
+    """Inside the block no rule has a dual form: second derivatives trace the rules."""
+    saved = dict(DUAL_FORMS)
+    DUAL_FORMS.clear()
+    try:
+        yield
+    finally:
+        DUAL_FORMS.clear()
+        DUAL_FORMS.update(saved)
+
+
+@contextlib.contextmanager
+def dual_records():
+    """A Counter of the functions that forward traces record by their dual forms inside the
+    block (`ForwardTrace.record_dual` returning a value)."""
+    used: collections.Counter = collections.Counter()
+    original = ForwardTrace.record_dual
+
+    def counting(self, tape, function, *rest):
+        recorded = original(self, tape, function, *rest)
+        if recorded is not None:
+            used[function] += 1
+        return recorded
+
+    ForwardTrace.record_dual = counting
+    try:
+        yield used
+    finally:
+        ForwardTrace.record_dual = original
+
+
+def leaves_of(value) -> list:
+    """The array leaves of a value, a tuple, list or dict of them (sorted keys), as arrays."""
+    if isinstance(value, dict):
+        return [np.asarray(value[key]) for key in sorted(value)]
+    if isinstance(value, (tuple, list)):
+        return [np.asarray(part) for part in value]
+    return [np.asarray(value)]
+
+
+def moved(x, v, step):
+    """``x + step * v`` for arrays, numbers and tuples, lists or dicts of them."""
+    if isinstance(x, dict):
+        return {key: moved(x[key], v[key], step) for key in x}
+    if isinstance(x, (tuple, list)):
+        return type(x)(moved(a, b, step) for a, b in zip(x, v))
+    return x + step * v
+
+
+def fd_hvp(f, x, v, step: float = 1e-5) -> list:
+    """Central difference of ``cr.grad(f)`` along ``v`` at ``x``, per leaf, in double
+    precision (float32 points are differentiated at their float64 values)."""
+    def wide(value):
+        if isinstance(value, dict):
+            return {key: wide(part) for key, part in value.items()}
+        if isinstance(value, (tuple, list)):
+            return type(value)(wide(part) for part in value)
+        value = np.asarray(value)
+        return value.astype(np.complex128 if value.dtype.kind == "c" else np.float64)
+
+    x, v = wide(x), wide(v)
+    gradient = cr.grad(f)
+    plus = leaves_of(gradient(moved(x, v, step)))
+    minus = leaves_of(gradient(moved(x, v, -step)))
+    return [(p - m) / (2 * step) for p, m in zip(plus, minus)]
+
+
+def hvp_both(f, x, v):
+    """``(hvp by dual forms, hvp by the generic path, Counter of dual-form records)``."""
+    with dual_records() as used:
+        dual = cr.hvp(f, x, v)
+    with generic_path():
+        generic = cr.hvp(f, x, v)
+    return dual, generic, used
+
+
+def assert_close_leaves(got, expected, rtol, atol, what=""):
+    got, expected = leaves_of(got), leaves_of(expected)
+    assert len(got) == len(expected), what
+    for g, e in zip(got, expected):
+        np.testing.assert_allclose(g, e, rtol=rtol, atol=atol, err_msg=what)
+
+
+def assert_same_as_generic(dual, generic, rtol=1e-12, atol=1e-13):
+    """Dual and generic paths agree to rounding, leaf by leaf, with the same dtypes."""
+    for d, g in zip(leaves_of(dual), leaves_of(generic)):
+        assert d.dtype == g.dtype and d.shape == g.shape
+        np.testing.assert_allclose(d, g, rtol=rtol, atol=atol)
+    assert len(leaves_of(dual)) == len(leaves_of(generic))
+
+
+# --- 1. every scalar rule with a dual form: hvp of sum(f(...)) -------------------------------
+
+def _scalar_rules_with_dual_forms(arity: int) -> list:
+    found = []
+    for f in DUAL_FORMS:
+        entry = frule.lookup(f)
+        partials = getattr(entry[0], "partials", None) if entry is not None else None
+        if partials is not None and len(partials) == arity:
+            found.append(f)
+    return found
+
+
+UNARY_RULES = _scalar_rules_with_dual_forms(1)
+BINARY_RULES = _scalar_rules_with_dual_forms(2)
+
+# f'' in closed form, written from calculus (not from the rules' tables).
+UNARY_SECOND = {
+    np.negative: lambda x: 0 * x,
+    np.positive: lambda x: 0 * x,
+    np.reciprocal: lambda x: 2 / x ** 3,
+    np.square: lambda x: 2 + 0 * x,
+    np.sqrt: lambda x: -0.25 * x ** -1.5,
+    np.exp: np.exp,
+    np.expm1: np.exp,
+    np.log: lambda x: -1 / x ** 2,
+    np.log1p: lambda x: -1 / (1 + x) ** 2,
+    np.sin: lambda x: -np.sin(x),
+    np.cos: lambda x: -np.cos(x),
+    np.tan: lambda x: 2 * np.sin(x) / np.cos(x) ** 3,
+    np.arctan: lambda x: -2 * x / (1 + x ** 2) ** 2,
+    np.sinh: np.sinh,
+    np.cosh: np.cosh,
+    np.tanh: lambda x: -2 * np.sinh(x) / np.cosh(x) ** 3,
+    np.deg2rad: lambda x: 0 * x,
+    np.radians: lambda x: 0 * x,
+    np.rad2deg: lambda x: 0 * x,
+    np.degrees: lambda x: 0 * x,
+}
+UNARY_DOMAIN = {np.sqrt: (0.5, 2.0), np.log: (0.5, 2.0), np.log1p: (-0.5, 2.0),
+                np.reciprocal: (0.5, 2.0), np.tan: (-1.2, 1.2)}
+NOT_HOLOMORPHIC = {np.deg2rad, np.radians, np.rad2deg, np.degrees, np.maximum, np.minimum}
+
+
+def _log(a):
+    return np.log(a)
+
+
+# (f_aa, f_ab, f_bb) in closed form.
+BINARY_SECOND = {
+    np.add: lambda a, b: (0 * a, 0 * a, 0 * a),
+    np.subtract: lambda a, b: (0 * a, 0 * a, 0 * a),
+    np.multiply: lambda a, b: (0 * a, 1 + 0 * a, 0 * a),
+    np.divide: lambda a, b: (0 * a, -1 / b ** 2, 2 * a / b ** 3),
+    np.power: lambda a, b: (b * (b - 1) * a ** (b - 2), a ** (b - 1) * (1 + b * _log(a)),
+                            a ** b * _log(a) ** 2),
+    np.maximum: lambda a, b: (0 * a, 0 * a, 0 * a),
+    np.minimum: lambda a, b: (0 * a, 0 * a, 0 * a),
+}
+BINARY_DOMAIN = {np.divide: ((-2.0, 2.0), (0.5, 2.0)), np.power: ((0.5, 2.0), (-1.5, 2.5))}
+
+
+def _name(f) -> str:
+    return f.__name__
+
+
+def test_every_scalar_rule_with_a_dual_form_is_covered_here():
+    assert set(UNARY_RULES) == set(UNARY_SECOND), "add the new rule's f'' to UNARY_SECOND"
+    assert set(BINARY_RULES) == set(BINARY_SECOND), "add the new rule to BINARY_SECOND"
+
+
+def _unary_point(f, rng, shape=(5,)):
+    low, high = UNARY_DOMAIN.get(f, (-1.5, 1.5))
+    return rng.uniform(low, high, shape), rng.standard_normal(shape)
+
+
+def _binary_point(f, rng, shapes=((5,), (5,))):
+    (la, ha), (lb, hb) = BINARY_DOMAIN.get(f, ((-1.5, 1.5), (-1.5, 1.5)))
+    a, b = rng.uniform(la, ha, shapes[0]), rng.uniform(lb, hb, shapes[1])
+    if f is np.divide:
+        b = b * rng.choice([-1.0, 1.0], shapes[1])  # both signs, away from zero
+    return a, b
+
+
+def _binary_closed_form(f, a, b, va, vb):
+    """hvp of sum(f(a, b)) along (va, vb) in closed form, reduced over broadcasting."""
+    aa, ab, bb = BINARY_SECOND[f](a, b)
+    ha, hb = aa * va + ab * vb, ab * va + bb * vb
+    shape = np.broadcast_shapes(np.shape(a), np.shape(b))
+    return (_reduce_to(np.broadcast_to(ha, shape), np.shape(a)),
+            _reduce_to(np.broadcast_to(hb, shape), np.shape(b)))
+
+
+def _reduce_to(value, shape):
+    while value.ndim > len(shape):
+        value = value.sum(axis=0)
+    for axis, n in enumerate(shape):
+        if n == 1 and value.shape[axis] != 1:
+            value = value.sum(axis=axis, keepdims=True)
+    return value
+
+
+@pytest.mark.parametrize("f", UNARY_RULES, ids=_name)
+@pytest.mark.parametrize("seed", [0, 1])
+def test_unary_hvp_of_float64_arrays(f, seed):
+    x, v = _unary_point(f, np.random.default_rng(seed))
+    loss = lambda x: np.sum(f(x))  # noqa: E731
+    dual, generic, used = hvp_both(loss, x, v)
+    assert used[f] >= 1
+    np.testing.assert_allclose(dual, UNARY_SECOND[f](x) * v, rtol=1e-12, atol=1e-12)
+    assert_close_leaves(dual, fd_hvp(loss, x, v), rtol=1e-6, atol=1e-8)
+    assert_same_as_generic(dual, generic)
+
+
+@pytest.mark.parametrize("f", UNARY_RULES, ids=_name)
+def test_unary_hvp_of_float32_arrays_is_float32(f):
+    x, v = _unary_point(f, np.random.default_rng(2))
+    x32, v32 = x.astype(np.float32), v.astype(np.float32)
+    loss = lambda x: np.sum(f(x) * x)  # noqa: E731
+    dual, generic, used = hvp_both(loss, x32, v32)
+    assert used[f] >= 1
+    assert dual.dtype == np.float32
+    expected = fd_hvp(loss, x32, v32)[0]
+    np.testing.assert_allclose(dual, expected, rtol=2e-4, atol=1e-4 * (1 + np.abs(expected).max()))
+    assert generic.dtype == np.float32
+    np.testing.assert_allclose(dual, generic, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("f", UNARY_RULES, ids=_name)
+def test_unary_hvp_of_numpy_scalars_in_a_scalar_loop(f):
+    x, v = _unary_point(f, np.random.default_rng(3), (4,))
+    loss = lambda x: sum(f(x[i]) * x[i] for i in range(len(x)))  # noqa: E731
+    dual, generic, used = hvp_both(loss, x, v)
+    assert used[f] >= 4 and used[np.multiply] == 4
+    # (x f)'' = 2 f' + x f''; f' by a central difference of f (its own closed form is the
+    # first-order tests' business)
+    h = 1e-6
+    first = (f(x + h) - f(x - h)) / (2 * h)
+    np.testing.assert_allclose(dual, (2 * first + x * UNARY_SECOND[f](x)) * v,
+                               rtol=1e-7, atol=1e-8)
+    assert_close_leaves(dual, fd_hvp(loss, x, v), rtol=1e-6, atol=1e-8)
+    assert_same_as_generic(dual, generic)
+
+
+@pytest.mark.parametrize("f", UNARY_RULES, ids=_name)
+def test_unary_hvp_at_numpy_and_python_scalars(f):
+    x, v = _unary_point(f, np.random.default_rng(4), (3,))
+    # a NumPy scalar input
+    dual, generic, used = hvp_both(lambda t: f(t), np.float64(x[0]), np.float64(v[0]))
+    assert used[f] >= 1
+    np.testing.assert_allclose(dual, UNARY_SECOND[f](x[0]) * v[0], rtol=1e-12, atol=1e-12)
+    assert_same_as_generic(dual, generic)
+    # Python floats: a list of them, summed in a scalar loop
+    xs, vs = [float(t) for t in x], [float(t) for t in v]
+    loss = lambda xs: sum(f(xs[i]) for i in range(len(xs)))  # noqa: E731
+    dual, generic, used = hvp_both(loss, xs, vs)
+    assert used[f] >= 3
+    np.testing.assert_allclose(np.array(dual, float), UNARY_SECOND[f](x) * v, rtol=1e-12,
+                               atol=1e-12)
+    assert_close_leaves(dual, fd_hvp(loss, xs, vs), rtol=1e-6, atol=1e-8)
+    assert_same_as_generic(dual, generic)
+
+
+@pytest.mark.parametrize("f", sorted(set(UNARY_RULES) - NOT_HOLOMORPHIC, key=_name), ids=_name)
+def test_unary_hvp_of_complex_inputs(f):
+    rng = np.random.default_rng(5)
+    x, _ = _unary_point(f, rng, (3,))
+    z = x + 0.3j * rng.standard_normal(3)  # Re z stays in the real domain: no branch cut
+    v = rng.standard_normal(3) + 1j * rng.standard_normal(3)
+    loss = lambda z: np.sum(np.abs(f(z)) ** 2)  # noqa: E731  # real, of a holomorphic f
+    dual, generic, used = hvp_both(loss, z, v)
+    assert used[f] >= 1
+    assert dual.dtype == np.complex128
+    assert_close_leaves(dual, fd_hvp(loss, z, v), rtol=1e-6, atol=1e-8)
+    assert_same_as_generic(dual, generic)
+
+
+@pytest.mark.parametrize("f", BINARY_RULES, ids=_name)
+@pytest.mark.parametrize("seed", [0, 1])
+def test_binary_hvp_of_float64_arrays(f, seed):
+    rng = np.random.default_rng(seed)
+    a, b = _binary_point(f, rng)
+    va, vb = rng.standard_normal(5), rng.standard_normal(5)
+    loss = lambda p: np.sum(f(p[0], p[1]))  # noqa: E731
+    dual, generic, used = hvp_both(loss, (a, b), (va, vb))
+    assert used[f] >= 1
+    assert_close_leaves(dual, _binary_closed_form(f, a, b, va, vb), rtol=1e-10, atol=1e-12)
+    assert_close_leaves(dual, fd_hvp(loss, (a, b), (va, vb)), rtol=1e-6, atol=1e-8)
+    assert_same_as_generic(dual, generic)
+
+
+@pytest.mark.parametrize("f", BINARY_RULES, ids=_name)
+def test_binary_hvp_of_float32_arrays_is_float32(f):
+    rng = np.random.default_rng(6)
+    a, b = (t.astype(np.float32) for t in _binary_point(f, rng))
+    va, vb = (rng.standard_normal(5).astype(np.float32) for _ in range(2))
+    loss = lambda p: np.sum(f(p[0], p[1]) * p[0])  # noqa: E731
+    dual, generic, used = hvp_both(loss, (a, b), (va, vb))
+    assert used[f] >= 1
+    assert all(t.dtype == np.float32 for t in leaves_of(dual))
+    expected = fd_hvp(loss, (a, b), (va, vb))
+    scale = 1 + max(np.abs(e).max() for e in expected)
+    assert_close_leaves(dual, expected, rtol=2e-4, atol=1e-4 * scale)
+    assert all(t.dtype == np.float32 for t in leaves_of(generic))
+    assert_close_leaves(dual, generic, rtol=1e-5, atol=1e-6 * scale)
+
+
+@pytest.mark.parametrize("f", BINARY_RULES, ids=_name)
+def test_binary_hvp_of_numpy_scalars_and_python_floats_in_scalar_loops(f):
+    rng = np.random.default_rng(7)
+    a, b = _binary_point(f, rng, ((3,), (3,)))
+    va, vb = rng.standard_normal(3), rng.standard_normal(3)
+    expected = _binary_closed_form(f, a, b, va, vb)
+    # NumPy scalars: x[i] of arrays
+    loss = lambda p: sum(f(p[0][i], p[1][i]) for i in range(3))  # noqa: E731
+    dual, generic, used = hvp_both(loss, (a, b), (va, vb))
+    assert used[f] >= 3
+    assert_close_leaves(dual, expected, rtol=1e-10, atol=1e-12)
+    assert_same_as_generic(dual, generic)
+    # Python floats
+    floats = ([float(t) for t in a], [float(t) for t in b])
+    directions = ([float(t) for t in va], [float(t) for t in vb])
+    dual, generic, used = hvp_both(loss, floats, directions)
+    assert used[f] >= 3
+    assert_close_leaves([np.array(part, float) for part in dual], expected, rtol=1e-10,
+                        atol=1e-12)
+    assert_close_leaves([np.array(part, float) for part in dual], fd_hvp(loss, floats,
+                        directions), rtol=1e-6, atol=1e-8)
+    assert_same_as_generic([np.array(part) for part in dual],
+                           [np.array(part) for part in generic])
+
+
+@pytest.mark.parametrize("f", BINARY_RULES, ids=_name)
+def test_binary_hvp_with_broadcasting(f):
+    rng = np.random.default_rng(8)
+    a, b = _binary_point(f, rng, ((3, 1), (4,)))
+    va, vb = rng.standard_normal((3, 1)), rng.standard_normal(4)
+    loss = lambda p: np.sum(f(p[0], p[1]))  # noqa: E731
+    dual, generic, used = hvp_both(loss, (a, b), (va, vb))
+    assert used[f] >= 1
+    assert [t.shape for t in leaves_of(dual)] == [(3, 1), (4,)]
+    assert_close_leaves(dual, _binary_closed_form(f, a, b, va, vb), rtol=1e-10, atol=1e-12)
+    assert_close_leaves(dual, fd_hvp(loss, (a, b), (va, vb)), rtol=1e-6, atol=1e-8)
+    assert_same_as_generic(dual, generic)
+
+
+@pytest.mark.parametrize("f", BINARY_RULES, ids=_name)
+@pytest.mark.parametrize("which", ["first", "second"])
+def test_binary_hvp_with_a_constant_argument(f, which):
+    rng = np.random.default_rng(9)
+    a, b = _binary_point(f, rng)
+    v = rng.standard_normal(5)
+    if which == "first":
+        loss = lambda x: np.sum(f(x, b))  # noqa: E731
+        expected = BINARY_SECOND[f](a, b)[0] * v
+        x = a
+    else:
+        loss = lambda x: np.sum(f(a, x))  # noqa: E731
+        expected = BINARY_SECOND[f](a, b)[2] * v
+        x = b
+    dual, generic, used = hvp_both(loss, x, v)
+    assert used[f] >= 1
+    np.testing.assert_allclose(dual, expected, rtol=1e-10, atol=1e-12)
+    assert_close_leaves(dual, fd_hvp(loss, x, v), rtol=1e-6, atol=1e-8)
+    assert_same_as_generic(dual, generic)
+
+
+@pytest.mark.parametrize("exponent", [3, 2, 1, 0, 3.0, 0.5])
+def test_power_with_a_constant_python_exponent(exponent):
+    x = np.array([0.4, 1.3, 2.2])
+    v = np.array([1.0, -2.0, 0.5])
+    loss = lambda x: np.sum(x ** exponent)  # noqa: E731
+    dual, generic, used = hvp_both(loss, x, v)
+    assert used[np.power] == 1
+    np.testing.assert_allclose(dual, exponent * (exponent - 1) * x ** (exponent - 2) * v,
+                               rtol=1e-12, atol=1e-12)
+    assert_same_as_generic(dual, generic)
+    # and in a scalar loop, where x[i] ** 3 takes the numbers' fast paths
+    loop = lambda x: sum(x[i] ** exponent for i in range(3))  # noqa: E731
+    dual, generic, used = hvp_both(loop, x, v)
+    assert used[np.power] == 3
+    np.testing.assert_allclose(dual, exponent * (exponent - 1) * x ** (exponent - 2) * v,
+                               rtol=1e-12, atol=1e-12)
+    assert_same_as_generic(dual, generic)
+
+
+@pytest.mark.parametrize("f", sorted(set(BINARY_RULES) - NOT_HOLOMORPHIC, key=_name), ids=_name)
+def test_binary_hvp_of_complex_inputs(f):
+    rng = np.random.default_rng(10)
+    a, b = _binary_point(f, rng, ((3,), (3,)))
+    a = a + 0.3j * rng.standard_normal(3)
+    b = b + 0.3j * rng.standard_normal(3)
+    va, vb = (rng.standard_normal(3) + 1j * rng.standard_normal(3) for _ in range(2))
+    loss = lambda p: np.sum(np.abs(f(p[0], p[1])) ** 2)  # noqa: E731
+    dual, generic, used = hvp_both(loss, (a, b), (va, vb))
+    assert used[f] >= 1
+    assert all(t.dtype == np.complex128 for t in leaves_of(dual))
+    assert_close_leaves(dual, fd_hvp(loss, (a, b), (va, vb)), rtol=1e-6, atol=1e-8)
+    assert_same_as_generic(dual, generic)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.sampled_from(UNARY_RULES), st.lists(st.floats(-1.0, 1.0), min_size=1, max_size=6),
+       st.integers(0, 2 ** 16))
+def test_unary_hvp_at_sampled_points(f, offsets, seed):
+    low, high = UNARY_DOMAIN.get(f, (-1.5, 1.5))
+    x = (low + high) / 2 + (high - low) / 2 * 0.95 * np.array(offsets)
+    v = np.random.default_rng(seed).standard_normal(x.shape)
+    dual, generic, used = hvp_both(lambda x: np.sum(f(x)), x, v)
+    assert used[f] >= 1
+    np.testing.assert_allclose(dual, UNARY_SECOND[f](x) * v, rtol=1e-12, atol=1e-12)
+    assert_same_as_generic(dual, generic)

@@ -433,3 +433,93 @@ def test_unary_hvp_at_sampled_points(f, offsets, seed):
     assert used[f] >= 1
     np.testing.assert_allclose(dual, UNARY_SECOND[f](x) * v, rtol=1e-12, atol=1e-12)
     assert_same_as_generic(dual, generic)
+
+
+# --- 2. the second-partials tables, one rule at a time ---------------------------------------
+
+def _pullback_cotangents(f, args, dy) -> list:
+    """The plain pullback's cotangents (no second derivatives involved)."""
+    return [unthunk(c) for c in rrule(f, *args)[1](dy)[1:]]
+
+
+def check_elementwise_dual(f, args, tangents, dy, ddy, step: float = 1e-6,
+                           rtol: float = 1e-6, atol: float = 1e-8) -> None:
+    """The dual form of the elementwise rule ``f`` at ``args`` (with ``tangents``, ``None``
+    for a constant) against central differences of its plain rule: the output tangent along
+    the tangents; each cotangent; each cotangent's tangent along the tangents and along ``ddy``
+    (the tangent of ``dy``). Fails naming the argument whose tangent is wrong."""
+    name = f.__name__
+    y, out_tangent, _, pair = DUAL_FORMS[f][1](args, tangents, {})
+    assert type(pair) is _ElementwiseDual
+
+    def shifted(t):
+        return tuple(a if da is None else a + t * da for a, da in zip(args, tangents))
+
+    np.testing.assert_allclose(
+        0 if isinstance(out_tangent, AbstractZero) else out_tangent,
+        (f(*shifted(step)) - f(*shifted(-step))) / (2 * step), rtol=rtol, atol=atol,
+        err_msg=f"{name}: output tangent")
+    pairs = pair(dy, ddy, (True,) * len(args))
+    moved_dy = 0 if ddy is None else step * ddy
+    plus = _pullback_cotangents(f, shifted(step), dy + moved_dy)
+    minus = _pullback_cotangents(f, shifted(-step), dy - moved_dy)
+    for k, (cotangent, tangent) in enumerate(pairs):
+        np.testing.assert_allclose(cotangent, _pullback_cotangents(f, args, dy)[k],
+                                   rtol=1e-14, atol=0, err_msg=f"{name}: cotangent {k}")
+        expected = (plus[k] - minus[k]) / (2 * step)
+        np.testing.assert_allclose(0 * expected if tangent is None else tangent, expected,
+                                   rtol=rtol, atol=atol,
+                                   err_msg=f"{name}: tangent of the cotangent of argument {k}")
+
+
+def _table_cases():
+    cases = []
+    for f in UNARY_RULES:
+        for case in ("dx", "ddy", "dx and ddy"):
+            cases.append(pytest.param(f, case, False, id=f"{f.__name__}-{case}"))
+        if f not in NOT_HOLOMORPHIC:
+            cases.append(pytest.param(f, "dx and ddy", True, id=f"{f.__name__}-complex"))
+    for f in BINARY_RULES:
+        for case in ("da", "db", "ddy", "da db ddy"):
+            cases.append(pytest.param(f, case, False, id=f"{f.__name__}-{case}"))
+        if f not in NOT_HOLOMORPHIC:
+            cases.append(pytest.param(f, "da db ddy", True, id=f"{f.__name__}-complex"))
+    return cases
+
+
+@pytest.mark.parametrize("f, case, complex_point", _table_cases())
+def test_second_partials_table(f, case, complex_point):
+    rng = np.random.default_rng(11)
+    shape = (4,)
+
+    def normal():
+        value = rng.standard_normal(shape)
+        return value + 1j * rng.standard_normal(shape) if complex_point else value
+
+    if f in UNARY_RULES:
+        args = (_unary_point(f, rng, shape)[0],)
+    else:
+        args = _binary_point(f, rng, (shape, shape))
+    if complex_point:
+        args = tuple(a + 0.3j * rng.standard_normal(shape) for a in args)
+    tangents = tuple(normal() if name in case else None
+                     for name in (("dx",) if len(args) == 1 else ("da", "db")))
+    ddy = normal() if "ddy" in case else None
+    check_elementwise_dual(f, args, tangents, normal(), ddy)
+
+
+def test_a_wrong_second_partial_is_caught_by_the_table_check():
+    @recorded_whole
+    def cube(x):
+        return x ** 3
+
+    scalar_rule(cube, lambda y, x: 3 * x * x, second=lambda y, x: 3 * x)  # should be 6 x
+    try:
+        x, dx, dy = np.array([0.5, 1.5]), np.array([1.0, -1.0]), np.array([1.0, 2.0])
+        with pytest.raises(AssertionError, match="cube: tangent of the cotangent of argument 0"):
+            check_elementwise_dual(cube, (x,), (dx,), dy, None)
+        check_elementwise_dual(cube, (x,), (None,), dy, dx)  # the table is not used: right
+    finally:
+        DUAL_FORMS.pop(cube, None)
+        rrule._rules.pop(cube, None)
+        frule._rules.pop(cube, None)

@@ -523,3 +523,82 @@ def test_a_wrong_second_partial_is_caught_by_the_table_check():
         DUAL_FORMS.pop(cube, None)
         rrule._rules.pop(cube, None)
         frule._rules.pop(cube, None)
+
+
+# --- 3. define'd multilinear and linear rules ------------------------------------------------
+
+_R = np.random.default_rng(12)
+A34, B42, C24 = _R.standard_normal((3, 4)), _R.standard_normal((4, 2)), _R.standard_normal((2, 4))
+U4, W4, W3 = _R.standard_normal(4), _R.standard_normal(4), _R.standard_normal(3)
+T234, T242 = _R.standard_normal((2, 3, 4)), _R.standard_normal((2, 4, 2))
+CONDITION = _R.standard_normal((3, 4)) > 0
+
+
+def _direction_like(x, seed):
+    rng = np.random.default_rng(seed)
+    if isinstance(x, tuple):
+        return tuple(rng.standard_normal(np.shape(part)) for part in x)
+    return rng.standard_normal(np.shape(x))
+
+
+# (id, loss, point, the functions that must take the dual path). Each loss is nonlinear
+# around the multilinear operation, so that its second derivative is not zero.
+MULTILINEAR = [
+    ("matrix@matrix", lambda p: np.sum(np.tanh(p[0] @ p[1])), (A34, B42), {np.matmul}),
+    ("matrix@vector", lambda p: np.sum(np.sin(p[0] @ p[1])), (A34, U4), {np.matmul}),
+    ("vector@matrix", lambda p: np.sum(np.sin(p[0] @ p[1])), (U4, B42), {np.matmul}),
+    ("batched matmul", lambda p: np.sum(np.tanh(np.matmul(p[0], p[1]))), (T234, T242),
+     {np.matmul}),
+    ("x @ x.T", lambda x: np.sum(np.tanh(x @ x.T)), A34, {np.matmul, np.transpose}),
+    ("constant @ x", lambda x: np.sum(np.exp(0.3 * (A34 @ x))), B42, {np.matmul}),
+    ("x @ constant", lambda x: np.sum(np.sin(x @ B42) ** 2), A34, {np.matmul}),
+    ("dot matrices", lambda p: np.sum(np.sin(np.dot(p[0], p[1]))), (A34, B42), {np.dot}),
+    ("dot vectors", lambda p: np.sin(np.dot(p[0], p[1])), (U4, W4), {np.dot}),
+    ("dot x x", lambda x: np.dot(x, x) ** 2, U4, {np.dot}),
+    ("outer", lambda p: np.sum(np.tanh(np.outer(p[0], p[1]))), (U4, W3), {np.outer}),
+    ("einsum ij,jk", lambda p: np.sum(np.sin(np.einsum("ij,jk->ik", p[0], p[1]))), (A34, B42),
+     {np.einsum}),
+    ("einsum i,i", lambda x: np.sin(np.einsum("i,i->", x, x)), U4, {np.einsum}),
+    ("tensordot", lambda p: np.sum(np.tanh(np.tensordot(p[0], p[1], axes=([1], [0])))),
+     (A34, B42), {np.tensordot}),
+    ("tensordot axes=2", lambda p: np.sin(np.tensordot(p[0], p[1], axes=2)), (A34, A34[::-1]),
+     {np.tensordot}),
+    ("sum axis keepdims", lambda x: np.sum(np.sum(x, axis=1, keepdims=True) ** 3), A34,
+     {np.sum}),
+    ("sum axis", lambda x: np.sum(np.sin(np.sum(x, axis=0))), A34, {np.sum}),
+    ("mean axis", lambda x: np.sum(np.mean(x, axis=0) ** 3), A34, {np.mean}),
+    ("mean keepdims", lambda x: np.sum(np.exp(np.mean(x, axis=(0, 2), keepdims=True))), T234,
+     {np.mean}),
+    ("transpose", lambda x: np.sum(np.sin(np.transpose(x, (1, 0, 2))) * T234.transpose(1, 0, 2)),
+     T234 * 0.5, {np.transpose}),
+    ("where", lambda p: np.sum(np.where(CONDITION, p[0], p[1]) ** 3), (A34, A34 + 1),
+     {np.where}),
+    ("where one constant", lambda x: np.sum(np.sin(np.where(CONDITION, x, 2.0) * x)), A34,
+     {np.where}),
+    # No dual path for these (yet): recorded by tracing their rules, exactly.
+    ("reshape", lambda x: np.sum(np.sin(x.reshape(4, 3)) * x.reshape(4, 3)), A34, set()),
+    ("concatenate", lambda x: np.sum(np.concatenate([x, x ** 2]) ** 3), U4, set()),
+    ("stack", lambda p: np.sum(np.sin(np.stack([p[0], p[1] * p[0]]))), (U4, W4), set()),
+]
+
+
+@pytest.mark.parametrize("loss, point, dual_functions",
+                         [pytest.param(*case[1:], id=case[0]) for case in MULTILINEAR])
+def test_hvp_through_multilinear_rules(loss, point, dual_functions):
+    direction = _direction_like(point, 13)
+    dual, generic, used = hvp_both(loss, point, direction)
+    for function in dual_functions:
+        assert used[function] >= 1, f"{function.__name__} did not take the dual path"
+    assert_close_leaves(dual, fd_hvp(loss, point, direction), rtol=1e-6, atol=1e-8)
+    assert_same_as_generic(dual, generic, rtol=1e-11, atol=1e-12)
+    assert [t.shape for t in leaves_of(dual)] == [np.shape(t) for t in leaves_of(point)]
+
+
+def test_hvp_of_a_quadratic_form_in_closed_form():
+    # f(x) = x^T M x: H = M + M^T, whatever the direction; matmul with x on both sides
+    M = A34[:, :3] @ A34[:, :3].T + np.eye(3)
+    x, v = W3, np.array([1.0, -2.0, 0.5])
+    dual, generic, used = hvp_both(lambda x: x @ M @ x, x, v)
+    assert used[np.matmul] == 2
+    np.testing.assert_allclose(dual, (M + M.T) @ v, rtol=1e-13)
+    assert_same_as_generic(dual, generic)

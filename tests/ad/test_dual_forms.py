@@ -602,3 +602,146 @@ def test_hvp_of_a_quadratic_form_in_closed_form():
     assert used[np.matmul] == 2
     np.testing.assert_allclose(dual, (M + M.T) @ v, rtol=1e-13)
     assert_same_as_generic(dual, generic)
+
+
+# --- 4. getitem ------------------------------------------------------------------------------
+
+X6 = np.linspace(0.4, 1.6, 6)
+A34_POSITIVE = np.abs(A34) + 0.5
+
+GETITEM = [
+    ("x[i] loop", lambda x: sum(x[i] ** 3 * x[(i + 1) % 6] for i in range(6)), X6, True),
+    ("x[i] read twice", lambda x: sum(np.sin(x[i]) * x[i] for i in range(6)) + x[2] ** 4, X6,
+     True),
+    ("A[i, j] loop", lambda a: sum(np.log(a[i, j]) * a[i, (j + 1) % 4]
+                                   for i in range(3) for j in range(4)), A34_POSITIVE, True),
+    ("A[i] rows", lambda a: sum(np.sum(np.tanh(a[i]) * a[i]) for i in range(3)), A34, True),
+    ("slices", lambda x: np.sum(np.sin(x[1:4]) * x[::2]) + np.sum(x[-2:] ** 3), X6, True),
+    ("2-d slices", lambda a: np.sum(np.exp(a[:, 1:3]) * a[:, ::2][:, :2]), A34 * 0.5, True),
+    ("fancy index with repeats", lambda x: np.sum(x[np.array([0, 0, 2, 5, 2, 2])] ** 3), X6,
+     True),
+    ("fancy list index with repeats", lambda x: np.sum(np.sin(x[[1, 1, 3]]) * x[[1, 3, 3]]), X6,
+     False),
+    ("boolean mask", lambda x: np.sum(x[x > 0.9] ** 3) + np.sum(np.sin(x[X6 < 1.0])), X6, True),
+    ("2-d boolean mask", lambda a: np.sum(np.exp(a[CONDITION]) * a[CONDITION]), A34 * 0.5, True),
+]
+
+
+@pytest.mark.parametrize("loss, point, dual_getitem",
+                         [pytest.param(*case[1:], id=case[0]) for case in GETITEM])
+def test_hvp_through_indexing(loss, point, dual_getitem):
+    import operator
+
+    direction = _direction_like(point, 14)
+    dual, generic, used = hvp_both(loss, point, direction)
+    if dual_getitem:
+        assert used[operator.getitem] >= 1
+    assert_close_leaves(dual, fd_hvp(loss, point, direction), rtol=1e-6, atol=1e-8)
+    assert_same_as_generic(dual, generic, rtol=1e-11, atol=1e-12)
+
+
+def test_hvp_of_a_scalar_index_loop_in_closed_form():
+    x = np.linspace(-1.0, 2.0, 7)
+    v = np.arange(7.0) - 3
+    dual, generic, used = hvp_both(lambda x: sum(x[i] ** 3 for i in range(7)), x, v)
+    import operator
+    assert used[operator.getitem] == 7 and used[np.power] == 7
+    np.testing.assert_allclose(dual, 6 * x * v, rtol=1e-14)  # H = diag(6 x)
+    assert_same_as_generic(dual, generic)
+
+
+def _size(value) -> int:
+    """The elements of a value, a tuple or list of them (0 for tangent types, thunks...)."""
+    from chainrules.ad.tracer import primal_value
+
+    if isinstance(value, (tuple, list)):
+        return sum(_size(part) for part in value)
+    value = primal_value(value)
+    return np.size(value) if type(value) is np.ndarray or np.isscalar(value) else 0
+
+
+def _second_order_work(run) -> int:
+    """What ``run()`` costs at order 2, counted (load cannot change it): operations recorded
+    on reverse tapes; operations forward traces run, by frules or by dual forms, and the
+    elements of their outputs; the elements of the cotangents that dual pullbacks return (a
+    dense array per element read would show in these)."""
+    from chainrules.ad import forward
+
+    total = [0]
+    tape_exit, apply, record_dual = Tape.__exit__, ForwardTrace.apply, ForwardTrace.record_dual
+    dual_pullback = forward._DualPullback.__call__
+
+    def counting_exit(self, *exc):
+        total[0] += len(self.records)
+        return tape_exit(self, *exc)
+
+    def counting_apply(self, *args):
+        out = apply(self, *args)
+        total[0] += 1 + _size(out)
+        return out
+
+    def counting_record_dual(self, *args):
+        out = record_dual(self, *args)
+        total[0] += 1 + _size(out)
+        return out
+
+    def counting_pullback(self, dy):
+        out = dual_pullback(self, dy)
+        total[0] += _size(out)
+        return out
+
+    Tape.__exit__, ForwardTrace.apply, ForwardTrace.record_dual = \
+        counting_exit, counting_apply, counting_record_dual
+    forward._DualPullback.__call__ = counting_pullback
+    try:
+        run()
+    finally:
+        Tape.__exit__, ForwardTrace.apply, ForwardTrace.record_dual = \
+            tape_exit, apply, record_dual
+        forward._DualPullback.__call__ = dual_pullback
+    return total[0]
+
+
+@pytest.mark.parametrize("loop", ["x[i] ** 3", "x[i] * x[i + 1]", "A[i, j] ** 2"])
+def test_index_loops_stay_linear_at_order_2(loop):
+    from chainrules.testing import check_linear
+
+    def make(n):
+        if loop == "A[i, j] ** 2":
+            x = np.linspace(0.5, 1.5, 2 * n).reshape(2, n)
+            f = lambda a: sum(a[i, j] ** 2 * a[i, j] for i in range(2) for j in range(n))  # noqa
+            expected = lambda x, v: 6 * x * v  # noqa: E731
+        elif loop == "x[i] ** 3":
+            x = np.linspace(0.5, 1.5, n)
+            f = lambda x: sum(x[i] ** 3 for i in range(n))  # noqa: E731
+            expected = lambda x, v: 6 * x * v  # noqa: E731
+        else:
+            x = np.linspace(0.5, 1.5, n)
+            f = lambda x: sum(x[i] * x[i + 1] for i in range(n - 1))  # noqa: E731
+            expected = lambda x, v: np.concatenate([v[1:], [0]]) + np.concatenate([[0], v[:-1]])  # noqa
+        v = np.cos(np.arange(x.size)).reshape(x.shape)
+
+        def run():
+            with dual_records() as used:
+                result = cr.hvp(f, x, v)
+            import operator
+            assert used[operator.getitem] >= x.size  # the dual path, all the way
+            np.testing.assert_allclose(result, expected(x, v), rtol=1e-12, atol=1e-12)
+        return run
+
+    result = check_linear(make, 40, count=_second_order_work, bound=8 * 1.25)
+    assert result.counts[1] > 7 * result.counts[0]  # the count does see the work
+
+
+def test_the_order_2_count_sees_a_quadratic_loop():
+    from chainrules.testing import check_linear
+
+    def make(n):
+        x = np.linspace(0.5, 1.5, n)
+
+        def run():  # reads a prefix of growing length: quadratic, on the dual path too
+            cr.hvp(lambda x: sum(np.sum(x[:i + 1]) ** 2 for i in range(n)), x, np.ones(n))
+        return run
+
+    with pytest.raises(AssertionError, match="superlinear"):
+        check_linear(make, 40, count=_second_order_work, bound=8 * 1.25, memory=False)

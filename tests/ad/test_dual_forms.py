@@ -745,3 +745,208 @@ def test_the_order_2_count_sees_a_quadratic_loop():
 
     with pytest.raises(AssertionError, match="superlinear"):
         check_linear(make, 40, count=_second_order_work, bound=8 * 1.25, memory=False)
+
+
+# --- 5. fallbacks are exact ------------------------------------------------------------------
+
+def test_a_users_rrule_replaces_the_dual_form():
+    from chainrules.core.tangents import NoTangent
+
+    calls = [0]
+    saved = rrule._rules[np.tanh]
+
+    def counting_tanh_rule(x):
+        calls[0] += 1
+        y = np.tanh(x)
+        return y, lambda dy: (NoTangent(), dy * (1 - y * y))
+
+    x, v = np.array([-0.7, 0.2, 1.1]), np.array([1.0, 2.0, -1.0])
+    loss = lambda x: np.sum(np.tanh(x) * x)  # noqa: E731
+    # (x tanh x)'' = 2 sech^2 x - 2 x tanh x sech^2 x
+    expected = (2 - 2 * x * np.tanh(x)) / np.cosh(x) ** 2 * v
+    rrule.register(np.tanh, replace=True)(counting_tanh_rule)
+    try:
+        with dual_records() as used:
+            result = cr.hvp(loss, x, v)
+        assert calls[0] >= 1, "the user's rule was not used"
+        assert used[np.tanh] == 0 and used[np.multiply] >= 1  # others keep their dual forms
+        np.testing.assert_allclose(result, expected, rtol=1e-12)
+        np.testing.assert_allclose(result, fd_hvp(loss, x, v)[0], rtol=1e-6, atol=1e-8)
+    finally:
+        rrule._rules[np.tanh] = saved
+    with dual_records() as used:
+        np.testing.assert_allclose(cr.hvp(loss, x, v), expected, rtol=1e-12)
+    assert used[np.tanh] == 1  # restored: the dual form is back
+
+
+def test_a_zero_direction_gives_a_zero_hvp():
+    x = np.array([0.3, -1.2, 2.0])
+    loss = lambda x: np.sum(np.sin(x) * x ** 3) + x[1] ** 2  # noqa: E731
+    dual, generic, _ = hvp_both(loss, x, np.zeros(3))
+    np.testing.assert_array_equal(dual, np.zeros(3))
+    assert dual.dtype == np.float64
+    assert_same_as_generic(dual, generic)
+
+
+def test_a_structure_with_a_zero_tangent_leaf_falls_back_exactly():
+    # the direction has no "b": b's values carry a zero tangent, whose operations take the
+    # generic path, mixed in one computation with operations that take the dual path
+    p = {"a": np.array([0.3, 0.8, -0.4]), "b": np.array([1.5, 0.7, 1.1])}
+    loss = lambda p: np.sum(np.sin(p["a"] * p["b"]) * p["b"] ** 2)  # noqa: E731
+    direction = {"a": np.array([1.0, -1.0, 0.5])}
+    dual, generic, used = hvp_both(loss, p, direction)
+    assert used[np.sin] == 1
+    full = {"a": direction["a"], "b": np.zeros(3)}
+    assert_close_leaves(dual, fd_hvp(loss, p, full), rtol=1e-6, atol=1e-8)
+    assert_same_as_generic(dual, generic)
+
+
+def test_grad_of_hvp_third_order():
+    x = np.array([0.5, -1.0, 1.5])
+    v, w = np.array([1.0, 2.0, -1.0]), np.array([0.5, -1.0, 2.0])
+    # f = sum(x^4): H v = 12 x^2 v, and grad <w, H v> = 24 x v w
+    third = cr.grad(lambda x: np.sum(w * cr.hvp(lambda y: np.sum(y ** 4), x, v)))(x)
+    np.testing.assert_allclose(third, 24 * x * v * w, rtol=1e-12)
+
+    def contracted(x):
+        return np.sum(w * cr.hvp(lambda y: np.sum(np.sin(y) * np.exp(y[0] * y)), x, v))
+
+    from .finite_differences import numerical_gradient
+
+    with dual_records() as used:
+        result = cr.grad(contracted)(x)
+    assert used[np.sin] == 0  # values of a third level: the generic path
+    np.testing.assert_allclose(result, numerical_gradient(contracted, x, step=1e-5),
+                               rtol=1e-6, atol=1e-8)
+    with generic_path():
+        assert_same_as_generic(result, cr.grad(contracted)(x))
+
+
+def test_jvp_of_grad_with_dict_parameters():
+    rng = np.random.default_rng(15)
+    p = {"W": rng.standard_normal((2, 3)), "b": rng.standard_normal(2), "x": rng.standard_normal(3)}
+    t = {key: rng.standard_normal(np.shape(value)) for key, value in p.items()}
+    loss = lambda p: np.sum(np.tanh(p["W"] @ p["x"] + p["b"]) ** 2)  # noqa: E731
+    with dual_records() as used:
+        _, dual = cr.jvp(cr.grad(loss), (p,), (t,))
+    assert used[np.matmul] == 1 and used[np.tanh] == 1
+    assert sorted(dual) == ["W", "b", "x"]
+    assert_close_leaves(dual, fd_hvp(loss, p, t), rtol=1e-6, atol=1e-8)
+    with generic_path():
+        _, generic = cr.jvp(cr.grad(loss), (p,), (t,))
+    assert_same_as_generic(dual, generic)
+
+
+def test_hessian_equals_stacked_hvps():
+    x = np.array([0.4, -0.3, 1.2, 0.7])
+    M = A34[:, :4].T @ A34[:, :4]
+    loss = lambda x: np.sum(np.sin(x) * (M @ x)) + x[0] * x[3] ** 3  # noqa: E731
+    with dual_records() as used:
+        hessian = cr.hessian(loss)(x)
+    assert not used  # a batched forward trace: no dual forms
+    columns = []
+    with dual_records() as used:
+        for e in np.eye(4):
+            columns.append(cr.hvp(loss, x, e))
+    assert used[np.matmul] == 4
+    np.testing.assert_allclose(hessian, np.stack(columns, axis=1), rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(hessian, hessian.T, rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(hessian, np.stack([fd_hvp(loss, x, e)[0] for e in np.eye(4)],
+                                                 axis=1), rtol=1e-6, atol=1e-8)
+
+
+# --- 6. projection on the dual path ----------------------------------------------------------
+
+@pytest.mark.parametrize("loss", [
+    pytest.param(lambda x: np.sum(np.tanh(x @ x.T) * 2.0), id="matmul, Python float"),
+    pytest.param(lambda x: sum(x[i, 0] ** 3 * 0.5 + np.sin(x[i, 1]) for i in range(3)),
+                 id="index loop, Python float"),
+    pytest.param(lambda x: np.sum(np.real(np.exp(1j * x) * x ** 2)), id="complex inside"),
+    pytest.param(lambda x: np.sum(np.mean(x, axis=0) ** 2 / x), id="mean, divide"),
+])
+def test_float32_in_float32_hvp_out(loss):
+    x = (np.abs(A34[:, :2]) + 0.5).astype(np.float32)
+    v = np.cos(np.arange(6.0)).reshape(3, 2).astype(np.float32)
+    dual, generic, used = hvp_both(loss, x, v)
+    assert used  # some operations took the dual path
+    assert dual.dtype == np.float32 and dual.shape == x.shape
+    assert generic.dtype == np.float32
+    expected = fd_hvp(loss, x, v)[0]
+    scale = 1 + np.abs(expected).max()
+    np.testing.assert_allclose(dual, expected, rtol=1e-4, atol=1e-4 * scale)
+    np.testing.assert_allclose(dual, generic, rtol=1e-5, atol=1e-6 * scale)
+
+
+def test_real_input_with_complex_intermediates_has_a_real_hvp():
+    x = np.array([0.3, -1.1, 2.4])
+    v = np.array([1.0, 0.5, -2.0])
+    loss = lambda x: np.sum(np.real(np.exp(1j * x) * x ** 2))  # sum(x^2 cos x)  # noqa: E731
+    dual, generic, used = hvp_both(loss, x, v)
+    assert used[np.exp] == 1 and used[np.multiply] >= 1
+    assert dual.dtype == np.float64
+    # (x^2 cos x)'' = 2 cos x - 4 x sin x - x^2 cos x
+    np.testing.assert_allclose(dual, (2 * np.cos(x) - 4 * x * np.sin(x) - x ** 2 * np.cos(x))
+                               * v, rtol=1e-12, atol=1e-13)
+    assert_same_as_generic(dual, generic)
+
+
+def test_real_loop_with_complex_numbers_has_a_real_hvp():
+    x = np.array([0.3, -1.1, 2.4])
+    v = np.array([1.0, 0.5, -2.0])
+    loss = lambda x: sum(abs(np.exp(1j * x[i]) * x[i]) ** 2 for i in range(3))  # sum(x^2)  # noqa
+    dual, generic, used = hvp_both(loss, x, v)
+    assert used[np.exp] == 3
+    assert dual.dtype == np.float64
+    np.testing.assert_allclose(dual, 2 * v, rtol=1e-12)
+    assert_same_as_generic(dual, generic)
+
+
+# --- power at the edges of its conventions ---------------------------------------------------
+
+EXPONENTS = np.array([0.0, 1.0, 2.0])  # module level: an array made inside f is a constant
+# of both levels (a zero tangent), whose operations take the generic path
+
+
+@pytest.mark.parametrize("loss, expected", [
+    pytest.param(lambda x: np.sum(sum(POLYNOMIAL[k] * x ** k for k in range(4))),
+                 lambda x: 2 * POLYNOMIAL[2] + 6 * POLYNOMIAL[3] * x, id="x ** k"),
+    pytest.param(lambda x: sum(sum(POLYNOMIAL[k] * x[i] ** k for k in range(4))
+                               for i in range(3)),
+                 lambda x: 2 * POLYNOMIAL[2] + 6 * POLYNOMIAL[3] * x, id="x[i] ** k"),
+    pytest.param(lambda x: np.sum(x ** EXPONENTS), lambda x: np.array([0.0, 0.0, 2.0]),
+                 id="x ** array"),
+    pytest.param(lambda x: np.sum(x ** 0.0), lambda x: 0 * x, id="x ** 0.0"),
+])
+def test_hvp_of_powers_at_zero_is_finite(loss, expected):
+    # x ** 0 at x == 0: the second derivative is 0 (the first is 0 for every x), not the
+    # 0 * inf of b (b - 1) x ** (b - 2); the dual path gave NaN here
+    x, v = np.array([0.0, 1.0, -0.5]), np.array([1.0, 2.0, -1.0])
+    with np.errstate(all="raise"):
+        dual, generic, used = hvp_both(loss, x, v)
+    assert used[np.power] >= 1
+    np.testing.assert_allclose(dual, expected(x) * v, rtol=1e-14, atol=1e-14)
+    assert_same_as_generic(dual, generic)
+
+
+POLYNOMIAL = np.array([1.5, -2.0, 3.0, 0.5])
+
+
+def test_hvp_of_a_traced_exponent_at_zero():
+    # d2(a ** b)/da db = a ** (b - 1) (1 + b log a) is continuous across b == 0: 1/a there
+    a, b = np.array([1.5, 0.7]), np.array([0.0, 2.0])
+    va, vb = np.array([0.0, 0.0]), np.array([1.0, 1.0])
+    loss = lambda p: np.sum(p[0] ** p[1])  # noqa: E731
+    with dual_records() as used:
+        dual = cr.hvp(loss, (a, b), (va, vb))
+    assert used[np.power] == 1
+    mixed = a ** (b - 1) * (1 + b * np.log(a))
+    np.testing.assert_allclose(leaves_of(dual)[0], mixed * vb, rtol=1e-14)
+    assert_close_leaves(dual, fd_hvp(loss, (a, b), (va, vb)), rtol=1e-6, atol=1e-8)
+    # a zero base: the second derivatives are taken finite, as the traced rule takes them
+    zero = (np.array([0.0, 0.0, 0.0]), np.array([0.0, 2.0, 3.0]))
+    ones = (np.ones(3), np.ones(3))
+    dual, generic, used = hvp_both(loss, zero, ones)
+    assert used[np.power] == 1
+    np.testing.assert_array_equal(np.isfinite(np.concatenate(leaves_of(dual))), True)
+    assert_close_leaves(dual, ([0.0, 2.0, 0.0], [0.0, 0.0, 0.0]), rtol=0, atol=0)
+    assert_same_as_generic(dual, generic)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import operator
 
 import numpy as np
 import pytest
@@ -165,18 +166,14 @@ UNARY_DOMAIN = {np.sqrt: (0.5, 2.0), np.log: (0.5, 2.0), np.log1p: (-0.5, 2.0),
 NOT_HOLOMORPHIC = {np.deg2rad, np.radians, np.rad2deg, np.degrees, np.maximum, np.minimum}
 
 
-def _log(a):
-    return np.log(a)
-
-
 # (f_aa, f_ab, f_bb) in closed form.
 BINARY_SECOND = {
     np.add: lambda a, b: (0 * a, 0 * a, 0 * a),
     np.subtract: lambda a, b: (0 * a, 0 * a, 0 * a),
     np.multiply: lambda a, b: (0 * a, 1 + 0 * a, 0 * a),
     np.divide: lambda a, b: (0 * a, -1 / b ** 2, 2 * a / b ** 3),
-    np.power: lambda a, b: (b * (b - 1) * a ** (b - 2), a ** (b - 1) * (1 + b * _log(a)),
-                            a ** b * _log(a) ** 2),
+    np.power: lambda a, b: (b * (b - 1) * a ** (b - 2), a ** (b - 1) * (1 + b * np.log(a)),
+                            a ** b * np.log(a) ** 2),
     np.maximum: lambda a, b: (0 * a, 0 * a, 0 * a),
     np.minimum: lambda a, b: (0 * a, 0 * a, 0 * a),
 }
@@ -630,8 +627,6 @@ GETITEM = [
 @pytest.mark.parametrize("loss, point, dual_getitem",
                          [pytest.param(*case[1:], id=case[0]) for case in GETITEM])
 def test_hvp_through_indexing(loss, point, dual_getitem):
-    import operator
-
     direction = _direction_like(point, 14)
     dual, generic, used = hvp_both(loss, point, direction)
     if dual_getitem:
@@ -644,7 +639,6 @@ def test_hvp_of_a_scalar_index_loop_in_closed_form():
     x = np.linspace(-1.0, 2.0, 7)
     v = np.arange(7.0) - 3
     dual, generic, used = hvp_both(lambda x: sum(x[i] ** 3 for i in range(7)), x, v)
-    import operator
     assert used[operator.getitem] == 7 and used[np.power] == 7
     np.testing.assert_allclose(dual, 6 * x * v, rtol=1e-14)  # H = diag(6 x)
     assert_same_as_generic(dual, generic)
@@ -718,13 +712,13 @@ def test_index_loops_stay_linear_at_order_2(loop):
         else:
             x = np.linspace(0.5, 1.5, n)
             f = lambda x: sum(x[i] * x[i + 1] for i in range(n - 1))  # noqa: E731
-            expected = lambda x, v: np.concatenate([v[1:], [0]]) + np.concatenate([[0], v[:-1]])  # noqa
+            # H is 1 next to the diagonal: (H v)_i = v_{i-1} + v_{i+1}
+            expected = lambda x, v: np.append(v[1:], 0) + np.insert(v[:-1], 0, 0)  # noqa: E731
         v = np.cos(np.arange(x.size)).reshape(x.shape)
 
         def run():
             with dual_records() as used:
                 result = cr.hvp(f, x, v)
-            import operator
             assert used[operator.getitem] >= x.size  # the dual path, all the way
             np.testing.assert_allclose(result, expected(x, v), rtol=1e-12, atol=1e-12)
         return run

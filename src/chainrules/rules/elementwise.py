@@ -66,15 +66,28 @@ def _power_derivative(a, b, power):
 
 
 def _power_base_base(y, a, b):
-    """d2(a ** b)/da2 = b d(a ** (b - 1))/da (0 where b == 0 or b == 1, as the first
-    derivative's convention gives)."""
-    return b * _power_base(None, a, b - (type(b)(1) if issubclass(type(b), np.generic) else 1))
+    """d2(a ** b)/da2 = b d(a ** (b - 1))/da: 0 where b == 1 (the first derivative's
+    convention), and exactly 0 where b == 0, where the first derivative is 0 for every a
+    (not 0 * inf at a == 0: ``x ** 0`` in a polynomial evaluated at 0)."""
+    one = type(b)(1) if issubclass(type(b), np.generic) else 1
+    if getattr(b, "ndim", 0) == 0:
+        if b == 0:
+            return np.zeros(np.shape(a), np.result_type(a, b))[()]
+        return b * _power_base(None, a, b - one)
+    zero = b == 0
+    if not zero.any():
+        return b * _power_base(None, a, b - one)
+    return np.where(zero, 0, b * _power_base(None, a, np.where(zero, 2, b) - one))
 
 
 def _power_base_exponent(y, a, b):
-    """d2(a ** b)/da db = a ** (b - 1) (1 + b log a)."""
+    """d2(a ** b)/da db = a ** (b - 1) (1 + b log a); 0 where a == 0, where the derivative
+    in b, ``y log a``, is taken as 0 (`_safe_log`), as the traced rule gives."""
     one = type(b)(1) if issubclass(type(b), np.generic) else 1
-    return a ** (b - one) * (1 + b * _safe_log(a))
+    zero = np.asarray(a) == 0
+    if not zero.any():
+        return a ** (b - one) * (1 + b * _safe_log(a))
+    return np.where(zero, 0, np.where(zero, 1, a) ** (b - one) * (1 + b * _safe_log(a)))[()]
 
 
 # --- the table: function, then d/d(argument) for each argument; second= the second partials,

@@ -175,13 +175,17 @@ class ForwardTrace(Level):
                     return None
                 a, da = a.primal, a.node
                 if type(a) not in _DUAL_VALUES or type(da) not in _DUAL_VALUES:
-                    return None  # a zero tangent, a batch, or a value of a third level
+                    if type(a) not in _DUAL_VALUES or not issubclass(type(da), AbstractZero):
+                        return None  # a batch, or a value of a third level
+                    da = None  # a zero tangent (an array the function created): a constant
             if type(b) is Traced:
                 if b.tape is not self:
                     return None
                 b, db = b.primal, b.node
                 if type(b) not in _DUAL_VALUES or type(db) not in _DUAL_VALUES:
-                    return None
+                    if type(b) not in _DUAL_VALUES or not issubclass(type(db), AbstractZero):
+                        return None
+                    db = None
             args, tangents = (a, b), (da, db)
         else:
             values = []
@@ -189,9 +193,12 @@ class ForwardTrace(Level):
             for primal in primals:
                 if type(primal) is Traced:
                     value, tangent = primal.primal, primal.node
-                    if primal.tape is not self or type(value) not in _DUAL_VALUES \
-                            or type(tangent) not in _DUAL_VALUES:
+                    if primal.tape is not self or type(value) not in _DUAL_VALUES:
                         return None
+                    if type(tangent) not in _DUAL_VALUES:
+                        if not issubclass(type(tangent), AbstractZero):
+                            return None
+                        tangent = None  # a zero tangent: a constant
                     values.append(value)
                     dvalues.append(tangent)
                 else:

@@ -56,10 +56,9 @@ def _check_order(call: Call) -> None:
 
 
 define(np.reshape, lambda call, dy: np.reshape(dy, call.a.shape, order=_order(call)),
-       pushforward=lambda call, dx: np.reshape(dx, np.shape(call.y), order=_order(call)),
-       check=_check_order)
+       pushforward=linear, check=_check_order)
 define(np.ravel, lambda call, dy: np.reshape(dy, call.a.shape, order=_order(call)),
-       pushforward=lambda call, dx: np.ravel(dx, order=_order(call)), check=_check_order)
+       pushforward=linear, check=_check_order)
 
 
 def _transpose_back(call: Call, dy: Any) -> Any:

@@ -523,6 +523,9 @@ class _ElementwiseDual:
                 pairs.append(None)
                 continue
             derivative = self.derivative(i)
+            if _fits_real(arg, self.y, dy, ddy, derivative):
+                pairs.append(self._real_array(i, derivative, dy, ddy))
+                continue
             partial = derivative if type(derivative) is int else \
                 (lambda *_, d=derivative: d)
             cotangent = _argument_cotangent(arg, partial, self.y, self.values, dy)
@@ -537,6 +540,43 @@ class _ElementwiseDual:
                 tangent = term if tangent is None else accumulate(tangent, term)
             pairs.append((cotangent, tangent))
         return tuple(pairs)
+
+    def _real_array(self, i: int, derivative: Any, dy: np.ndarray, ddy: Any) -> tuple:
+        """The pair of a real array argument of the output's shape and dtype, when the
+        cotangent and the products fit it too (`_fits_real`): no broadcasting to undo, no
+        conjugate, nothing to project."""
+        one = type(derivative) is int and derivative == 1
+        cotangent = dy if one else derivative * dy
+        tangent = None if ddy is None else ddy if one else derivative * ddy
+        change = self.second(i)
+        if change is not None:
+            term = change * dy
+            tangent = term if tangent is None else tangent + term
+        if tangent is not None and (type(tangent) is not np.ndarray
+                                    or tangent.dtype is not dy.dtype
+                                    or tangent.shape != dy.shape):
+            tangent = _argument_cotangent(self.args[i], lambda *_: tangent, self.y, self.values,
+                                          1)  # projected (a change of another dtype or shape)
+        if type(cotangent) is not np.ndarray or cotangent.dtype is not dy.dtype:
+            cotangent = _argument_cotangent(self.args[i], lambda *_: cotangent, self.y,
+                                            self.values, 1)
+        return cotangent, tangent
+
+
+def _fits_real(arg: Any, y: Any, dy: Any, ddy: Any, derivative: Any) -> bool:
+    """Whether ``arg``, ``y``, ``dy`` and ``ddy`` are real float arrays of one shape and dtype
+    and the derivative is an int or such an array (then `_ElementwiseDual._real_array`)."""
+    if type(arg) is not np.ndarray or type(y) is not np.ndarray or type(dy) is not np.ndarray:
+        return False
+    dtype, shape = arg.dtype, arg.shape
+    if dtype.kind != "f" or y.dtype is not dtype or dy.dtype is not dtype or \
+            y.shape != shape or dy.shape != shape:
+        return False
+    if ddy is not None and (type(ddy) is not np.ndarray or ddy.dtype is not dtype
+                            or ddy.shape != shape):
+        return False
+    return type(derivative) is int or (type(derivative) is np.ndarray and
+                                       derivative.dtype is dtype and derivative.shape == shape)
 
 
 class _NumbersDual:

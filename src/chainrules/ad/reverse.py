@@ -70,14 +70,16 @@ def backward(records: list, seeds: list, retain: bool = False) -> tuple[list, by
             parent = record[3]
             if parent >= 0:
                 cotangent = cotangents[1]
-                if slots[parent] is None and type(cotangent) is records[parent][2][2]:
+                if slots[parent] is None and (type(cotangent) is records[parent][2][2]
+                                              or type(cotangent) is Traced):
                     slots[parent] = cotangent
                 else:
                     _contribute(slots, owned, records, parent, cotangent, record[1], 1)
             parent = record[4]
             if parent >= 0:
                 cotangent = cotangents[2]
-                if slots[parent] is None and type(cotangent) is records[parent][2][2]:
+                if slots[parent] is None and (type(cotangent) is records[parent][2][2]
+                                              or type(cotangent) is Traced):
                     slots[parent] = cotangent
                 else:
                     _contribute(slots, owned, records, parent, cotangent, record[1], 2)
@@ -87,7 +89,8 @@ def backward(records: list, seeds: list, retain: bool = False) -> tuple[list, by
             position += 1
             if parent >= 0:  # not a constant argument
                 cotangent = cotangents[position]
-                if slots[parent] is None and type(cotangent) is records[parent][2][2]:
+                if slots[parent] is None and (type(cotangent) is records[parent][2][2]
+                                              or type(cotangent) is Traced):
                     slots[parent] = cotangent  # the hot path: a first number of its type
                 else:
                     _contribute(slots, owned, records, parent, cotangent, record[1], position)

@@ -29,6 +29,8 @@ _BASIC, _NO_REPEATS, _GROUPED, _TRACED = 0, 1, 2, 3
 _axis_positions = np.arange(0, dtype=np.intp)
 _NUMBERS = frozenset({float, complex, np.float64, np.float32, np.float16, np.complex128,
                       np.complex64})
+_INT = {int}
+_PLAIN_KINDS = _NUMBERS | {np.ndarray, int}
 
 
 def _positions(length: int) -> np.ndarray:
@@ -188,17 +190,20 @@ def scatter_sum(shape: tuple, dtype: Any, indices: tuple, *values: Any) -> Any:
     >>> scatter_sum((3,), np.float64, (0, np.array([2, 2])), 1.0, np.array([1.0, 2.0]))
     array([1., 0., 3.])
     """
-    for value in values:
-        if not is_plain(value):
-            dispatch = getattr(type(value), "__array_function__", None)
-            if dispatch is not None:
-                return dispatch(value, scatter_sum, (type(value),),
-                                (shape, dtype, indices) + values, {})
+    if not set(map(type, values)) <= _PLAIN_KINDS:  # a value that may be traced
+        for value in values:
+            if not is_plain(value):
+                dispatch = getattr(type(value), "__array_function__", None)
+                if dispatch is not None:
+                    return dispatch(value, scatter_sum, (type(value),),
+                                    (shape, dtype, indices) + values, {})
     out = np.zeros(shape, dtype)
-    if len(shape) == 1 and len(indices) > 8 and all(type(i) is int for i in indices) \
-            and all(type(v) in _NUMBERS for v in values):
+    if len(shape) == 1 and len(indices) > 8 and set(map(type, indices)) == _INT \
+            and set(map(type, values)) <= _NUMBERS:
         # x[i] read in a loop: the numbers added in index order, as the loop below does
-        np.add.at(out, np.array(indices, dtype=np.intp), np.array(values, dtype=out.dtype))
+        # (fromiter: NumPy's own conversion, which engines do not stand in for)
+        np.add.at(out, np.fromiter(indices, np.intp, len(indices)),
+                  np.fromiter(values, out.dtype, len(values)))
         return out
     for index, value in zip(indices, values):
         if _has_integer_array(index):

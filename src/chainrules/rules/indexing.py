@@ -243,5 +243,5 @@ def _scatter_sum_frule(tangents: tuple, shape: tuple, dtype: Any, indices: tuple
             if not isinstance(d, AbstractZero)]
     if not kept:
         return y, ZeroTangent()
-    return y, scatter_sum(shape, np.result_type(y), tuple(i for i, _ in kept),
-                          *(d for _, d in kept))
+    kept_indices, kept_tangents = zip(*kept)
+    return y, scatter_sum(shape, np.result_type(y), kept_indices, *kept_tangents)

@@ -366,7 +366,13 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool 
     >>> value_and_grad(lambda x: np.sum(x ** 2))(np.array([1.0, 2.0]))
     (np.float64(5.0), array([2., 4.]))
     """
-    @functools.wraps(f)
+    return functools.wraps(f)(_value_and_gradient(f, argnums, has_aux, allow_int))
+
+
+def _value_and_gradient(f: Callable, argnums: int | Sequence[int], has_aux: bool,
+                        allow_int: bool) -> Callable:
+    """`value_and_grad` without copying ``f``'s name and docstring (``hvp`` makes one per
+    call)."""
     def value_and_gradient(*args: Any, **kwargs: Any):
         numbers, single = _normalize_argnums(f, argnums, args, allow_int)
         with no_garbage_collection():  # the tape is freed by reference counting
@@ -686,7 +692,8 @@ def hvp(f: Callable, x: Any, v: Any) -> Any:
     >>> hvp(lambda x: np.sum(x ** 3), np.array([1.0, 2.0]), np.array([1.0, 1.0]))
     array([ 6., 12.])
     """
-    return _jvp(grad(f), (x,), (v,), lend=False)[1]
+    value_and_gradient = _value_and_gradient(f, 0, False, False)
+    return _jvp(lambda x: value_and_gradient(x)[1], (x,), (v,), lend=False)[1]
 
 
 def elementwise_grad(f: Callable, argnums: int | Sequence[int] = 0):

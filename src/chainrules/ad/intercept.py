@@ -595,13 +595,24 @@ def _numpy_references_of_extensions() -> list:
     return found
 
 
+_LEVEL_HOOKS: list = []
+
+
+def _levels_hook() -> list:
+    """``[writes.enter_level, writes.exit_level]``, imported once (an import statement run
+    while tracing goes through the import hook, at every trace)."""
+    if not _LEVEL_HOOKS:
+        from .writes import enter_level, exit_level
+
+        _LEVEL_HOOKS.extend((enter_level, exit_level))
+    return _LEVEL_HOOKS
+
+
 def enter(level: Any = None) -> None:
     """A trace starts: route the entry points above to the engine (first trace only)."""
     global _depth
     if level is not None:
-        from .writes import enter_level
-
-        enter_level(level)
+        _levels_hook()[0](level)
     global _import
     with _lock:
         if _depth == 0:
@@ -624,9 +635,7 @@ def exit(level: Any = None) -> None:
     """A trace ends: restore NumPy when no trace is left."""
     global _depth
     if level is not None:
-        from .writes import exit_level
-
-        exit_level(level)
+        _levels_hook()[1](level)
     with _lock:
         _depth -= 1
         if _depth == 0:

@@ -435,7 +435,15 @@ def scalar_rule(f: Any, *partials: Partial, on_scalars: Callable | None = None,
                 return y, pair.dy, None, pair
         y, pullback = reverse(*args)
         if type(pullback) is _LinearPullback:  # numbers: the pullback takes a traced dy
-            return y, _NumbersDual(partials, None, args, y, tangents).dy, pullback, None
+            dy = None
+            for partial, dx in zip(partials, tangents):
+                if dx is not None:
+                    term = dx if partial == 1 else -dx if partial == -1 else partial * dx
+                    dy = term if dy is None else dy + term
+            if dy is None:
+                return y, ZeroTangent(), pullback, None
+            return y, dy if type(dy) is type(y) else _SCALAR_PROJECTORS[type(y)](dy), \
+                pullback, None
         values = args if type(pullback) is _NumbersPullback else _as_numpy(args, y)
         if values is args and type(y) in _REAL_SCALARS:
             for arg in args:

@@ -93,6 +93,14 @@ def measure_chainrules(name: str, size: int, repeats: int) -> dict:
     results["hvp"] = {"grad_ms": g * 1e3, "ms": h * 1e3, "ratio": ratio}
     g, j, ratio = best_ratio(lambda: grad(x), lambda: cr.jvp(loss, (x,), (v,)), repeats)
     results["jvp"] = {"grad_ms": g * 1e3, "ms": j * 1e3, "ratio": ratio}
+    if name == "scalar_loop":  # linear growth: the same calls at 8 times the size
+        (x8,), _ = inputs(name, 8 * size)
+        v8 = np.random.default_rng(1).normal(size=x8.shape)
+        for kind, small, large in (
+                ("jvp", lambda: cr.jvp(loss, (x,), (v,)), lambda: cr.jvp(loss, (x8,), (v8,))),
+                ("hvp", lambda: cr.hvp(loss, x, v), lambda: cr.hvp(loss, x8, v8))):
+            t, t8, growth = best_ratio(small, large, max(2, repeats // 3))
+            results[f"{kind} growth"] = {"ms": t * 1e3, "ms8": t8 * 1e3, "growth": growth}
     if name == "rosenbrock":
         g, H, ratio = best_ratio(lambda: grad(x), lambda: cr.hessian(loss)(x),
                                  max(2, repeats // 3))
@@ -197,6 +205,13 @@ def main() -> None:
                     r = result[kind]
                     rows.append((name, size, library, kind,
                                  f"{r['ms']:.2f} ms = {r['ratio']:.2f}x grad ({r['grad_ms']:.2f} ms)"))
+                    print(name, size, library, kind, rows[-1][-1], flush=True)
+            for kind in ("jvp growth", "hvp growth"):
+                if kind in result:
+                    r = result[kind]
+                    rows.append((name, f"{size} and {8 * size}", library, kind,
+                                 f"{r['ms']:.2f} ms, then {r['ms8']:.2f} ms: {r['growth']:.1f}x "
+                                 f"for 8x the size"))
                     print(name, size, library, kind, rows[-1][-1], flush=True)
             if "check" in result:
                 print(f"{name}: max |H v - hvp| = {result['check']:.1e}", flush=True)

@@ -110,9 +110,7 @@ def _creation(name: str) -> Any:
         if name == "array" and type(result) is np.ndarray and result.base is None and \
                 (not args or result is not args[0]):
             # a new array: the function may write traced values into it (ad/writes.py)
-            from .writes import created
-
-            return created(result)
+            return _writes_hooks()[0](result)
         return result
 
     create.__name__ = create.__qualname__ = name
@@ -530,8 +528,7 @@ def _writable(name: str, original: Any, frames: int = 0) -> Any:
     the caller and the replacement (a rerouted function's trampoline)."""
 
     def create(*args: Any, **kwargs: Any) -> Any:
-        from .writes import created, full
-
+        created, full = _writes_hooks()
         if name in ("full", "full_like"):  # a traced fill value is written into the array
             result = full(original, args, kwargs)
             if result is not None:
@@ -596,6 +593,17 @@ def _numpy_references_of_extensions() -> list:
 
 
 _LEVEL_HOOKS: list = []
+_WRITES_HOOKS: list = []
+
+
+def _writes_hooks() -> list:
+    """``[writes.created, writes.full]``, imported once (see `_levels_hook`)."""
+    if not _WRITES_HOOKS:
+        from .writes import created, full
+
+        _WRITES_HOOKS.extend((created, full))
+    return _WRITES_HOOKS
+
 
 
 def _levels_hook() -> list:

@@ -30,6 +30,8 @@ _axis_positions = np.arange(0, dtype=np.intp)
 _NUMBERS = frozenset({float, complex, np.float64, np.float32, np.float16, np.complex128,
                       np.complex64})
 _INT = {int}
+# NumPy's own: while a trace runs, np.zeros is the engine's stand-in for user code's arrays
+_zeros = np.zeros
 _PLAIN_KINDS = _NUMBERS | {np.ndarray, int}
 
 
@@ -197,7 +199,7 @@ def scatter_sum(shape: tuple, dtype: Any, indices: tuple, *values: Any) -> Any:
                 if dispatch is not None:
                     return dispatch(value, scatter_sum, (type(value),),
                                     (shape, dtype, indices) + values, {})
-    out = np.zeros(shape, dtype)
+    out = _zeros(shape, dtype)
     if len(shape) == 1 and len(indices) > 8 and set(map(type, indices)) == _INT \
             and set(map(type, values)) <= _NUMBERS:
         # x[i] read in a loop: the numbers added in index order, as the loop below does

@@ -35,7 +35,7 @@ from ..core.tangents import AbstractZero, NoTangent, ZeroTangent
 from ..core.accumulate import accumulate
 from ..core.thunks import unthunk
 from . import intercept
-from .tape import (_PLAIN, Level, NoRuleError, _is_differentiable, _is_plain_tuple,
+from .tape import (_PLAIN, Level, NoRuleError, _is_differentiable, _is_plain_tuple, _meta,
                    _no_rule_message, _record_output)
 from .tracer import Traced, primal_value
 
@@ -224,10 +224,15 @@ class ForwardTrace(Level):
             needed = (parents[0] >= 0, parents[1] >= 0) if len(parents) == 2 else \
                 tuple([parent >= 0 for parent in parents])
             pullback = _DualPullback(pullback_dual, self, needed, (function, primals, kwargs))
-        meta = _TRACED_NUMBER_META.get(kind)
-        if meta is None or type(traced) is not Traced:
+        if type(traced) is not Traced:
             return _record_output(tape, function, primals, parents, (traced, pullback))
-        records = tape.records  # a number: recorded as `_record_output` does
+        if kind is np.ndarray:
+            if y.dtype.kind not in "fc":
+                return _record_output(tape, function, primals, parents, (traced, pullback))
+            meta = _meta(y.shape, y.dtype, Traced)  # from the plain output: no traced reads
+        else:
+            meta = _TRACED_NUMBER_META[kind]
+        records = tape.records  # recorded as `_record_output` does
         records.append((pullback, function, meta) + parents)
         recorded = _new_object(Traced)
         recorded.primal, recorded.tape, recorded.node = traced, tape, len(records) - 1

@@ -157,7 +157,8 @@ def _into_array(acc: np.ndarray, t: Any) -> Any:
         if acc.flags.writeable and np.promote_types(acc.dtype, t.dtype) == acc.dtype and (
                 t.shape == acc.shape or np.broadcast_shapes(acc.shape, t.shape) == acc.shape):
             return np.add(acc, t, out=acc)
-    elif issubclass(type(t), (int, float, complex, np.generic)) and not issubclass(type(t), Tangent):
+    elif issubclass(type(t), (int, float, complex, np.generic)) and \
+            not issubclass(type(t), Tangent):
         if acc.flags.writeable and np.result_type(acc, t) == acc.dtype:
             return np.add(acc, t, out=acc)
     return _eager_sum(acc, t)

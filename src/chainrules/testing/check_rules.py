@@ -1608,9 +1608,7 @@ def _forward_over_reverse(order2: _Order2, y: Any, directions: int) -> list[str]
                 fd, predicted[i], np.max(np.abs(np.asarray(fd, dtype=np.complex128)),
                                          initial=0.0))
             if problem:
-                where = f"argument {leaf.path[0] + 1}" + (format_path(leaf.path[1:])
-                                                         if len(leaf.path) > 1 else "")
-                problems.append(f"direction {k}, {where}: the jvp of the gradient is "
+                problems.append(f"direction {k}, {_leaf_name(leaf)}: the jvp of the gradient is "
                                 f"{_show(predicted[i])}, finite differences {_show(fd)}; "
                                 f"{problem}")
     return problems
@@ -1685,12 +1683,17 @@ def _order2_consistency(order2: _Order2, w: Any, dxs: list, through_frule: list)
         problem = Tolerance(order2.rtol, order2.atol).mismatch(
             b, a, np.max(np.abs(np.asarray(b, dtype=np.complex128)), initial=0.0))
         if problem:
-            where = f"argument {leaf.path[0] + 1}" + (format_path(leaf.path[1:])
-                                                     if len(leaf.path) > 1 else "")
-            problems.append(f"jvp/vjp consistency at order 2, {where}: d/dx Re<w, J dx> "
+            problems.append(f"jvp/vjp consistency at order 2, {_leaf_name(leaf)}: "
+                            f"d/dx Re<w, J dx> "
                             f"through the frule is {_show(a)}, through the pullback "
                             f"{_show(b)}; {problem}")
     return problems
+
+
+def _leaf_name(leaf: Any) -> str:
+    """``argument k`` and the path inside it of a float leaf, for messages."""
+    return f"argument {leaf.path[0] + 1}" + (format_path(leaf.path[1:])
+                                             if len(leaf.path) > 1 else "")
 
 
 def _call_rule(f: Callable, args: tuple, fkwargs: dict) -> tuple:

@@ -278,6 +278,26 @@ def test_writing_through_a_view_is_a_clear_error():
             cr.grad(f)(np.ones(2))
 
 
+def test_writing_into_arithmetic_on_a_created_array_is_refused_with_the_way_out():
+    # operations on constants alone give plain arrays (docs/mutation.md): a write of a traced
+    # value into one is refused, and the message says what to write instead
+    def derived(x):
+        out = np.zeros(3) + 1.0
+        out[0] = x[0]
+        return np.sum(out * x)
+
+    with pytest.raises(cr.TracingError, match=r"np\.zeros\(n\) \+ 1\.0.*np\.full\(n, 1\.0\)"):
+        cr.grad(derived)(np.ones(3))
+
+    def direct(x):
+        out = np.full(3, 1.0)
+        out[0] = x[0]
+        return np.sum(out * x)
+
+    # sum(out * x) = x0 ** 2 + x1 + x2
+    assert np.allclose(cr.grad(direct)(np.array([1.0, 2.0, 3.0])), [2.0, 1.0, 1.0])
+
+
 def test_aliases_see_writes_and_np_array_copies():
     def f(x):
         out = np.zeros(3)

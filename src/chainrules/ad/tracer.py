@@ -496,9 +496,11 @@ def _to_number(traced: Traced, kind: type) -> Any:
             f"gradient. Create the array inside the differentiated function by calling "
             f"np.zeros/np.empty/np.array/... through the numpy module (a name imported "
             f"before differentiating, such as `from numpy import zeros`, makes a plain "
-            f"array), or build the values in a list and np.stack(values) them. For a view "
-            f"of such an array (`v = out[2:]; v[i] = t`), write into the array itself with "
-            f"the combined index (`out[2 + i] = t`)."))
+            f"array), or build the values in a list and np.stack(values) them. Arithmetic on "
+            f"such an array gives a plain one (`np.zeros(n) + 1.0`): create the array you "
+            f"write into directly (np.full(n, 1.0), or np.zeros(n) then `out[:] = ...`). For "
+            f"a view of such an array (`v = out[2:]; v[i] = t`), write into the array itself "
+            f"with the combined index (`out[2 + i] = t`)."))
         return kind(primal_value(traced))
     raise TracingError(message)
 

@@ -171,19 +171,19 @@ class ForwardTrace(Level):
             a, b = primals
             da = db = None
             if type(a) is Traced:
-                if a.tape is not self:
-                    return None
+                if a.tape is not self or type(a.primal) not in _DUAL_VALUES:
+                    return None  # a value of another level, or holding one (a third level)
                 a, da = a.primal, a.node
-                if type(a) not in _DUAL_VALUES or type(da) not in _DUAL_VALUES:
-                    if type(a) not in _DUAL_VALUES or not issubclass(type(da), AbstractZero):
-                        return None  # a batch, or a value of a third level
+                if type(da) not in _DUAL_VALUES:
+                    if not issubclass(type(da), AbstractZero):
+                        return None  # a batch of tangents, or a lazy one
                     da = None  # a zero tangent (an array the function created): a constant
             if type(b) is Traced:
-                if b.tape is not self:
+                if b.tape is not self or type(b.primal) not in _DUAL_VALUES:
                     return None
                 b, db = b.primal, b.node
-                if type(b) not in _DUAL_VALUES or type(db) not in _DUAL_VALUES:
-                    if type(b) not in _DUAL_VALUES or not issubclass(type(db), AbstractZero):
+                if type(db) not in _DUAL_VALUES:
+                    if not issubclass(type(db), AbstractZero):
                         return None
                     db = None
             args, tangents = (a, b), (da, db)

@@ -110,7 +110,7 @@ def _creation(name: str) -> Any:
         if name == "array" and type(result) is np.ndarray and result.base is None and \
                 (not args or result is not args[0]):
             # a new array: the function may write traced values into it (ad/writes.py)
-            return _writes_hooks()[0](result)
+            return _writes().created(result)
         return result
 
     create.__name__ = create.__qualname__ = name
@@ -528,12 +528,12 @@ def _writable(name: str, original: Any, frames: int = 0) -> Any:
     the caller and the replacement (a rerouted function's trampoline)."""
 
     def create(*args: Any, **kwargs: Any) -> Any:
-        created, full = _writes_hooks()
+        writes = _writes()
         if name in ("full", "full_like"):  # a traced fill value is written into the array
-            result = full(original, args, kwargs)
+            result = writes.full(original, args, kwargs)
             if result is not None:
                 return result
-        return created(original(*args, **kwargs), depth=1 + frames)
+        return writes.created(original(*args, **kwargs), depth=1 + frames)
 
     create.__name__ = create.__qualname__ = name
     create.__doc__ = original.__doc__
@@ -592,35 +592,24 @@ def _numpy_references_of_extensions() -> list:
     return found
 
 
-_LEVEL_HOOKS: list = []
-_WRITES_HOOKS: list = []
+_WRITES: list = []
 
 
-def _writes_hooks() -> list:
-    """``[writes.created, writes.full]``, imported once (see `_levels_hook`)."""
-    if not _WRITES_HOOKS:
-        from .writes import created, full
+def _writes() -> Any:
+    """The module ad/writes.py, imported at its first use (it imports this one) and once: an
+    import statement run while tracing goes through the import hook."""
+    if not _WRITES:
+        from . import writes
 
-        _WRITES_HOOKS.extend((created, full))
-    return _WRITES_HOOKS
-
-
-
-def _levels_hook() -> list:
-    """``[writes.enter_level, writes.exit_level]``, imported once (an import statement run
-    while tracing goes through the import hook, at every trace)."""
-    if not _LEVEL_HOOKS:
-        from .writes import enter_level, exit_level
-
-        _LEVEL_HOOKS.extend((enter_level, exit_level))
-    return _LEVEL_HOOKS
+        _WRITES.append(writes)
+    return _WRITES[0]
 
 
 def enter(level: Any = None) -> None:
     """A trace starts: route the entry points above to the engine (first trace only)."""
     global _depth
     if level is not None:
-        _levels_hook()[0](level)
+        _writes().enter_level(level)
     global _import
     with _lock:
         if _depth == 0:
@@ -643,7 +632,7 @@ def exit(level: Any = None) -> None:
     """A trace ends: restore NumPy when no trace is left."""
     global _depth
     if level is not None:
-        _levels_hook()[1](level)
+        _writes().exit_level(level)
     with _lock:
         _depth -= 1
         if _depth == 0:

@@ -77,6 +77,19 @@ def best_ratio(first, second, repeats: int) -> tuple[float, float, float]:
     return best[0], best[1], best[1] / best[0]
 
 
+def _without_dual_forms(call, *args):
+    """``call(*args)`` with the rules' dual forms turned off: forward over reverse by the
+    general path (docs/engine.md, "Forward over reverse"), for comparison."""
+    from chainrules.core.registry import DUAL_FORMS
+
+    saved = dict(DUAL_FORMS)
+    DUAL_FORMS.clear()
+    try:
+        return call(*args)
+    finally:
+        DUAL_FORMS.update(saved)
+
+
 def measure_chainrules(name: str, size: int, repeats: int) -> dict:
     import chainrules as cr
 
@@ -91,6 +104,9 @@ def measure_chainrules(name: str, size: int, repeats: int) -> dict:
     results = {}
     g, h, ratio = best_ratio(lambda: grad(x), lambda: cr.hvp(loss, x, v), repeats)
     results["hvp"] = {"grad_ms": g * 1e3, "ms": h * 1e3, "ratio": ratio}
+    g, h, ratio = best_ratio(lambda: grad(x), lambda: _without_dual_forms(cr.hvp, loss, x, v),
+                             repeats)
+    results["hvp, general path"] = {"grad_ms": g * 1e3, "ms": h * 1e3, "ratio": ratio}
     g, j, ratio = best_ratio(lambda: grad(x), lambda: cr.jvp(loss, (x,), (v,)), repeats)
     results["jvp"] = {"grad_ms": g * 1e3, "ms": j * 1e3, "ratio": ratio}
     if name == "scalar_loop":  # linear growth: the same calls at 8 times the size
@@ -200,7 +216,7 @@ def main() -> None:
                 print(f"{name} {library}: failed: {last}", flush=True)
                 continue
             result = json.loads(done.stdout.strip().splitlines()[-1])
-            for kind in ("hvp", "jvp", "hessian"):
+            for kind in ("hvp", "hvp, general path", "jvp", "hessian"):
                 if kind in result:
                     r = result[kind]
                     rows.append((name, size, library, kind,

@@ -944,3 +944,92 @@ def test_hvp_of_a_traced_exponent_at_zero():
     np.testing.assert_array_equal(np.isfinite(np.concatenate(leaves_of(dual))), True)
     assert_close_leaves(dual, ([0.0, 2.0, 0.0], [0.0, 0.0, 0.0]), rtol=0, atol=0)
     assert_same_as_generic(dual, generic)
+
+
+# --- 6. cotangent pairs summed in place --------------------------------------------------------
+
+@contextlib.contextmanager
+def pair_additions():
+    """A list of the in-place additions into cotangent pairs (`add_pair_in_place`) inside the
+    block: True for each one done, False for each one refused."""
+    from chainrules.ad import reverse
+
+    done: list = []
+    original = reverse.add_pair_in_place
+
+    def counting(total, t):
+        added = original(total, t)
+        done.append(added)
+        return added
+
+    reverse.add_pair_in_place = counting
+    try:
+        yield done
+    finally:
+        reverse.add_pair_in_place = original
+
+
+def rnn_loss(w, steps=12):
+    W = w.reshape(4, 4)
+    h = np.linspace(-0.5, 0.5, 4)
+    for t in range(steps):
+        h = np.tanh(W @ h + 0.1 * t)
+    return np.sum(h)
+
+
+def test_a_weight_used_every_step_sums_its_cotangent_pairs_in_place():
+    w = np.random.default_rng(3).normal(size=16) * 0.4
+    v = np.cos(np.arange(16.0))
+    with pair_additions() as done:
+        dual, generic, used = hvp_both(rnn_loss, w, v)
+    # W's slot receives one contribution per step: the first two make the pair, the other
+    # ten are added into its buffers
+    assert done.count(True) >= 10 and used[np.matmul] == 12
+    np.testing.assert_allclose(dual, fd_hvp(rnn_loss, w, v)[0], rtol=1e-6, atol=1e-8)
+    assert_same_as_generic(dual, generic)
+
+
+def test_summing_pairs_in_place_never_writes_a_shared_cotangent():
+    # add's pullback hands the same cotangent to both arguments, and reshape's a view of it:
+    # the first contribution to a slot is stored as it is, so only the engine's own sum may
+    # be written into
+    def loss(x):
+        a, b = 3 * x, 2 * x
+        m = a ** 2  # recorded before n, so pulled back after it: a's slot then holds n's
+        n = a + b  # cotangent, which b's slot holds too, and m's is added to it
+        y = x + x
+        z = (y + y).reshape(2, 3) + x.reshape(2, 3)
+        return np.sum(m) + np.sum(n ** 2) + np.sum(z ** 2) + np.sum(x * y)
+
+    x, v = np.linspace(-1, 1, 6), np.arange(6.0) - 2
+    with pair_additions() as done:
+        dual, generic, _ = hvp_both(loss, x, v)
+    assert True in done
+    # loss = (9 + 25 + 25 + 2) sum(x^2): H = 122 I
+    np.testing.assert_allclose(dual, 122 * v, rtol=1e-14)
+    assert_same_as_generic(dual, generic)
+
+
+def test_number_cotangent_pairs_in_a_scalar_loop():
+    # a = x[0] is read once and used n times: H_00 = 2, H_0i = H_i0 = 1
+    def loss(x):
+        a = x[0]
+        return sum(a * x[i] for i in range(x.shape[0]))
+
+    x, v = np.linspace(0.5, 1.5, 9), np.cos(np.arange(9.0))
+    with pair_additions() as done:
+        dual, generic, _ = hvp_both(loss, x, v)
+    assert done.count(True) >= 7
+    expected = np.full(9, v[0])
+    expected[0] = v[0] + v.sum()
+    np.testing.assert_allclose(dual, expected, rtol=1e-14)
+    assert_same_as_generic(dual, generic)
+
+
+def test_float32_pairs_stay_float32():
+    w = (np.random.default_rng(4).normal(size=16) * 0.4).astype(np.float32)
+    v = np.cos(np.arange(16.0)).astype(np.float32)
+    with pair_additions() as done:
+        dual = cr.hvp(rnn_loss, w, v)
+    assert dual.dtype == np.float32 and done.count(True) >= 10
+    np.testing.assert_allclose(dual, fd_hvp(rnn_loss, w, v)[0], rtol=2e-3, atol=2e-3)

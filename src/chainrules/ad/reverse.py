@@ -3,7 +3,10 @@
 Each node has a slot. A first contribution is stored as it is (it may alias other values, so
 it is not owned); a second one makes a new owned sum (`owned_sum`); later ones are added in
 place (`accumulate(..., owned=True)`). Sparse index cotangents therefore stay sparse until they
-meet an owned buffer, and a slot that is read once is never copied. Records and slots are
+meet an owned buffer, and a slot that is read once is never copied. Forward over reverse
+(``hvp``), where a cotangent is a value of a forward trace carrying its tangent, works the same
+way: the second contribution makes a new pair of buffers (`owned_pair_sum`), and later ones
+are added into both in place (`add_pair_in_place`). Records and slots are
 dropped as soon as they have been used, so memory falls during the pass.
 """
 
@@ -143,15 +146,25 @@ def _contribute(slots: list, owned: bytearray, records: list, node: int, cotange
         return
     shape, dtype, _ = records[node][2]
     kind = type(cotangent)
-    if kind is not Thunk and not ((kind is SparseCotangent or kind is np.ndarray)
-                                  and cotangent.dtype is dtype and cotangent.shape == shape):
+    if kind is not Thunk and kind is not Traced and not (
+            (kind is SparseCotangent or kind is np.ndarray)
+            and cotangent.dtype is dtype and cotangent.shape == shape):
         _check(cotangent, shape, dtype, function, position)  # thunks: when used
     old = slots[node]
     if old is None:
         slots[node] = cotangent
+    elif owned[node] == _OWNED_PAIR and add_pair_in_place(old, cotangent):
+        return
     elif owned[node]:
         slots[node] = accumulate(old, cotangent, owned=True)
+        owned[node] = 1
     else:
+        if kind is Traced:  # forward over reverse: a value and its tangent, summed in place
+            total = owned_pair_sum(old, cotangent)
+            if total is not None:
+                slots[node] = total
+                owned[node] = _OWNED_PAIR
+                return
         slots[node] = owned_sum(old, cotangent)
         owned[node] = 1
 
@@ -209,8 +222,11 @@ class StructureArgument:
 
 
 _NO_TANGENT = NoTangent()
+# `owned[node]` of a slot holding an `owned_pair_sum` (1: any other owned accumulator).
+_OWNED_PAIR = 2
 _FLOAT64 = np.dtype(np.float64)
 _COMPLEX128 = np.dtype(np.complex128)
 
 
 from .tracer import Traced  # noqa: E402  (the tracer imports this module through the tape)
+from .forward import add_pair_in_place, owned_pair_sum  # noqa: E402

@@ -117,6 +117,8 @@ def measure_chainrules(name: str, size: int, repeats: int) -> dict:
                 ("hvp", lambda: cr.hvp(loss, x, v), lambda: cr.hvp(loss, x8, v8))):
             t, t8, growth = best_ratio(small, large, repeats)
             results[f"{kind} growth"] = {"ms": t * 1e3, "ms8": t8 * 1e3, "growth": growth}
+    results.update(measure_hand_written(name, x, v, constants, grad, cr.hvp(loss, x, v),
+                                        repeats))
     if name == "rosenbrock":
         g, H, ratio = best_ratio(lambda: grad(x), lambda: cr.hessian(loss)(x),
                                  max(2, repeats // 3))
@@ -124,6 +126,23 @@ def measure_chainrules(name: str, size: int, repeats: int) -> dict:
         hessian = cr.hessian(loss)(x)
         results["check"] = float(np.max(np.abs(hessian @ v - cr.hvp(loss, x, v))))
     return results
+
+
+def measure_hand_written(name: str, x, v, constants: dict, grad, product, repeats: int) -> dict:
+    """The workload's gradient and hvp written by hand in NumPy (hand_written.py), checked
+    against chainrules' gradient and hvp, timed interleaved with chainrules' gradient; and the
+    floor they give chainrules' hvp: its gradient plus the hvp's extra arithmetic."""
+    from hand_written import HAND_WRITTEN
+
+    hand_grad, hand_hvp = HAND_WRITTEN[name]
+    assert np.allclose(hand_grad(x, **constants), grad(x), rtol=1e-10, atol=1e-12), name
+    assert np.allclose(hand_hvp(x, v, **constants), product, rtol=1e-8, atol=1e-10), name
+    g, hg, _ = best_ratio(lambda: grad(x), lambda: hand_grad(x, **constants), repeats)
+    g2, hh, _ = best_ratio(lambda: grad(x), lambda: hand_hvp(x, v, **constants), repeats)
+    g = min(g, g2)
+    return {"hand-written NumPy": {"grad_ms": hg * 1e3, "ms": hh * 1e3, "ratio": hh / hg},
+            "floor": {"grad_ms": g * 1e3, "ms": (g + hh - hg) * 1e3,
+                      "ratio": (g + hh - hg) / g}}
 
 
 def measure_peer(library: str, name: str, size: int, repeats: int) -> dict:
@@ -222,6 +241,16 @@ def main() -> None:
                     rows.append((name, size, library, kind,
                                  f"{r['ms']:.2f} ms = {r['ratio']:.2f}x grad ({r['grad_ms']:.2f} ms)"))
                     print(name, size, library, kind, rows[-1][-1], flush=True)
+            if "floor" in result:
+                hand, floor = result["hand-written NumPy"], result["floor"]
+                rows.append((name, size, "NumPy by hand", "hvp",
+                             f"{hand['ms']:.3f} ms = {hand['ratio']:.2f}x its grad "
+                             f"({hand['grad_ms']:.3f} ms)"))
+                rows.append((name, size, library, "hvp floor",
+                             f"grad + the hvp's extra arithmetic by hand = "
+                             f"{floor['ratio']:.2f}x grad ({floor['grad_ms']:.2f} ms)"))
+                print(name, size, *rows[-2][2:], flush=True)
+                print(name, size, *rows[-1][2:], flush=True)
             for kind in ("jvp growth", "hvp growth"):
                 if kind in result:
                     r = result[kind]

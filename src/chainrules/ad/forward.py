@@ -306,7 +306,8 @@ def owned_pair_sum(a: Any, b: Any) -> Any:
     `add_pair_in_place` adds later contributions. ``None`` when they are not such a pair (the
     caller takes `owned_sum`).
 
-    >>> trace = ForwardTrace()
+    >>> from chainrules.ad.api import ENGINE_CONFIG
+    >>> trace = ForwardTrace(ENGINE_CONFIG)
     >>> a, b = Traced(np.ones(2), trace, np.ones(2)), Traced(np.ones(2), trace, np.zeros(2))
     >>> total = owned_pair_sum(a, b)
     >>> total.primal, total.node, total.primal is a.primal
@@ -322,7 +323,8 @@ def add_pair_in_place(total: Any, t: Any) -> bool:
     and its tangent, by `accumulate`); False, changing nothing, when ``t`` is not a value of
     the same trace of ``total``'s shape and dtype.
 
-    >>> trace = ForwardTrace()
+    >>> from chainrules.ad.api import ENGINE_CONFIG
+    >>> trace = ForwardTrace(ENGINE_CONFIG)
     >>> total = owned_pair_sum(Traced(np.ones(2), trace, np.ones(2)),
     ...                        Traced(np.ones(2), trace, np.ones(2)))
     >>> add_pair_in_place(total, Traced(np.ones(2), trace, np.ones(2))), total.node

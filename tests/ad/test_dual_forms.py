@@ -1033,3 +1033,21 @@ def test_float32_pairs_stay_float32():
         dual = cr.hvp(rnn_loss, w, v)
     assert dual.dtype == np.float32 and done.count(True) >= 10
     np.testing.assert_allclose(dual, fd_hvp(rnn_loss, w, v)[0], rtol=2e-3, atol=2e-3)
+
+
+def test_a_traced_cotangent_through_sums_of_numbers():
+    # the cotangent reaching the additions of a scalar loop carries a tangent when the sum
+    # is an argument of something nonlinear: (x0 + x1 - x2) ** 2 has H = 2 a a^T
+    def loss(x):
+        return (x[0] + x[1] - x[2]) ** 2
+
+    x, v = np.array([0.3, -1.2, 0.8]), np.array([1.0, -2.0, 0.5])
+    a = np.array([1.0, 1.0, -1.0])
+    dual, generic, used = hvp_both(loss, x, v)
+    assert used[np.add] == 1 and used[np.subtract] == 1
+    np.testing.assert_allclose(dual, 2 * a * (a @ v), rtol=1e-14)
+    assert_same_as_generic(dual, generic)
+    x32, v32 = x.astype(np.float32), v.astype(np.float32)
+    dual32 = cr.hvp(loss, x32, v32)
+    assert dual32.dtype == np.float32
+    np.testing.assert_allclose(dual32, 2 * a * (a @ v), rtol=1e-6)

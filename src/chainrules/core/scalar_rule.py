@@ -21,7 +21,7 @@ import numpy as np
 from .accumulate import accumulate
 from .broadcast import shape_of, unbroadcast
 from .config import _name
-from .projection import _SCALAR_PROJECTORS, NO_TANGENT_PROJECTOR, ProjectTo
+from .projection import _ARRAY_LIKE_TYPES, _SCALAR_PROJECTORS, NO_TANGENT_PROJECTOR, ProjectTo
 from .registry import dual_form, frule, rrule
 from .tangents import AbstractZero, NoTangent, ZeroTangent
 from .thunks import Thunk, unthunk
@@ -210,17 +210,24 @@ class _LinearPullback:
     types; a ``dy`` of the arguments' own type needs no projection at all.
     """
 
-    __slots__ = ("partials", "kind", "general")
+    __slots__ = ("partials", "kind", "project", "general")
 
     def __init__(self, partials: tuple, args: tuple):
         self.partials = partials
         # ±dy keeps dy's type on every NumPy; -1 * float32 is float64 on NumPy 1 (before NEP 50).
         same = type(args[0]) is type(args[1]) and all(p in (1, -1) for p in partials)
         self.kind = type(args[0]) if same else None
+        self.project = _SCALAR_PROJECTORS.get(self.kind)  # None: not two numbers of one type
         self.general = _ScalarPullback(partials, args, None, args)  # constant partials
 
     def __call__(self, dy: Any) -> tuple:
         if type(dy) is self.kind:
+            first, second = self.partials
+            return (_NO_TANGENT, dy if first == 1 else -dy, dy if second == 1 else -dy)
+        if self.project is not None and type(dy) in _ARRAY_LIKE_TYPES:
+            # An engine's traced number (a second derivative: the sum of a scalar loop under
+            # hvp): both arguments have one type, so one projection serves both.
+            dy = self.project(dy)
             first, second = self.partials
             return (_NO_TANGENT, dy if first == 1 else -dy, dy if second == 1 else -dy)
         return self.general(dy)

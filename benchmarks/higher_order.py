@@ -68,16 +68,23 @@ def inputs(name: str, size: int):
 SIZES = {"rosenbrock": (100, 10), "mlp": (64, 8), "rnn": (100, 10), "scalar_loop": (1000, 50)}
 
 
-def best_ratio(first, second, repeats: int) -> tuple[float, float, float]:
-    """Best time of each of two calls, interleaved, and their ratio."""
-    first(), second()
-    best = [float("inf"), float("inf")]
+def best_times(calls: list, repeats: int) -> list[float]:
+    """Best time of each call, the calls interleaved."""
+    for call in calls:
+        call()
+    best = [float("inf")] * len(calls)
     for _ in range(repeats):
-        for which, call in enumerate((first, second)):
+        for which, call in enumerate(calls):
             start = time.perf_counter()
             call()
             best[which] = min(best[which], time.perf_counter() - start)
-    return best[0], best[1], best[1] / best[0]
+    return best
+
+
+def best_ratio(first, second, repeats: int) -> tuple[float, float, float]:
+    """Best time of each of two calls, interleaved, and their ratio."""
+    one, two = best_times([first, second], repeats)
+    return one, two, two / one
 
 
 def _without_dual_forms(call, *args):
@@ -140,9 +147,8 @@ def measure_hand_written(name: str, x, v, constants: dict, grad, product, repeat
     hand_grad, hand_hvp = HAND_WRITTEN[name]
     assert np.allclose(hand_grad(x, **constants), grad(x), rtol=1e-10, atol=1e-12), name
     assert np.allclose(hand_hvp(x, v, **constants), product, rtol=1e-8, atol=1e-10), name
-    g, hg, _ = best_ratio(lambda: grad(x), lambda: hand_grad(x, **constants), repeats)
-    g2, hh, _ = best_ratio(lambda: grad(x), lambda: hand_hvp(x, v, **constants), repeats)
-    g = min(g, g2)
+    g, hg, hh = best_times([lambda: grad(x), lambda: hand_grad(x, **constants),
+                            lambda: hand_hvp(x, v, **constants)], 2 * repeats)
     return {"hand-written NumPy": {"grad_ms": hg * 1e3, "ms": hh * 1e3, "ratio": hh / hg},
             "floor": {"grad_ms": g * 1e3, "ms": (g + hh - hg) * 1e3,
                       "ratio": (g + hh - hg) / g}}

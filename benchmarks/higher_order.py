@@ -119,6 +119,8 @@ def measure_chainrules(name: str, size: int, repeats: int) -> dict:
     results["hvp, general path"] = {"grad_ms": g * 1e3, "ms": h * 1e3, "ratio": ratio}
     g, j, ratio = best_ratio(lambda: grad(x), lambda: cr.jvp(loss, (x,), (v,)), repeats)
     results["jvp"] = {"grad_ms": g * 1e3, "ms": j * 1e3, "ratio": ratio}
+    if name == "scalar_loop":
+        results["rules"] = measure_rule_costs(repeats)
     if name == "scalar_loop":  # linear growth: the same calls at 8 times the size
         (x8,), _ = inputs(name, 8 * size)
         v8 = np.random.default_rng(1).normal(size=x8.shape)
@@ -152,6 +154,33 @@ def measure_hand_written(name: str, x, v, constants: dict, grad, product, repeat
     return {"hand-written NumPy": {"grad_ms": hg * 1e3, "ms": hh * 1e3, "ratio": hh / hg},
             "floor": {"grad_ms": g * 1e3, "ms": (g + hh - hg) * 1e3,
                       "ratio": (g + hh - hg) / g}}
+
+
+def measure_rule_costs(repeats: int) -> dict:
+    """What one elementwise rule costs on NumPy numbers (a scalar loop's operations): its
+    rrule and pullback, against its dual form and ``pullback_dual`` (forward over reverse)."""
+    from chainrules.core.registry import DUAL_FORMS, rrule
+
+    x, dx, g, dg = np.float64(1.3), np.float64(0.7), np.float64(1.0), np.float64(0.5)
+    costs = {}
+    for function, args, tangents, needed in ((np.power, (x, 3), (dx, None), (True, False)),
+                                             (np.multiply, (x, x), (dx, dx), (True, True)),
+                                             (np.tanh, (x,), (dx,), (True,))):
+        reverse, dual = rrule._rules[function][0], DUAL_FORMS[function][1]
+
+        def order_1():
+            for _ in range(100):
+                reverse(*args)[1](g)
+
+        def order_2():
+            for _ in range(100):
+                result = dual(args, tangents, {})
+                (result[3] or result[2])(g, dg, needed)
+
+        first, second = best_times([order_1, order_2], repeats)
+        costs[function.__name__] = {"ns": first * 1e7, "dual_ns": second * 1e7,
+                                    "ratio": second / first}
+    return costs
 
 
 def measure_peer(library: str, name: str, size: int, repeats: int) -> dict:
@@ -267,6 +296,11 @@ def main() -> None:
                                  f"{r['ms']:.2f} ms, then {r['ms8']:.2f} ms: {r['growth']:.1f}x "
                                  f"for 8x the size"))
                     print(name, size, library, kind, rows[-1][-1], flush=True)
+            for function, r in result.get("rules", {}).items():
+                rows.append((name, "numbers", library, f"{function}: dual form / rule",
+                             f"{r['dual_ns']:.0f} ns / {r['ns']:.0f} ns = {r['ratio']:.2f}x "
+                             f"(with their pullbacks)"))
+                print(name, *rows[-1][2:], flush=True)
             if "check" in result:
                 print(f"{name}: max |H v - hvp| = {result['check']:.1e}", flush=True)
     out = HERE / "results" / ("raw/higher_order_quick.md" if options.quick else "higher_order.md")

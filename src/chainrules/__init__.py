@@ -15,7 +15,7 @@ from . import rules  # noqa: F401  (registers the NumPy rules)
 from .ad import (EngineConfig, NoRuleError, RuleError, TracingError, elementwise_grad, grad,
                  hessian, hvp, jacfwd, jacobian, jacrev, jvp, primal, primitive, value_and_grad,
                  vjp)
-from .ad.gradient_control import checkpoint, stop_gradient
+from .ad.transforms.gradient_control import checkpoint, stop_gradient
 from .core.trees import flatten, tree_map
 
 __version__ = "0.1.0"

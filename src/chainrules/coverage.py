@@ -23,7 +23,7 @@ import sys
 import warnings
 from typing import Any, Iterator
 
-from .core.config import _name
+from .core.naming import function_name
 from .core.registry import FIRST_ORDER_ONLY, NON_DIFFERENTIABLE, frule, rrule
 
 __all__ = ["CATEGORIES", "EXCLUDED", "NO_RULE_YET", "NAMESPACES", "STATUSES", "coverage_rows",
@@ -61,7 +61,7 @@ CATEGORIES: dict[str, list[str]] = {
         "np.tile", "np.repeat", "np.flip", "np.fliplr", "np.flipud", "np.roll", "np.rot90",
         "np.pad", "np.triu", "np.tril", "np.diag", "np.diagflat", "np.atleast_1d",
         "np.atleast_2d", "np.atleast_3d", "np.meshgrid", "np.copy", "np.array", "np.asarray",
-        "chainrules.rules.shape.astype", "np.astype", "np.append", "np.insert", "np.delete",
+        "chainrules.rules.numpy.shape.astype", "np.astype", "np.append", "np.insert", "np.delete",
         "np.rollaxis", "np.row_stack",
     ],
     "construction and differences": [
@@ -86,7 +86,7 @@ CATEGORIES: dict[str, list[str]] = {
         "np.correlate", "np.interp", "np.trapezoid", "np.trapz", "np.polyval", "np.polyfit",
     ],
     "higher-order": [
-        "chainrules.rules.higher_order.vectorized_call", "np.apply_along_axis",
+        "chainrules.rules.numpy.callables.vectorized_call", "np.apply_along_axis",
         "np.piecewise",
     ],
     "zero-derivative and non-differentiable": [
@@ -143,17 +143,17 @@ CATEGORIES: dict[str, list[str]] = {
             "cosdg")],
     ],
     "scipy parameter derivatives (chainrules' own functions, used by the rules above)": [
-        "chainrules.rules.scipy_special_params.gammainc_da",
-        "chainrules.rules.scipy_special_params.gammaincc_da",
-        "chainrules.rules.scipy_special_params.betainc_da",
-        "chainrules.rules.scipy_special_params.betainc_db",
-        "chainrules.rules.scipy_special_params.zeta_dx",
-        "chainrules.rules.scipy_special_params.gammainc_daa",
-        "chainrules.rules.scipy_special_params.gammaincc_daa",
-        "chainrules.rules.scipy_special_params.betainc_daa",
-        "chainrules.rules.scipy_special_params.betainc_dab",
-        "chainrules.rules.scipy_special_params.betainc_dbb",
-        "chainrules.rules.scipy_special_params.zeta_dxx",
+        "chainrules.rules.scipy.special.parameters.gammainc_da",
+        "chainrules.rules.scipy.special.parameters.gammaincc_da",
+        "chainrules.rules.scipy.special.parameters.betainc_da",
+        "chainrules.rules.scipy.special.parameters.betainc_db",
+        "chainrules.rules.scipy.special.parameters.zeta_dx",
+        "chainrules.rules.scipy.special.parameters.gammainc_daa",
+        "chainrules.rules.scipy.special.parameters.gammaincc_daa",
+        "chainrules.rules.scipy.special.parameters.betainc_daa",
+        "chainrules.rules.scipy.special.parameters.betainc_dab",
+        "chainrules.rules.scipy.special.parameters.betainc_dbb",
+        "chainrules.rules.scipy.special.parameters.zeta_dxx",
     ],
 }
 
@@ -210,9 +210,9 @@ _EXCLUDED_GROUPS: dict[str, str] = {
     "object arrays: np.frompyfunc makes ufuncs of Python objects, which would hide traced "
     "values (use np.vectorize)": "np.frompyfunc",
     "classes whose calls chainrules routes elsewhere: np.vectorize's __call__ is intercepted "
-    "while tracing (chainrules.ad.intercept); a np.poly1d is evaluated with np.polyval": (
+    "while tracing (chainrules.ad.dispatch.routing); a np.poly1d is evaluated with np.polyval": (
         "np.vectorize np.poly1d"),
-    "an array write, followed by the engine's write tracking (chainrules.ad.writes, "
+    "an array write, followed by the engine's write tracking (chainrules.ad.dispatch.writes, "
     "docs/mutation.md), not by a rule": "np.copyto np.fill_diagonal ndarray.fill",
     "writes into its argument in a way the engine does not follow (docs/mutation.md): build a "
     "new array (np.where, np.stack, index assignment) instead": (
@@ -271,7 +271,7 @@ NO_RULE_YET: dict[str, str] = {name: reason for reason, names in _NO_RULE_YET_GR
 # ndarray methods whose function has another name (the others route to np.<same name>).
 METHOD_FUNCTIONS: dict[str, str] = {"flatten": "np.ravel", "conj": "np.conjugate",
                                     "tolist": "np.asarray", "item": "operator.getitem",
-                                    "astype": "chainrules.rules.shape.astype"}
+                                    "astype": "chainrules.rules.numpy.shape.astype"}
 
 # ndarray operators and the ufunc or function each one routes to; in-place forms (``x += y``)
 # rebind a traced value with the plain operator. Every other ndarray dunder is a Python
@@ -437,8 +437,8 @@ def _stats_method(name: str) -> Any:
     if not name.startswith("scipy.stats."):
         return None
     try:
-        from .rules.scipy_stats import STAND_INS
-        from .rules.scipy_stats_multivariate import STAND_INS as MULTIVARIATE
+        from .rules.scipy.stats.univariate import STAND_INS
+        from .rules.scipy.stats.multivariate import STAND_INS as MULTIVARIATE
     except ImportError:
         return None
     return STAND_INS.get(name) or MULTIVARIATE.get(name)
@@ -575,7 +575,7 @@ SCIPY_AREAS = ("scipy.special", "scipy.linalg", "scipy.signal", "scipy.integrate
 def scipy_rows() -> list[tuple[str, str, str, str]]:
     """``(area, name, status, arguments without a derivative)`` per listed SciPy function."""
     import chainrules  # noqa: F401  (registers the rules)
-    from .rules._refusing import REFUSED
+    from .rules.refused_arguments import REFUSED
 
     rows = []
     for name in CATEGORIES["scipy (optional)"]:
@@ -597,7 +597,7 @@ def scipy_rows() -> list[tuple[str, str, str, str]]:
 
 
 def _distribution_lines() -> Iterator[str]:
-    from .rules import scipy_stats
+    from .rules.scipy.stats import univariate as scipy_stats
 
     yield "| distribution | differentiable in | methods |"
     yield "|---|---|---|"
@@ -670,7 +670,7 @@ def scipy_coverage_markdown() -> str:
 
 
 def _stats_tables() -> tuple:
-    from .rules import scipy_stats
+    from .rules.scipy.stats import univariate as scipy_stats
 
     return scipy_stats.CONTINUOUS, scipy_stats.DISCRETE
 
@@ -721,7 +721,7 @@ def first_order_only_rows() -> list[tuple[str, str]]:
     """
     _register_every_rule()
 
-    return sorted((_name(f), reason) for f, reason in FIRST_ORDER_ONLY.items())
+    return sorted((function_name(f), reason) for f, reason in FIRST_ORDER_ONLY.items())
 
 
 def _first_order_lines() -> Iterator[str]:

@@ -1,4 +1,4 @@
-"""Batched forward mode (chainrules.ad.batching): jacfwd and hessian push all the basis
+"""Batched forward mode (chainrules.ad.transforms.batching): jacfwd and hessian push all the basis
 vectors through one trace. Each batch rule family against the per-column jvp (one direction at
 a time, the unbatched engine) and against finite differences; the fallback loop; dtypes,
 Python numbers, structures, chunks and nesting; Hessians of an MLP and of a Gaussian
@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import chainrules as cr
-from chainrules.ad import batching
+from chainrules.ad.transforms import batching
 
 
 def per_column_jvp(f, x):

@@ -19,7 +19,7 @@ import pytest
 
 import chainrules as cr
 from chainrules.testing import peak_memory
-from chainrules.ad.tape import Tape
+from chainrules.ad.trace.tape import Tape
 
 TIME_BOUND = 24  # for 8x the input: linear ~8x (12x seen under load), quadratic ~64x
 

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import chainrules as cr
-from chainrules.ad.tracer import Traced, primal_value
+from chainrules.ad.trace.traced import Traced, primal_value
 
 from .finite_differences import numerical_gradient
 

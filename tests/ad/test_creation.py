@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import chainrules as cr
-from chainrules.ad import intercept
+from chainrules.ad.dispatch import routes
 
 from .finite_differences import numerical_gradient
 
@@ -458,15 +458,15 @@ def test_atleast_several_arguments(name):
 
 def test_numpy_is_untouched_outside_a_trace():
     names = ["array", "asarray", "asanyarray", "ascontiguousarray", "asfortranarray"]
-    assert all(getattr(np, name) is intercept.ORIGINALS[name] for name in names)
+    assert all(getattr(np, name) is routes.ORIGINALS[name] for name in names)
     inside = []
-    cr.grad(lambda x: (inside.extend(getattr(np, name) is intercept.ORIGINALS[name]
+    cr.grad(lambda x: (inside.extend(getattr(np, name) is routes.ORIGINALS[name]
                                      for name in names), np.sum(x))[1])(np.ones(2))
     assert inside == [False] * len(names)
-    assert all(getattr(np, name) is intercept.ORIGINALS[name] for name in names)
+    assert all(getattr(np, name) is routes.ORIGINALS[name] for name in names)
     with pytest.raises(ValueError):
         cr.grad(lambda x: np.array(x, order="Q"))(np.ones(2))
-    assert all(getattr(np, name) is intercept.ORIGINALS[name] for name in names)
+    assert all(getattr(np, name) is routes.ORIGINALS[name] for name in names)
 
 
 @pytest.mark.parametrize("name", ["array", "asarray", "asanyarray", "ascontiguousarray",
@@ -493,7 +493,7 @@ def test_plain_arguments_are_passed_through_unchanged(name):
             return np.sum(x)
 
         cr.grad(f)(np.ones(2))
-        got[0] = cr.primal(got[0])  # a new float array is a traced constant (ad/writes.py)
+        got[0] = cr.primal(got[0])  # a new float array is a traced constant (ad/dispatch/writes.py)
         if error is not None:
             assert type(got[0]) is type(error) and str(got[0]) == str(error)
         else:

@@ -21,8 +21,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import chainrules as cr
-from chainrules.ad.forward import ForwardTrace
-from chainrules.ad.tape import Tape
+from chainrules.ad.transforms.forward import ForwardTrace
+from chainrules.ad.trace.tape import Tape
 from chainrules.core.registry import DUAL_FORMS, frule, recorded_whole, rrule
 from chainrules.core.scalar_rule import _ElementwiseDual, scalar_rule
 from chainrules.core.tangents import AbstractZero
@@ -646,7 +646,7 @@ def test_hvp_of_a_scalar_index_loop_in_closed_form():
 
 def _size(value) -> int:
     """The elements of a value, a tuple or list of them (0 for tangent types, thunks...)."""
-    from chainrules.ad.tracer import primal_value
+    from chainrules.ad.trace.traced import primal_value
 
     if isinstance(value, (tuple, list)):
         return sum(_size(part) for part in value)
@@ -659,7 +659,7 @@ def _second_order_work(run) -> int:
     on reverse tapes; operations forward traces run, by frules or by dual forms, and the
     elements of their outputs; the elements of the cotangents that dual pullbacks return (a
     dense array per element read would show in these)."""
-    from chainrules.ad import forward
+    from chainrules.ad.transforms import forward
 
     total = [0]
     tape_exit, apply, record_dual = Tape.__exit__, ForwardTrace.apply, ForwardTrace.record_dual
@@ -952,7 +952,7 @@ def test_hvp_of_a_traced_exponent_at_zero():
 def pair_additions():
     """A list of the in-place additions into cotangent pairs (`add_pair_in_place`) inside the
     block: True for each one done, False for each one refused."""
-    from chainrules.ad import reverse
+    from chainrules.ad.transforms import reverse
 
     done: list = []
     original = reverse.add_pair_in_place

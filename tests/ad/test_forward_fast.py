@@ -236,7 +236,7 @@ def test_index_loop_of_float32_stays_float32():
 def _forward_operations(run) -> int:
     """The number of operations forward traces handle while ``run()`` runs (a count that
     load cannot change)."""
-    from chainrules.ad.forward import ForwardTrace
+    from chainrules.ad.transforms.forward import ForwardTrace
 
     apply = ForwardTrace.apply
     count = [0]

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import chainrules as cr
-from chainrules.ad import intercept
+from chainrules.ad.dispatch import creation, routes
 from chainrules.core.structure import get_at, leaves, tangent_at
 from chainrules.core.tangents import AbstractZero, NoTangent
 from chainrules.core.thunks import unthunk
@@ -58,8 +58,8 @@ def _numeric_leaves(x, primal):
 def _live(function):
     """``function`` as user code reaches it while a trace is active: through its module's
     attribute (the engine routes np.array, scipy.special.logsumexp, ... there)."""
-    for module_name, name in [("numpy", n) for n in intercept.CREATION + intercept.WRITABLE] \
-            + intercept.ROUTED:
+    for module_name, name in [("numpy", n) for n in creation.CREATION + creation.WRITABLE] \
+            + routes.ROUTED:
         module = sys.modules.get(module_name)
         if module is not None and getattr(module, name, None) is function:
             return lambda *args, **kwargs: getattr(module, name)(*args, **kwargs)

@@ -13,9 +13,10 @@ from hypothesis import strategies as st
 import chainrules as cr
 from chainrules.testing import peak_memory
 from chainrules import checkpoint, stop_gradient
-from chainrules.ad.api import ENGINE_CONFIG
-from chainrules.ad.gradient_control import checkpointed_call
-from chainrules.ad.tape import Tape
+from chainrules.ad.transforms.api import ENGINE_CONFIG
+from chainrules.ad.transforms.gradient_control import checkpointed_call
+from chainrules.ad.trace.tape import Tape
+from chainrules.ad.dispatch.routing import tracing
 
 from .finite_differences import numerical_gradient
 
@@ -93,7 +94,7 @@ def test_checkpoint_records_one_operation_and_recomputes_once():
         return x
 
     tape = Tape(ENGINE_CONFIG)
-    with tape:
+    with tracing(tape):
         checkpoint(body)(tape.leaf(X))
     recorded = [record[1] for record in tape.records if record[1] is not None]  # no inputs
     assert recorded == [checkpointed_call]  # one operation, nothing of the 40 inside it

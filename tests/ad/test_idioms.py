@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 import chainrules as cr
-from chainrules.ad.tracer import REFUSED_METHODS, Traced
+from chainrules.ad.dispatch.methods import REFUSED_METHODS
+from chainrules.ad.trace.traced import Traced
 
 from .finite_differences import numerical_gradient
 
@@ -126,11 +127,12 @@ def test_numpy_is_untouched_outside_traces_and_calls_without_lists_record_no_con
 
 def _recorded_functions(f):
     """The functions recorded on the tape when ``f`` is traced at X."""
-    from chainrules.ad.tape import Tape
-    from chainrules.ad.api import ENGINE_CONFIG
+    from chainrules.ad.trace.tape import Tape
+    from chainrules.ad.dispatch.routing import tracing
+    from chainrules.ad.transforms.api import ENGINE_CONFIG
 
     tape = Tape(ENGINE_CONFIG)
-    with tape:
+    with tracing(tape):
         f(tape.leaf(X))
     return [record[1] for record in tape.records]
 
@@ -262,7 +264,7 @@ LISTED = {
     "data": "the memory buffer: would cut the value out of the gradient",
     "flags": "memory layout flags of a buffer: traced values have none",
     "strides": "memory layout of a buffer: traced values have none",
-    "fill": "an array write (ad/writes.py): tested in tests/ad/test_writes.py",
+    "fill": "an array write (ad/dispatch/writes.py): tested in tests/ad/test_writes.py",
 }
 
 

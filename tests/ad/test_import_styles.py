@@ -2,7 +2,7 @@
 ``from scipy.special import logsumexp`` before ``import chainrules``, the same after it, and
 the module attribute ``scipy.special.logsumexp``; for distributions, a bound method taken
 before (``logpdf = scipy.stats.norm.logpdf``) and the method looked up at the call
-(ad/intercept.py: a Python function's code is rerouted in place while a trace is active;
+(ad/dispatch/routing.py: a Python function's code is rerouted in place while a trace is active;
 ufuncs dispatch by themselves).
 
 The check runs in a fresh interpreter, so that the from-imports really come before chainrules

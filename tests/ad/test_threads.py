@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from chainrules import grad
-from chainrules.ad.tape import no_garbage_collection
+from chainrules.ad.trace.tape import no_garbage_collection
 
 THREADS = 8
 CALLS = 40

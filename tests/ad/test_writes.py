@@ -1,4 +1,4 @@
-"""Arrays written in place (ad/writes.py): item, slice, mask and integer-array assignment,
+"""Arrays written in place (ad/dispatch/writes.py): item, slice, mask and integer-array assignment,
 augmented assignment, np.add.at, ufunc out=, at order 1 and 2, against finite differences;
 linear cost; the errors for writes the engine cannot follow."""
 
@@ -323,7 +323,8 @@ def test_no_trace_numpy_is_untouched():
 def test_write_forms_cost_no_copy_of_the_array_per_write(monkeypatch):
     """A fill loop and a 2-D column fill: copies of whole arrays do not grow with the number
     of writes (counted, so load cannot change it), and time and memory are linear."""
-    from chainrules.ad import reverse, writes
+    from chainrules.ad.dispatch import writes
+    from chainrules.ad.transforms import reverse
 
     copied = [0]
 

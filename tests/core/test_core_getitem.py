@@ -16,7 +16,7 @@ import pytest
 
 from chainrules.core import (NoTangent, ProjectionError, SparseCotangent, ZeroTangent,
                              accumulate, frule, owned_copy, rrule, unthunk)
-from chainrules.rules import indexing  # noqa: F401  (registers the getitem rule)
+from chainrules.rules.numpy import indexing  # noqa: F401  (registers the getitem rule)
 
 
 def getitem_cotangent(x, index, dy):

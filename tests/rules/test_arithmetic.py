@@ -1,4 +1,4 @@
-"""Rules for the remainder family (chainrules.rules.arithmetic): ``np.remainder``/``np.mod``/
+"""Rules for the remainder family (chainrules.rules.numpy.remainder): ``np.remainder``/``np.mod``/
 ``%``, ``np.fmod``, ``np.divmod``/``divmod()``, and ``//`` (non-differentiable), checked by the
 kit at order 1 and 2 and, through the engine, against finite differences and closed forms."""
 

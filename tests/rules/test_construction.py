@@ -1,4 +1,4 @@
-"""Rules for building, extending, cutting and resampling arrays (chainrules.rules.construction):
+"""Rules for building, extending, cutting and resampling arrays (chainrules.rules.numpy.construction):
 every function through the kit (finite differences, off-space seeds, accumulators), at order 2
 (`test_rrule_order2`, and a jvp of grad against finite differences), then the engine idioms and
 decisions: traced fill values and endpoints, non-finite values, nearly real values,

@@ -31,7 +31,7 @@ import chainrules.rules
 for module in pkgutil.walk_packages(chainrules.rules.__path__, "chainrules.rules."):
     importlib.import_module(module.name)
 from chainrules.core import frule, rrule
-from chainrules.core.config import _name
+from chainrules.core.naming import function_name as _name
 
 registered = {"rrule": list(rrule.functions()), "frule": list(frule.functions())}
 

@@ -1,4 +1,4 @@
-"""The functions declared non-differentiable in chainrules.rules.declared: each through the
+"""The functions declared non-differentiable in chainrules.rules.numpy.non_differentiable: each through the
 kit's `test_non_differentiable` (primal as NumPy's, NoTangent for every argument and seed,
 zero forward tangent), and the engine differentiating code that uses them as NumPy would."""
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import chainrules as cr
-from chainrules.rules.declared import DECLARED
+from chainrules.rules.numpy.non_differentiable import DECLARED
 from chainrules.testing import case, check_case
 
 pytestmark = pytest.mark.filterwarnings("ignore:`in1d` is deprecated:DeprecationWarning")

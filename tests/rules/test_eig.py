@@ -1,4 +1,4 @@
-"""Rules for ``np.linalg.eig`` and ``np.linalg.eigvals`` (chainrules.rules.linalg).
+"""Rules for ``np.linalg.eig`` and ``np.linalg.eigvals`` (chainrules.rules.numpy.linalg).
 
 Eigenvectors are defined up to a phase each (a sign for real ones; NumPy scales them to unit
 norm): the kit checks ``eig`` directly where the vectors are real and LAPACK's signs do not

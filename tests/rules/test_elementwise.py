@@ -1,4 +1,4 @@
-"""The rule-testing kit on every elementwise rule (src/chainrules/rules/elementwise.py).
+"""The rule-testing kit on every elementwise rule (src/chainrules/rules/numpy/elementwise.py).
 
 Each registered function is checked on float64 and float32 arrays and Python scalars, and on
 complex128 and complex64 values where NumPy supports complex input, with points chosen inside

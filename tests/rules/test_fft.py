@@ -1,4 +1,4 @@
-"""Rules for the FFT (chainrules.rules.fft): every transform checked by the rule-testing kit
+"""Rules for the FFT (chainrules.rules.numpy.fft): every transform checked by the rule-testing kit
 against finite differences, for every norm, with cut and padded lengths (``n``/``s``), axes in
 any order, real and complex inputs in single and double precision; then closed forms."""
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from chainrules import EngineConfig, stop_gradient
-from chainrules.ad.gradient_control import checkpointed_call
+from chainrules.ad.transforms.gradient_control import checkpointed_call
 from chainrules.testing import case, check_case
 
 x = np.array([0.5, -1.0, 2.0])

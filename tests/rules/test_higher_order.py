@@ -1,4 +1,4 @@
-"""The rule-testing kit on the higher-order rules (src/chainrules/rules/higher_order.py):
+"""The rule-testing kit on the higher-order rules (src/chainrules/rules/numpy/callables.py):
 np.vectorize (recorded as ``vectorized_call``), np.apply_along_axis and np.piecewise.
 
 These rules are registered with ``config=True`` and call back into AD through
@@ -15,7 +15,7 @@ import pytest
 
 from chainrules import NoTangent, SparseCotangent, Tangent, ZeroTangent, unthunk
 from chainrules.core import AbstractZero
-from chainrules.rules.higher_order import vectorized_call
+from chainrules.rules.numpy.callables import vectorized_call
 from chainrules.testing import TestConfig, case, check_case
 
 x = np.array([0.5, -1.0, 2.0])

@@ -1,4 +1,4 @@
-"""The rule-testing kit on the indexing rules (src/chainrules/rules/indexing.py).
+"""The rule-testing kit on the indexing rules (src/chainrules/rules/numpy/indexing.py).
 
 Every index kind on float64, float32 and complex128 arrays: ints (negative too), slices
 (with steps, reversed), Ellipsis, None, integer arrays with repeats (1-d and 2-d), boolean

@@ -1,4 +1,4 @@
-"""Rules for linear algebra (chainrules.rules.linalg): every registered function checked by the
+"""Rules for linear algebra (chainrules.rules.numpy.linalg): every registered function checked by the
 rule-testing kit against finite differences (float64, float32, complex; several shapes and
 options), gauge-dependent outputs (eigenvectors, singular vectors) through gauge-invariant
 functions of them, then closed forms, lazy cotangents and refused options."""

@@ -1,4 +1,4 @@
-"""Rules of chainrules.rules.more (array-API spellings of products, matrix transposes,
+"""Rules of chainrules.rules.numpy.array_api (array-API spellings of products, matrix transposes,
 copysign, ldexp): each through the kit against finite differences, float32 and complex where
 NumPy takes them, and its pullback differentiated again (order 2)."""
 

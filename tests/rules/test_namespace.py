@@ -18,7 +18,7 @@ from chainrules.coverage import EXCLUDED, NO_RULE_YET, classify, namespace_walk,
 CASES: list = []  # no rules of its own (tests/rules/test_coverage.py reads every CASES list)
 
 _HOW = ("Classify it: register its rule (chainrules.rules; add a kit case), declare it with "
-        "chainrules.non_differentiable (chainrules.rules.declared) if its outputs do not "
+        "chainrules.non_differentiable (chainrules.rules.numpy.non_differentiable) if its outputs do not "
         "depend differentiably on its inputs, or add it with a reason to EXCLUDED or "
         "NO_RULE_YET in src/chainrules/coverage.py.")
 

@@ -1,5 +1,5 @@
 """Second derivatives (reverse over reverse) through the linear-algebra, FFT, SciPy and
-higher-order rules (rules/linalg.py, fft.py, scipy.py, higher_order.py).
+higher-order rules (rules/numpy/linalg.py, fft.py, scipy/, callables.py).
 
 Each case is a real scalar function ``f`` of one array. The check differentiates
 ``x -> Re<w, grad f(x)>`` with ``cr.grad`` (the inner pullbacks run on traced values) and

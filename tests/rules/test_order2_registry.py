@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 
 import chainrules  # noqa: F401  (registers the rules)
-from chainrules.core.config import _name
+from chainrules.core.naming import function_name as _name
 from chainrules.core.registry import FIRST_ORDER_ONLY, NON_DIFFERENTIABLE, frule, rrule
 from chainrules.rules import load_scipy_rules
 from chainrules.testing import (RuleCase, first_order_only,
@@ -44,7 +44,7 @@ import importlib, json, pkgutil
 import chainrules, chainrules.rules
 for module in pkgutil.walk_packages(chainrules.rules.__path__, "chainrules.rules."):
     importlib.import_module(module.name)
-from chainrules.core.config import _name
+from chainrules.core.naming import function_name as _name
 from chainrules.core.registry import NON_DIFFERENTIABLE, frule, rrule
 print(json.dumps(sorted({_name(f) for table in (rrule, frule) for f in table.functions()
                          if f not in NON_DIFFERENTIABLE})))

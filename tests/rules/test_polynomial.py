@@ -1,4 +1,4 @@
-"""Rules for polynomials (chainrules.rules.polynomial): polyval and polyfit through the kit
+"""Rules for polynomials (chainrules.rules.numpy.polynomial): polyval and polyfit through the kit
 (order 1 and 2), forward over reverse, and numpy.polynomial evaluation (traced through) in x
 and in the coefficients against finite differences."""
 

@@ -1,4 +1,4 @@
-"""Rules for reductions (chainrules.rules.reductions): every registered function checked by the
+"""Rules for reductions (chainrules.rules.numpy.reductions): every registered function checked by the
 rule-testing kit against finite differences, then closed forms for ties, zeros, lazy cotangents
 and refused options."""
 

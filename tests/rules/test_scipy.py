@@ -1,4 +1,4 @@
-"""The rule-testing kit on every SciPy rule (src/chainrules/rules/scipy.py).
+"""The rule-testing kit on every SciPy rule (src/chainrules/rules/scipy/special/elementary.py).
 
 Skipped when SciPy is not installed. Every registered function is checked against finite
 differences on float64 and, where SciPy keeps it, float32 input, on complex input where SciPy
@@ -194,7 +194,7 @@ def _cho_solve_cases():
 
 def _polygamma_cases():
     # order n is an integer (no tangent); the Hurwitz zeta ufunc is differentiated in q only
-    from chainrules.rules.scipy import _hurwitz_zeta, _polygamma
+    from chainrules.rules.scipy.special.elementary import _hurwitz_zeta, _polygamma
     x = np.array(POSITIVE)
     return [case(sp.polygamma, 1, x), case(sp.polygamma, 2, x.astype(np.float32)),
             case(_polygamma, 3, x), case(_hurwitz_zeta, 3, x)]

@@ -1,4 +1,4 @@
-"""The rule-testing kit on src/chainrules/rules/scipy_integrate.py: quad and quad_vec (limits,
+"""The rule-testing kit on src/chainrules/rules/scipy/integrate/quadrature.py: quad and quad_vec (limits,
 ``args``, closures, infinite limits), trapezoid, cumulative_trapezoid and simpson (``x``,
 ``dx``, ``axis``, float32), at order 1 and 2; then gradients through the engine (calls written
 ``scipy.integrate.quad(...)`` as users write them) against closed forms and finite
@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 integrate = pytest.importorskip("scipy.integrate")
 
 import chainrules as cr  # noqa: E402
-from chainrules.rules.scipy_integrate import _simpson_weights, simpson_by_position  # noqa: E402,E501
+from chainrules.rules.scipy.integrate.quadrature import _simpson_weights, simpson_by_position  # noqa: E402,E501
 from chainrules.testing import (case, check_case, test_frule_order2,  # noqa: E402
                                 test_rrule_order2)
 

@@ -1,4 +1,4 @@
-"""scipy.integrate.odeint and solve_ivp (src/chainrules/rules/scipy_integrate_ode.py): the kit
+"""scipy.integrate.odeint and solve_ivp (src/chainrules/rules/scipy/integrate/ode.py): the kit
 on both rules (reverse by the adjoint method, forward by forward sensitivities), then through
 the engine as users write it: a Lotka-Volterra fit loss against finite differences and against
 chainrules differentiating a hand-written RK4 loop, output times, closures, jvp, the adjoint's

@@ -1,4 +1,4 @@
-"""The rule-testing kit on the ``scipy.linalg`` rules of src/chainrules/rules/scipy_linalg.py.
+"""The rule-testing kit on the ``scipy.linalg`` rules of src/chainrules/rules/scipy/linalg/factorizations.py.
 
 Every case is checked against finite differences (float64, float32 where SciPy keeps it,
 complex where SciPy supports it). Matrices that SciPy reads in one triangle carry other values

@@ -1,5 +1,5 @@
 """Implicit gradients through scipy.optimize.root, fsolve and minimize
-(src/chainrules/rules/scipy_optimize.py).
+(src/chainrules/rules/scipy/optimize/implicit.py).
 
 Every gradient is checked against closed forms (the root of ``x**3 - θ`` is ``θ**(1/3)``; the
 minimizer of ``x·Ax/2 - b·x`` is ``A^{-1} b``) or against central finite differences of the
@@ -358,7 +358,8 @@ def test_bilevel_ridge_penalties_against_closed_form_finite_differences():
     s = np.array([0.0, 1.0, -1.0, 0.5])
     np.testing.assert_allclose(cr.grad(validation_loss)(s), _fd(closed_form, s), rtol=1e-6,
                                atol=1e-10)
-    np.testing.assert_allclose(cr.grad(validation_loss)(s), _fd(validation_loss, s, 1e-4),
+    # a step of 1e-3: the solver's own error, divided by the step, is below 1e-4 relative there
+    np.testing.assert_allclose(cr.grad(validation_loss)(s), _fd(validation_loss, s, 1e-3),
                                rtol=1e-4, atol=1e-8)
 
 

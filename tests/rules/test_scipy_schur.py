@@ -1,4 +1,4 @@
-"""``scipy.linalg.schur`` (src/chainrules/rules/scipy_linalg.py): ``A = Z T Z^H``.
+"""``scipy.linalg.schur`` (src/chainrules/rules/scipy/linalg/factorizations.py): ``A = Z T Z^H``.
 
 The real Schur form of a matrix with distinct real eigenvalues is unique up to the signs of
 Z's columns, so the kit checks it directly against finite differences. Elsewhere (the phases

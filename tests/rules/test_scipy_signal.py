@@ -1,4 +1,4 @@
-"""The rule-testing kit on the rules of src/chainrules/rules/scipy_signal.py: convolve,
+"""The rule-testing kit on the rules of src/chainrules/rules/scipy/signal/convolution.py: convolve,
 correlate, fftconvolve, convolve2d, correlate2d and lfilter, at order 1 and 2, on float64,
 float32 and complex input; then gradients through the engine (calls written
 ``scipy.signal.convolve(...)`` as users write them) against finite differences, closed forms,

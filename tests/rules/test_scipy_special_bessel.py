@@ -1,5 +1,5 @@
 """The rule-testing kit on the Bessel functions of ``scipy.special``
-(src/chainrules/rules/scipy_special_bessel.py).
+(src/chainrules/rules/scipy/special/bessel.py).
 
 Skipped when SciPy is not installed. Every function is checked against finite differences on
 float64 and float32 input, scalars and arrays, integer orders (which have no tangent) with

@@ -1,10 +1,10 @@
-"""The rule-testing kit on the rules of src/chainrules/rules/scipy_special_gamma.py.
+"""The rule-testing kit on the rules of src/chainrules/rules/scipy/special/gamma.py.
 
 Skipped when SciPy is not installed. Every function is checked against finite differences on
 float64 and float32 input, on complex input where SciPy has a complex loop, and with
 broadcasting. The parameters without a closed-form derivative (``gammainc`` in ``a``,
 ``betainc`` in ``a`` and ``b``, ``zeta`` in ``x``: computed by
-chainrules.rules.scipy_special_params, tested against references in
+chainrules.rules.scipy.special.parameters, tested against references in
 test_scipy_special_params.py) are differentiated at orders 1 and 2; their third derivative is
 refused by name.
 Closed forms check what finite differences cannot: third derivatives (order 3), the far left
@@ -19,7 +19,7 @@ import pytest
 sp = pytest.importorskip("scipy.special")
 
 from chainrules import NoTangent, ZeroTangent, frule, grad, rrule, unthunk  # noqa: E402
-from chainrules.rules.scipy_special_gamma import _multigammaln  # noqa: E402
+from chainrules.rules.scipy.special.gamma import _multigammaln  # noqa: E402
 from chainrules.testing import (case, check_case, test_frule_order2,  # noqa: E402
                                 test_rrule_order2)
 from tests.rules.unary_cases import unary_cases  # noqa: E402
@@ -93,7 +93,7 @@ def _parameter_cases():
               case(sp.betainc, 1.5, 2.5, 0.4), case(sp.betainc, a.reshape(3, 1), 2.2, unit[:2]),
               case(sp.betainc, a.astype(np.float32), np.float32(1.5),
                    unit.astype(np.float32))]
-    from chainrules.rules.scipy import _hurwitz_zeta
+    from chainrules.rules.scipy.special.elementary import _hurwitz_zeta
     q = np.array(POSITIVE)
     s = np.array([1.5, 2.5, 4.0])
     cases += [case(sp.zeta, 2, q), case(sp.zeta, 3, q.astype(np.float32)), case(sp.zeta, 4, 1.7),
@@ -196,15 +196,15 @@ def test_gammasgn_is_declared():
 # --- parameters without a closed-form derivative -------------------------------------------------
 
 @pytest.mark.parametrize("f, args, position, message", [
-    (sp.gammainc, (1.5, 2.0), 0, r"scipy_special_params.gammainc_daa: the derivative with "
+    (sp.gammainc, (1.5, 2.0), 0, r"special.parameters.gammainc_daa: the derivative with "
                                  r"respect to a "),
-    (sp.gammaincc, (1.5, 2.0), 0, r"scipy_special_params.gammaincc_daa: the derivative with "
+    (sp.gammaincc, (1.5, 2.0), 0, r"special.parameters.gammaincc_daa: the derivative with "
                                   r"respect to a "),
-    (sp.betainc, (1.5, 2.0, 0.3), 0, r"scipy_special_params.betainc_daa: the derivative with "
+    (sp.betainc, (1.5, 2.0, 0.3), 0, r"special.parameters.betainc_daa: the derivative with "
                                      r"respect to a "),
-    (sp.betainc, (1.5, 2.0, 0.3), 1, r"scipy_special_params.betainc_dbb: the derivative with "
+    (sp.betainc, (1.5, 2.0, 0.3), 1, r"special.parameters.betainc_dbb: the derivative with "
                                      r"respect to b "),
-    (sp.zeta, (3.0, 2.0), 0, r"scipy_special_params.zeta_dxx: the derivative with respect to x "),
+    (sp.zeta, (3.0, 2.0), 0, r"special.parameters.zeta_dxx: the derivative with respect to x "),
 ])
 def test_third_derivative_in_the_parameter_is_refused_by_name(f, args, position, message):
     def along(value):
@@ -229,7 +229,7 @@ def test_third_derivative_in_the_parameter_is_refused_by_name(f, args, position,
 def test_a_constant_parameter_is_not_differentiated(f, args):
     # the last argument is differentiated; the parameters are constant floats, whose
     # derivative (a converged series) is deferred, never computed
-    from chainrules.rules import scipy_special_params
+    from chainrules.rules.scipy.special import parameters as scipy_special_params
 
     last = args[-1]
     h = 1e-6

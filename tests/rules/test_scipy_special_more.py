@@ -1,4 +1,4 @@
-"""The rule-testing kit on src/chainrules/rules/scipy_special_more.py: every function against
+"""The rule-testing kit on src/chainrules/rules/scipy/special/other_functions.py: every function against
 finite differences (float64, float32, broadcasting; complex where SciPy has a complex loop),
 closed forms at special points, and the refused parameters of ``hyp1f1``."""
 

@@ -1,4 +1,4 @@
-"""The parameter derivatives of src/chainrules/rules/scipy_special_params.py: ``gammainc_da``,
+"""The parameter derivatives of src/chainrules/rules/scipy/special/parameters.py: ``gammainc_da``,
 ``gammaincc_da``, ``betainc_da``, ``betainc_db``, ``zeta_dx`` and the second derivatives
 ``gammainc_daa``, ``gammaincc_daa``, ``betainc_daa``, ``betainc_dab``, ``betainc_dbb``,
 ``zeta_dxx``.
@@ -33,8 +33,8 @@ from hypothesis import strategies as st
 sp = pytest.importorskip("scipy.special")
 
 from chainrules import grad  # noqa: E402
-from chainrules.rules import scipy_special_params as params  # noqa: E402
-from chainrules.rules.scipy_special_params import (betainc_da, betainc_dab,  # noqa: E402
+from chainrules.rules.scipy.special import parameters as params  # noqa: E402
+from chainrules.rules.scipy.special.parameters import (betainc_da, betainc_dab,  # noqa: E402
                                                    betainc_daa, betainc_db, betainc_dbb,
                                                    gammainc_da, gammainc_daa, gammaincc_da,
                                                    gammaincc_daa, zeta_dx, zeta_dxx)

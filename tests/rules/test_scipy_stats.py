@@ -1,4 +1,4 @@
-"""The rules of src/chainrules/rules/scipy_stats.py: ``scipy.stats`` univariate distributions.
+"""The rules of src/chainrules/rules/scipy/stats/univariate.py: ``scipy.stats`` univariate distributions.
 
 Skipped when SciPy is not installed. Every (distribution, method) stand-in goes through the
 kit (finite differences) with respect to every differentiable argument: ``x`` (continuous),
@@ -16,7 +16,7 @@ import pytest
 st = pytest.importorskip("scipy.stats")
 
 import chainrules as cr  # noqa: E402
-from chainrules.rules.scipy_stats import (CONTINUOUS, CONTINUOUS_METHODS,  # noqa: E402
+from chainrules.rules.scipy.stats.univariate import (CONTINUOUS, CONTINUOUS_METHODS,  # noqa: E402
                                           DISCRETE, DISCRETE_METHODS, PENDING, stand_in)
 from chainrules.testing import case, check_case, test_frule_order2, test_rrule_order2  # noqa: E402
 
@@ -330,7 +330,7 @@ def test_discrete_quantiles_have_no_tangent():
 
 
 # The cdf shape partials from the numerical parameter derivatives of gammainc and betainc
-# (rules/scipy_special_params.py): refused by name while those are not installed.
+# (rules/scipy/special/parameters.py): refused by name while those are not installed.
 NUMERICAL = [
     ("gamma", "cdf", "a", lambda a: st.gamma.cdf(1.3, a, scale=1.2), 2.5),
     ("gamma", "logsf", "a", lambda a: st.gamma.logsf(1.3, a), 2.5),

@@ -1,5 +1,5 @@
 """``scipy.stats.multivariate_normal``, ``dirichlet`` and ``multinomial``
-(src/chainrules/rules/scipy_stats_multivariate.py): the kit on the registered functions (order
+(src/chainrules/rules/scipy/stats/multivariate.py): the kit on the registered functions (order
 1 and 2, against finite differences), then SciPy's own methods, plain and frozen, through the
 engine: values against SciPy, gradients and Hessians against finite differences of SciPy
 (symmetric perturbations for a covariance, perturbations along the simplex for Dirichlet
@@ -14,7 +14,7 @@ import pytest
 st = pytest.importorskip("scipy.stats")
 
 import chainrules  # noqa: E402
-from chainrules.rules.scipy_stats_multivariate import (  # noqa: E402
+from chainrules.rules.scipy.stats.multivariate import (  # noqa: E402
     dirichlet_logpdf, dirichlet_pdf, multinomial_logpmf, multinomial_pmf,
     multivariate_normal_logpdf, multivariate_normal_pdf)
 from chainrules.testing import case, check_case  # noqa: E402

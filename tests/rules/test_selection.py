@@ -1,4 +1,4 @@
-"""Rules for selection (chainrules.rules.selection): every registered function checked by the
+"""Rules for selection (chainrules.rules.numpy.selection): every registered function checked by the
 rule-testing kit against finite differences; then the sparse cotangents of the indexing-like
 functions, the choice of which argument a gradient flows to, and the functions without
 tangents."""

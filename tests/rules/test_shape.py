@@ -1,4 +1,4 @@
-"""Rules for shape functions (chainrules.rules.shape): every registered function checked by the
+"""Rules for shape functions (chainrules.rules.numpy.shape): every registered function checked by the
 rule-testing kit against finite differences, then closed forms for structural cotangents,
 list outputs, casts and refused options."""
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from chainrules import NoTangent, Tangent, ZeroTangent, frule, rrule, unthunk
-from chainrules.rules.shape import astype
+from chainrules.rules.numpy.shape import astype
 from chainrules.testing import case, check_case, rand_primal
 from tests.numpy_features import accepted, running
 

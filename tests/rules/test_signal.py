@@ -1,4 +1,4 @@
-"""Rules for sampled signals (chainrules.rules.signal): convolve, correlate, interp and
+"""Rules for sampled signals (chainrules.rules.numpy.signal): convolve, correlate, interp and
 trapezoid (trapz where NumPy has it) through the kit (order 1 and 2), forward over reverse
 against finite differences, closed forms and refused options."""
 

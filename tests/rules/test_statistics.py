@@ -1,4 +1,4 @@
-"""Rules for quantiles, covariances and weighted histograms (chainrules.rules.statistics):
+"""Rules for quantiles, covariances and weighted histograms (chainrules.rules.numpy.statistics):
 the kit against finite differences (order 1), the kit's order-2 check, forward over reverse
 against finite differences, NaN-ignoring forms with NaNs, closed forms and refused options."""
 

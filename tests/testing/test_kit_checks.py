@@ -17,7 +17,7 @@ from chainrules import (InplaceableThunk, NoTangent, ProjectTo, RuleConfig, Tang
 from chainrules.core import AbstractZero
 from chainrules.testing import (RuleCase, TestConfig, Tolerance, case, check_case, test_frule,
                                 test_rrule, test_scalar)
-from chainrules.testing import check_rules
+from chainrules.testing import reports
 
 
 def scale(x, n):
@@ -344,13 +344,13 @@ def test_test_config_uses_given_then_registered_rules():
 
 
 def test_test_config_without_a_rule_or_engine_says_so(monkeypatch):
-    monkeypatch.setattr(check_rules, "_engine_config", lambda: None)
+    monkeypatch.setattr(reports, "_engine_config", lambda: None)
     with pytest.raises(NotImplementedError, match="no rule for .*and the chainrules engine"):
         TestConfig().rrule_via_ad(lambda x: x * 2.0, 1.0)
 
 
 def test_test_config_falls_back_to_the_engine():
-    if check_rules._engine_config() is None:
+    if reports._engine_config() is None:
         pytest.skip("chainrules.ad is not available")
     weights = np.array([1.0, -2.0, 0.5])
 

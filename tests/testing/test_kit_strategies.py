@@ -16,7 +16,8 @@ from chainrules import (InplaceableThunk, NoTangent, ProjectTo, SparseCotangent,
                         ZeroTangent, accumulate, owned_copy, unthunk)
 from chainrules.testing import (accumulators, arrays, indices, inplaceable, make_tangent,
                                 primals, rand_primal, rand_tangent, tangents, test_rrule)
-from chainrules.testing.check_rules import _eager_sum, _exact_mismatch, _kind_problems
+from chainrules.testing.check_accumulation import kind_problems as _kind_problems
+from chainrules.testing.reports import eager_sum as _eager_sum, exact_mismatch as _exact_mismatch
 
 
 @dataclasses.dataclass

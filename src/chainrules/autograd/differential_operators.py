@@ -22,7 +22,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .. import ad
-from ..ad.api import primal
+from ..ad.transforms.api import primal
 from ..core.structure import replace_leaves
 from ..core.tangents import AbstractZero, NoTangent, Tangent
 from ..core.thunks import unthunk

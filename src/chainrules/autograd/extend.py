@@ -25,8 +25,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from ..ad.api import primitive as _primitive
-from ..core.config import _name
+from ..ad.transforms.api import primitive as _primitive
+from ..core.naming import function_name
 from ..core.registry import frule, rrule
 from ..core.tangents import AbstractZero, NoTangent, ZeroTangent
 from ..core.thunks import Thunk, unthunk
@@ -104,8 +104,8 @@ def defvjp(fun: Callable, *vjpmakers: Callable | None, argnums: Sequence[int] | 
     def vjpmaker(argnum: int, ans: Any, args: tuple, kwargs: dict) -> Callable:
         if argnum not in makers:
             raise NotImplementedError(
-                f"VJP of {_name(fun)} with respect to argument {argnum} is not defined; give "
-                f"it with defvjp({_name(fun)}, ..., argnums=[..., {argnum}]).")
+                f"VJP of {function_name(fun)} with respect to argument {argnum} is not defined; give "
+                f"it with defvjp({function_name(fun)}, ..., argnums=[..., {argnum}]).")
         return makers[argnum](ans, *args, **kwargs)
 
     defvjp_argnum(fun, vjpmaker)
@@ -153,8 +153,8 @@ def defjvp(fun: Callable, *jvpfuns: Callable | None, argnums: Sequence[int] | No
     def jvpmaker(argnum: int, g: Any, ans: Any, args: tuple, kwargs: dict) -> Any:
         if argnum not in funs:
             raise NotImplementedError(
-                f"JVP of {_name(fun)} with respect to argument {argnum} is not defined; give "
-                f"it with defjvp({_name(fun)}, ..., argnums=[..., {argnum}]).")
+                f"JVP of {function_name(fun)} with respect to argument {argnum} is not defined; give "
+                f"it with defjvp({function_name(fun)}, ..., argnums=[..., {argnum}]).")
         return funs[argnum](g, ans, *args, **kwargs)
 
     defjvp_argnum(fun, jvpmaker)

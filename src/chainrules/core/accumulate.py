@@ -292,3 +292,19 @@ def _sum_structural(acc: Any, t: Any) -> Any:
     if a.primal_type is None:
         primal_type = b.primal_type
     return Tangent(primal_type, backing)
+
+
+def _tangent_plus(tangent: Tangent, other: Any) -> Any:
+    """``tangent + other``: `accumulate`, the one addition of tangents."""
+    return accumulate(tangent, other)
+
+
+def _plus_tangent(tangent: Tangent, other: Any) -> Any:
+    """``other + tangent``."""
+    return accumulate(other, tangent)
+
+
+# `Tangent`'s ``+`` is installed here, not in its class body: the tangent types sit below the
+# arithmetic that combines them (chainrules.core.tangents imports nothing above it).
+Tangent.__add__ = _tangent_plus  # type: ignore[method-assign]
+Tangent.__radd__ = _plus_tangent  # type: ignore[method-assign]

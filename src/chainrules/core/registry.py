@@ -4,7 +4,8 @@
 cotangent for ``f`` itself and then one per positional argument; ``frule((df, *dargs), f,
 *args)`` returns ``(y, dy)``. Both return ``None`` when ``f`` has no rule. Either may be given a
 `RuleConfig` first (``rrule(config, f, *args)``); rules registered with ``config=True`` receive
-it, the others don't see it.
+it, the others don't see it. `RuleConfig` is defined here, with the tables it reaches back
+into (``config.rrule_via_ad``).
 
 Looking a rule up is one dict access (``rrule.lookup(f)``), for engines on the hot path.
 """
@@ -16,10 +17,11 @@ import types
 import warnings
 from typing import Any, Callable
 
-from .config import DEFAULT_CONFIG, RuleConfig, _name
+from .naming import function_name
+from .pushforward import pushforward_from_pullbacks
 from .tangents import NoTangent, ZeroTangent
 
-__all__ = ["RuleTable", "rrule", "frule", "non_differentiable", "NON_DIFFERENTIABLE",
+__all__ = ["RuleConfig", "DEFAULT_CONFIG", "RuleTable", "rrule", "frule", "non_differentiable", "NON_DIFFERENTIABLE",
            "PRIMITIVE_MARK", "UnusedRuleWarning", "recorded_whole", "writes_in_place",
            "WRITES_IN_PLACE", "add_lazy_loader", "load_lazy_rules", "DUAL_FORMS", "dual_form"]
 
@@ -123,7 +125,7 @@ class RuleTable:
         def decorator(rule: Callable) -> Callable:
             if f in self._rules and not replace:
                 raise ValueError(
-                    f"{self.kind} for {_name(f)} is already registered; pass replace=True to "
+                    f"{self.kind} for {function_name(f)} is already registered; pass replace=True to "
                     f"override it.")
             _warn_if_unused(f, self.kind)
             self._rules[f] = (rule, config)
@@ -182,7 +184,7 @@ def _warn_if_unused(f: Any, kind: str) -> None:
     if (f.__module__ or "").partition(".")[0] in _DISPATCHED_LIBRARIES:
         return
     warnings.warn(
-        f"{kind} registered for {_name(f)}, a plain Python function: an engine traces "
+        f"{kind} registered for {function_name(f)}, a plain Python function: an engine traces "
         f"through it operation by operation and never calls this rule. Decorate the function "
         f"with @chainrules.primitive, and register the rule for the decorated function:\n"
         f"    @chainrules.primitive\n    def {f.__name__}(...): ...\n"
@@ -299,7 +301,7 @@ def positional_form(f: Callable, positional: Callable) -> Callable:
     >>> del POSITIONAL_FORMS[scaled]
     """
     POSITIONAL_FORMS[f] = positional
-    return positional
+    return recorded_whole(positional)  # engines record it as one operation, by its rules
 
 
 WRITES_IN_PLACE: dict = {}  # function -> how to compute its result without writing in place
@@ -356,3 +358,54 @@ def dual_form(f: Callable, reverse: Callable, dual: Callable) -> None:
     >>> del DUAL_FORMS[twice]
     """
     DUAL_FORMS[f] = (reverse, dual)
+
+
+class RuleConfig:
+    """The capabilities of an AD system, passed to rules that ask for it.
+
+    The base config has no AD of its own: ``rrule_via_ad`` uses a registered rule or fails
+    with an error saying so. Engines subclass it and set ``has_reverse_mode`` /
+    ``has_forward_mode``.
+
+    >>> import numpy as np
+    >>> y, pullback = RuleConfig().rrule_via_ad(np.sin, np.float64(0.0))
+    >>> y, pullback(1.0)[1]
+    (np.float64(0.0), np.float64(1.0))
+    """
+
+    has_reverse_mode: bool = False
+    has_forward_mode: bool = False
+
+    def rrule_via_ad(self, f: Callable, *args: Any, **kwargs: Any):
+        """``(y, pullback)`` for ``f(*args, **kwargs)``, by a rule or by this config's AD."""
+        result = rrule(self, f, *args, **kwargs)
+        if result is None:
+            raise NotImplementedError(
+                f"rrule_via_ad: no rule for {function_name(f)} and {type(self).__name__} has no "
+                f"reverse-mode AD. Run this under chainrules.grad/vjp (whose config "
+                f"differentiates any Python function), or register a rule for {function_name(f)}.")
+        return result
+
+    def frule_via_ad(self, tangents: tuple, f: Callable, *args: Any, **kwargs: Any):
+        """``(y, dy)`` for ``f(*args, **kwargs)`` with input tangents ``tangents``.
+
+        Uses ``f``'s frule; without one, derives ``dy`` from reverse mode (``rrule_via_ad``),
+        one pullback per real output component: fine for the small outputs of the functions
+        that higher-order rules call per element, row or piece.
+        """
+        result = frule(self, tangents, f, *args, **kwargs)
+        if result is not None:
+            return result
+        try:
+            y, pullback = self.rrule_via_ad(f, *args, **kwargs)
+        except NotImplementedError:
+            raise NotImplementedError(
+                f"frule_via_ad: no forward rule for {function_name(f)}, and no reverse rule to derive "
+                f"one from. Register an frule for {function_name(f)}.") from None
+        return y, pushforward_from_pullbacks(y, pullback, tangents)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+DEFAULT_CONFIG = RuleConfig()

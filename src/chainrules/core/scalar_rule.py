@@ -20,7 +20,7 @@ import numpy as np
 
 from .accumulate import accumulate
 from .broadcast import shape_of, unbroadcast
-from .config import _name
+from .naming import function_name
 from .projection import _ARRAY_LIKE_TYPES, _SCALAR_PROJECTORS, NO_TANGENT_PROJECTOR, ProjectTo
 from .registry import dual_form, frule, rrule
 from .tangents import AbstractZero, NoTangent, ZeroTangent
@@ -40,7 +40,7 @@ _SCALARS = _REAL_SCALARS | {complex, np.complex128, np.complex64, np.clongdouble
 
 _NUMPY_SCALARS = frozenset(kind for kind in _SCALARS if issubclass(kind, np.generic))
 _FLOAT64, _COMPLEX128 = np.dtype(np.float64), np.dtype(np.complex128)
-# Python numbers whose arithmetic differs from NumPy's (`_as_numpy`).
+# Python numbers whose arithmetic differs from NumPy's (`as_numpy`).
 _PYTHON_NUMBERS = frozenset({bool, float, complex})
 _NO_TANGENT = NoTangent()
 # Number types that have tangents (not int or bool).
@@ -60,13 +60,13 @@ def _numpy_scalars(args: tuple) -> bool:
 
 
 # The pairs of argument types for which `_numpy_scalars` holds, each with whether it has no
-# Python float or complex number, which `_as_numpy` converts: one lookup in the hot path.
+# Python float or complex number, which `as_numpy` converts: one lookup in the hot path.
 _NUMPY_SCALAR_PAIRS = {(a, b): a not in _PYTHON_NUMBERS and b not in _PYTHON_NUMBERS
                        for a in _SCALARS for b in _SCALARS
                        if a in _NUMPY_SCALARS or b in _NUMPY_SCALARS}
 
 
-def _as_numpy(args: tuple, y: Any) -> tuple:
+def as_numpy(args: tuple, y: Any) -> tuple:
     """The arguments as the ufunc saw them, for the partials: each Python number becomes a
     NumPy scalar of the output's (inexact) dtype, which is what the ufunc cast it to.
 
@@ -76,7 +76,7 @@ def _as_numpy(args: tuple, y: Any) -> tuple:
     Python int stays one: its arithmetic is exact in Python and NumPy alike (only ``1 / 0``
     differs), and the 2 of ``x[i] ** 2`` in scalar loops stays cheap.
 
-    >>> _as_numpy((0.0, 2, 0), np.float32(1.0))
+    >>> as_numpy((0.0, 2, 0), np.float32(1.0))
     (np.float32(0.0), 2, np.float32(0.0))
     """
     for arg in args:
@@ -113,14 +113,14 @@ def _check_keywords(f: Any, kwargs: dict) -> None:
     for keyword in _REFUSED_KEYWORDS:
         if keyword in kwargs:
             raise TypeError(
-                f"{_name(f)}: the {keyword}= argument is not supported in differentiated code. "
+                f"{function_name(f)}: the {keyword}= argument is not supported in differentiated code. "
                 f"Compute the result without {keyword}= (for where=, use np.where on the "
                 f"result).")
 
 
 def _argument_cotangent(arg: Any, partial: Partial, y: Any, values: tuple, dy: Any) -> Any:
     """``project(unbroadcast(conj(partial) * dy))`` for one argument; ``values`` are all the
-    arguments as the partials see them (`_as_numpy`)."""
+    arguments as the partials see them (`as_numpy`)."""
     kind = type(arg)
     project = _SCALAR_PROJECTORS.get(kind)
     number = project is not None
@@ -177,7 +177,7 @@ class _ScalarPullback:
         self.partials = partials
         self.args = args
         self.y = y
-        self.values = values  # the arguments as the partials see them (`_as_numpy`)
+        self.values = values  # the arguments as the partials see them (`as_numpy`)
 
     def __call__(self, dy: Any) -> tuple:
         partials, args, y, values = self.partials, self.args, self.y, self.values
@@ -242,7 +242,7 @@ class _NumbersPullback:
 
     def __init__(self, partials: tuple, args: tuple, y: Any):
         self.partials = partials
-        self.a, self.b = args  # as the partials see them: `_as_numpy` changes nothing
+        self.a, self.b = args  # as the partials see them: `as_numpy` changes nothing
         self.y = y
 
     def __call__(self, dy: Any) -> tuple:
@@ -324,7 +324,7 @@ def scalar_rule(f: Any, *partials: Partial, on_scalars: Callable | None = None,
     (8.0, 12.0)
     """
     count = len(partials)
-    name = _name(f)
+    name = function_name(f)
     keeps_output = any(partial is not None and _uses_first_argument(partial)
                        for partial in partials)
 
@@ -354,7 +354,7 @@ def scalar_rule(f: Any, *partials: Partial, on_scalars: Callable | None = None,
                 return on_scalars(*args), pullback
             else:
                 y = on_scalars(*args)
-                # Only where `_as_numpy` changes nothing (as for the 2 of x[i] ** 2): else
+                # Only where `as_numpy` changes nothing (as for the 2 of x[i] ** 2): else
                 # the general pullback below.
                 if plain and args[0] and args[1]:
                     return y, _NumbersPullback(partials, args, y if keeps_output else None)
@@ -364,7 +364,7 @@ def scalar_rule(f: Any, *partials: Partial, on_scalars: Callable | None = None,
             y = f(*args)
         # The output is kept for the pullback only if a partial reads it (saves memory).
         return y, _ScalarPullback(partials, args, y if keeps_output else None,
-                                  _as_numpy(args, y))
+                                  as_numpy(args, y))
 
     def push(args: tuple, tangents: tuple, kwargs: dict):
         """``(y, dy)`` from plain tangents, one per argument, ``None`` for a zero: the frule
@@ -376,7 +376,7 @@ def scalar_rule(f: Any, *partials: Partial, on_scalars: Callable | None = None,
             y = on_scalars(*args)  # identical results, without a ufunc call (scalar loops)
         else:
             y = f(*args)
-        return y, output_tangent(y, _as_numpy(args, y), tangents)
+        return y, output_tangent(y, as_numpy(args, y), tangents)
 
     def output_tangent(y: Any, values: tuple, tangents: tuple) -> Any:
         """``sum_i partial_i * dx_i``, projected onto ``y``; ``ZeroTangent()`` for none."""
@@ -417,7 +417,7 @@ def scalar_rule(f: Any, *partials: Partial, on_scalars: Callable | None = None,
         return push(args, tuple(plain), kwargs)
 
     forward.push = push  # type: ignore[attr-defined]
-    forward.partials = partials  # read by the batched forward trace (chainrules.ad.batching)
+    forward.partials = partials  # read by the batched forward trace (chainrules.ad.transforms.batching)
     rrule.register(f, replace=True)(reverse)
     frule.register(f, replace=True)(forward)
 
@@ -451,7 +451,7 @@ def scalar_rule(f: Any, *partials: Partial, on_scalars: Callable | None = None,
                 return y, ZeroTangent(), pullback, None
             return y, dy if type(dy) is type(y) else _SCALAR_PROJECTORS[type(y)](dy), \
                 pullback, None
-        values = args if type(pullback) is _NumbersPullback else _as_numpy(args, y)
+        values = args if type(pullback) is _NumbersPullback else as_numpy(args, y)
         if values is args and type(y) in _REAL_SCALARS:
             for arg in args:
                 if type(arg) not in _REAL_SCALARS:

@@ -18,9 +18,9 @@ import numpy as np
 
 from .dtypes import cast_to, is_plain
 from .registry import recorded_whole
-from .thunks import _UNSET, AbstractThunk, unthunk
+from .tangents import _UNSET, AbstractThunk, unthunk
 
-__all__ = ["SparseCotangent", "SparseSum", "scatter_sum"]
+__all__ = ["SparseCotangent", "SparseSum", "scatter_sum", "flat_positions", "has_integer_array"]
 
 # _TRACED: the values are traced (order 2 and above): never written into a buffer, only
 # gathered into one `scatter_sum` (see SparseSum).
@@ -43,7 +43,7 @@ def _positions(length: int) -> np.ndarray:
     return _axis_positions[:length]
 
 
-def _flat_positions(shape: tuple, index: Any) -> np.ndarray:
+def flat_positions(shape: tuple, index: Any) -> np.ndarray:
     """The flat position in an array of ``shape`` of every element that ``index`` selects.
 
     Costs O(size of the selection * ndim): each axis's coordinate is read through ``index``
@@ -61,7 +61,7 @@ def _flat_positions(shape: tuple, index: Any) -> np.ndarray:
     return np.asarray(flat)
 
 
-def _has_integer_array(index: Any) -> bool:
+def has_integer_array(index: Any) -> bool:
     parts = index if isinstance(index, tuple) else (index,)
     for part in parts:
         if issubclass(type(part), np.ndarray) and part.dtype.kind in "iu" and part.ndim > 0:
@@ -112,10 +112,10 @@ class SparseCotangent(AbstractThunk):
     def _classify(self) -> int:
         kind = self._kind
         if kind is None:
-            if not _has_integer_array(self.index):
+            if not has_integer_array(self.index):
                 kind = _BASIC  # ints, slices, masks: every selected position is distinct
             else:
-                selection = _flat_positions(self.shape, self.index)
+                selection = flat_positions(self.shape, self.index)
                 flat = selection.ravel()
                 unique, inverse = np.unique(flat, return_inverse=True)
                 if len(unique) == flat.size:
@@ -187,7 +187,7 @@ def scatter_sum(shape: tuple, dtype: Any, indices: tuple, *values: Any) -> Any:
 
     It is a NumPy-style function: called on traced values, it hands itself to their type's
     ``__array_function__`` (NEP 18), so an engine records it as one operation (its rule, in
-    ``chainrules.rules.indexing``, gathers: the pullback of a scatter is ``dy[index]``).
+    ``chainrules.rules.numpy.indexing``, gathers: the pullback of a scatter is ``dy[index]``).
 
     >>> scatter_sum((3,), np.float64, (0, np.array([2, 2])), 1.0, np.array([1.0, 2.0]))
     array([1., 0., 3.])
@@ -208,7 +208,7 @@ def scatter_sum(shape: tuple, dtype: Any, indices: tuple, *values: Any) -> Any:
                   np.fromiter(values, out.dtype, len(values)))
         return out
     for index, value in zip(indices, values):
-        if _has_integer_array(index):
+        if has_integer_array(index):
             np.add.at(out, index, value)
         else:
             out[index] += value

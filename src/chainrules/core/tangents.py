@@ -3,8 +3,10 @@
 Natural tangents (floats, complex numbers, NumPy arrays) are plain values. The types here are
 for what plain values cannot say: "this is zero, don't materialize it" (`ZeroTangent`), "this
 cannot be perturbed at all" (`NoTangent`) and "the tangent of an object, field by field"
-(`Tangent`). Addition of tangents is defined once, in `chainrules.core.accumulate`; the operators
-here delegate to it.
+(`Tangent`), and the base of the lazy ones (`AbstractThunk`, `unthunk`; the thunks themselves
+are in `chainrules.core.thunks`). Addition of tangents is defined once, in
+`chainrules.core.accumulate`, which installs ``Tangent``'s ``+``: this module imports nothing
+above it.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import pickle
 import types
 from typing import Any, Iterator
 
+import numpy as np
+
 __all__ = [
     "AbstractZero",
     "ZeroTangent",
@@ -25,6 +29,8 @@ __all__ = [
     "field_value",
     "is_zero_tangent",
     "tangents_equal",
+    "AbstractThunk",
+    "unthunk",
 ]
 
 
@@ -305,17 +311,8 @@ class Tangent:
     def __len__(self) -> int:
         return len(self._backing)
 
-    # Arithmetic: addition is the one defined by `accumulate`; scaling maps over the fields.
-    def __add__(self, other):
-        from .accumulate import accumulate
-
-        return accumulate(self, other)
-
-    def __radd__(self, other):
-        from .accumulate import accumulate
-
-        return accumulate(other, self)
-
+    # Arithmetic: addition is the one defined by `accumulate`, which installs ``+`` on this type
+    # (`chainrules.core.accumulate`, above the types it combines); scaling maps over the fields.
     def __sub__(self, other):
         return self + (-other)
 
@@ -477,10 +474,6 @@ def is_zero_tangent(value: Any) -> bool:
     >>> is_zero_tangent([0.0, 1e-30]), is_zero_tangent(NoTangent())
     (False, True)
     """
-    import numpy as np
-
-    from .thunks import unthunk
-
     value = unthunk(value)
     if isinstance(value, AbstractZero):
         return True
@@ -502,10 +495,6 @@ def tangents_equal(a: Any, b: Any) -> bool:
     >>> tangents_equal(Tangent(tuple, {0: 1.0}), Tangent(tuple, {0: 1.0, 1: ZeroTangent()}))
     True
     """
-    import numpy as np
-
-    from .thunks import unthunk
-
     a, b = unthunk(a), unthunk(b)
     if isinstance(a, AbstractZero):
         return is_zero_tangent(b)
@@ -528,3 +517,109 @@ def tangents_equal(a: Any, b: Any) -> bool:
         return bool(np.shape(a) == np.shape(b) and np.array_equal(a, b, equal_nan=True))
     except TypeError:
         return bool(np.array_equal(a, b))
+
+
+# --- lazy tangents: the kind that `chainrules.core.thunks` implements -----------------------
+
+_UNSET = object()
+
+
+class AbstractThunk:
+    """A tangent whose value is computed on demand, at most once.
+
+    Arithmetic on a thunk uses its value, so a thunk can stand wherever its value can.
+    """
+
+    __slots__ = ("_value",)
+    __array_ufunc__ = None  # NumPy defers to the reflected operators below
+
+    def unthunk(self) -> Any:
+        """The value (computed now if it was not yet)."""
+        value = self._value
+        if value is _UNSET:
+            value = self._compute()
+            while issubclass(type(value), AbstractThunk):
+                value = value.unthunk()
+            self._value = value
+            self._release()
+        return value
+
+    def _compute(self) -> Any:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _release(self) -> None:
+        """Drop what was only needed to compute the value."""
+
+    @property
+    def is_computed(self) -> bool:
+        """Whether the value has been computed already."""
+        return self._value is not _UNSET
+
+    # A zero never forces a thunk (``thunk + zero`` is the thunk, ``thunk * zero`` the zero),
+    # exactly as ``zero + thunk`` and ``zero * thunk`` on the zero's side.
+    def __add__(self, other):
+        if issubclass(type(other), AbstractZero):
+            return self
+        return self.unthunk() + unthunk(other)
+
+    def __radd__(self, other):
+        return unthunk(other) + self.unthunk()
+
+    def __sub__(self, other):
+        if issubclass(type(other), AbstractZero):
+            return self
+        return self.unthunk() - unthunk(other)
+
+    def __rsub__(self, other):
+        return unthunk(other) - self.unthunk()
+
+    def __mul__(self, other):
+        if issubclass(type(other), AbstractZero):
+            return other
+        return self.unthunk() * unthunk(other)
+
+    def __rmul__(self, other):
+        return unthunk(other) * self.unthunk()
+
+    def __truediv__(self, other):
+        return self.unthunk() / unthunk(other)
+
+    def __matmul__(self, other):
+        if issubclass(type(other), AbstractZero):
+            return other
+        return self.unthunk() @ unthunk(other)
+
+    def __rmatmul__(self, other):
+        return unthunk(other) @ self.unthunk()
+
+    def __neg__(self):
+        return -self.unthunk()
+
+    def __getitem__(self, key):
+        return self.unthunk()[key]
+
+    def __array__(self, dtype=None, copy=None):
+        return np.asarray(self.unthunk(), dtype=dtype)
+
+    def conj(self):
+        return np.conj(self.unthunk())
+
+    def __eq__(self, other):
+        return tangents_equal(self, other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __copy__(self):
+        return self  # immutable: its value is computed at most once and then kept
+
+
+def unthunk(x: Any) -> Any:
+    """The value of a lazy tangent; any other value is returned unchanged.
+
+    >>> from chainrules.core.thunks import Thunk
+    >>> unthunk(Thunk(lambda: 3.0)), unthunk(3.0)
+    (3.0, 3.0)
+    """
+    if issubclass(type(x), AbstractThunk):
+        return x.unthunk()
+    return x

@@ -1,5 +1,8 @@
 """Lazy tangents: `Thunk` (computed at most once) and `InplaceableThunk` (can add itself).
 
+Their base, `AbstractThunk`, and `unthunk` are tangent kinds like the others
+(`chainrules.core.tangents`); they are importable from here too.
+
 A rule that returns several cotangents thunks the ones that may go unused, so an engine that
 never asks for them never pays for them. Unlike ChainRulesCore's thunks, ours memoize: the
 value is computed the first time it is needed and then kept.
@@ -21,103 +24,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .tangents import AbstractZero
+from .tangents import _UNSET, AbstractThunk, unthunk
 
 __all__ = ["AbstractThunk", "Thunk", "InplaceableThunk", "unthunk"]
-
-_UNSET = object()
-
-
-class AbstractThunk:
-    """A tangent whose value is computed on demand, at most once.
-
-    Arithmetic on a thunk uses its value, so a thunk can stand wherever its value can.
-    """
-
-    __slots__ = ("_value",)
-    __array_ufunc__ = None  # NumPy defers to the reflected operators below
-
-    def unthunk(self) -> Any:
-        """The value (computed now if it was not yet)."""
-        value = self._value
-        if value is _UNSET:
-            value = self._compute()
-            while issubclass(type(value), AbstractThunk):
-                value = value.unthunk()
-            self._value = value
-            self._release()
-        return value
-
-    def _compute(self) -> Any:  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def _release(self) -> None:
-        """Drop what was only needed to compute the value."""
-
-    @property
-    def is_computed(self) -> bool:
-        """Whether the value has been computed already."""
-        return self._value is not _UNSET
-
-    # A zero never forces a thunk (``thunk + zero`` is the thunk, ``thunk * zero`` the zero),
-    # exactly as ``zero + thunk`` and ``zero * thunk`` on the zero's side.
-    def __add__(self, other):
-        if issubclass(type(other), AbstractZero):
-            return self
-        return self.unthunk() + unthunk(other)
-
-    def __radd__(self, other):
-        return unthunk(other) + self.unthunk()
-
-    def __sub__(self, other):
-        if issubclass(type(other), AbstractZero):
-            return self
-        return self.unthunk() - unthunk(other)
-
-    def __rsub__(self, other):
-        return unthunk(other) - self.unthunk()
-
-    def __mul__(self, other):
-        if issubclass(type(other), AbstractZero):
-            return other
-        return self.unthunk() * unthunk(other)
-
-    def __rmul__(self, other):
-        return unthunk(other) * self.unthunk()
-
-    def __truediv__(self, other):
-        return self.unthunk() / unthunk(other)
-
-    def __matmul__(self, other):
-        if issubclass(type(other), AbstractZero):
-            return other
-        return self.unthunk() @ unthunk(other)
-
-    def __rmatmul__(self, other):
-        return unthunk(other) @ self.unthunk()
-
-    def __neg__(self):
-        return -self.unthunk()
-
-    def __getitem__(self, key):
-        return self.unthunk()[key]
-
-    def __array__(self, dtype=None, copy=None):
-        return np.asarray(self.unthunk(), dtype=dtype)
-
-    def conj(self):
-        return np.conj(self.unthunk())
-
-    def __eq__(self, other):
-        from .tangents import tangents_equal
-
-        return tangents_equal(self, other)
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __copy__(self):
-        return self  # immutable: its value is computed at most once and then kept
-
 
 def _check_value_pickles(thunk: AbstractThunk, value: Any, protocol: int) -> None:
     """Raise a `pickle.PicklingError` naming the thunk if its ``value`` does not pickle.
@@ -246,14 +155,3 @@ class InplaceableThunk(AbstractThunk):
 
     def __repr__(self) -> str:
         return f"InplaceableThunk(shape={self.shape}, dtype={self.dtype})"
-
-
-def unthunk(x: Any) -> Any:
-    """The value of a lazy tangent; any other value is returned unchanged.
-
-    >>> unthunk(Thunk(lambda: 3.0)), unthunk(3.0)
-    (3.0, 3.0)
-    """
-    if issubclass(type(x), AbstractThunk):
-        return x.unthunk()
-    return x

@@ -1,10 +1,13 @@
-"""Rules for NumPy functions, AD-agnostic: any engine can use them through `rrule`/`frule`.
+"""Rules for NumPy and SciPy functions, AD-agnostic: any engine can use them through
+`rrule`/`frule`.
 
-Importing this package registers every rule. Modules: `indexing` (``x[index]``),
-`elementwise` (ufuncs), and the others by area. SciPy's (`scipy`, `scipy_special_*`,
-`scipy_linalg`, ...) are registered when the program imports the SciPy module they are for,
-found on a registry lookup or at the start of a trace (`load_scipy_rules`): importing chainrules
-does not import SciPy.
+The folders are named after the library whose functions they cover: `numpy/` (``np.*``,
+``np.linalg``, ``np.fft``; registered when this package is imported) and `scipy/`
+(``special/``, ``stats/``, ``linalg/``, ``integrate/``, ``optimize/``, ``signal/``; each
+registered when the program imports the SciPy module it is for, found on a registry lookup or
+at the start of a trace, `load_scipy_rules`: importing chainrules does not import SciPy).
+`define` is how a rule is written from its formulas (its docstring shows how to add one);
+`refused_arguments` holds the elementwise rules some of whose arguments have no derivative.
 """
 
 import importlib
@@ -12,22 +15,19 @@ import importlib.util
 import sys
 
 from ..core.registry import add_lazy_loader
-from . import elementwise, fft, indexing, linalg, reductions, selection, shape  # noqa: F401  (registration happens on import)
-from . import higher_order  # noqa: F401,E402
-from . import arithmetic, construction  # noqa: F401,E402
-from . import declared, more  # noqa: F401,E402
-from . import polynomial, signal, statistics  # noqa: F401,E402
+from . import numpy  # noqa: F401  (registers NumPy's rules)
 
 # SciPy's rules, by the SciPy module they are for: registered when the program has imported
 # that module (`load_scipy_rules`), so that `import chainrules` does not import SciPy.
 SCIPY_RULES = {
-    "scipy.special": ("scipy", "scipy_special_params", "scipy_special_bessel",
-                      "scipy_special_gamma", "scipy_special_more"),
-    "scipy.linalg": ("scipy", "scipy_linalg"),
-    "scipy.signal": ("scipy_signal",),
-    "scipy.optimize": ("scipy_optimize",),
-    "scipy.integrate": ("scipy_integrate", "scipy_integrate_ode"),
-    "scipy.stats": ("scipy_stats_multivariate", "scipy_stats"),
+    "scipy.special": ("scipy.special.elementary", "scipy.special.parameters",
+                      "scipy.special.bessel", "scipy.special.gamma",
+                      "scipy.special.other_functions"),
+    "scipy.linalg": ("scipy.linalg.stacked", "scipy.linalg.factorizations"),
+    "scipy.signal": ("scipy.signal.convolution",),
+    "scipy.optimize": ("scipy.optimize.implicit",),
+    "scipy.integrate": ("scipy.integrate.quadrature", "scipy.integrate.ode"),
+    "scipy.stats": ("scipy.stats.multivariate", "scipy.stats.univariate"),
 }
 _scipy_pending = dict(SCIPY_RULES)  # those not registered yet
 

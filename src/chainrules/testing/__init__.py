@@ -28,8 +28,9 @@ See docs/testing-your-own-rules.md for a worked example.
 """
 
 from .check_rules import (FIRST_ORDER_ONLY, RuleCase, TestConfig, Tolerance, case, check_case,
-                          first_order_only, test_frule, test_frule_order2,
-                          test_non_differentiable, test_rrule, test_rrule_order2, test_scalar)
+                          first_order_only, test_frule, test_non_differentiable, test_rrule,
+                          test_scalar)
+from .check_order2 import test_frule_order2, test_rrule_order2
 from .check_grads import check_grads
 from .complexity import Complexity, check_linear, peak_memory
 from .finite_differences import (FiniteDifferenceError, FiniteDifferenceJacobian,

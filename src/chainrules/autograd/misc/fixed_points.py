@@ -29,7 +29,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ...ad.api import primitive, vjp
+from ...ad.transforms.api import primitive, vjp
 from ...core.registry import rrule
 from ...core.tangents import AbstractZero, ZeroTangent
 from ...core.thunks import unthunk

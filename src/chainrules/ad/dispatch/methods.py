@@ -1,0 +1,491 @@
+"""Traced values as NumPy sees them: their NumPy protocols, Python's operators, indexing,
+array writes and the ndarray methods, each recorded on the tape (`chainrules.ad.trace.tape`)
+or handed to the array writes (`chainrules.ad.dispatch.writes`).
+
+They are written as the body of `_ArrayInterface` and installed on `Traced` when this module is
+imported (`install`; the engine imports it with ``chainrules.ad``): the routing of NumPy's API
+sits above the traced value it routes, as JAX's array methods sit above its tracers. Reading a
+method off the class costs what it would had the class body defined it.
+
+NumPy routes ufuncs (``__array_ufunc__``) and array functions (``__array_function__``) on a
+traced value to `record`; Python's operators, indexing, iteration and the common ndarray
+methods do the same. In-place and memory methods are refused by name (`REFUSED_METHODS`).
+
+>>> import numpy as np, chainrules as cr
+>>> cr.grad(lambda x: (x.T @ x).sum() + x.reshape(-1)[0])(np.ones((2, 2)))
+array([[5., 4.],
+       [4., 4.]])
+"""
+
+from __future__ import annotations
+
+import dis
+import linecache
+import operator
+import re
+import sys
+from typing import Any
+
+import numpy as np
+
+from ...rules.numpy.shape import astype
+from ..trace.errors import ArrayConversionError, TracingError
+from ..trace.tape import record, record_binary, record_unary
+from ..trace.traced import Traced, primal_value
+from . import masked, writes
+
+__all__ = ["REFUSED_METHODS", "install"]
+
+
+# NumPy's functions that methods and properties record, bound at import: during a trace,
+# NumPy's namespace holds the wrappers of `array_likes`, which have no rules of their own.
+_FUNCTIONS = {name: getattr(np, name) for name in (
+    "compress", "ravel", "reshape", "transpose", "swapaxes", "real", "imag", "copy")}
+
+
+def _method(function: Any) -> Any:
+    """The ndarray method that is ``function(self, *args, **kwargs)``."""
+    def method(self, *args, **kwargs):
+        y = record(function, (self,) + args, kwargs)
+        return _followed(self, y, lambda base: method(base, *args, **kwargs))
+
+    method.__name__ = method.__qualname__ = function.__name__
+    method.__doc__ = f"``np.{function.__name__}(self, ...)``."
+    return method
+
+
+def _followed(source: "Traced", y: Any, redo: Any) -> Any:
+    """``y``, computed from ``source`` (``redo(source)`` computes it again: it must not hold
+    ``source`` itself, which the registry of views keeps weakly), followed as a view of
+    ``source`` when it is one (ad/dispatch/writes.py): each part of a tuple or list result too."""
+    kind = type(y)
+    if kind is Traced or kind is np.ndarray:
+        return writes.track_view(source, y, redo)
+    if kind in (tuple, list) and y and type(y[0]) in (Traced, np.ndarray):
+        return kind(writes.track_view(source, part, lambda base, k=k: redo(base)[k])
+                    for k, part in enumerate(y))
+    return y
+
+
+def _refused(name: str, why: str) -> str:
+    return (f"x.{name}() on a traced array is not supported: it {why}. Use "
+            f"chainrules.primal(x).{name}(...) for the plain value.")
+
+
+def _refusing(name: str, why: str) -> Any:
+    """An ndarray method that raises TracingError saying ``why``."""
+    def method(self, *args, **kwargs):
+        raise TracingError(_refused(name, why))
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"Refused: it {why}."
+    return method
+
+
+# In place or about memory: refused, each with the reason and what to write instead.
+REFUSED_METHODS = {
+    "put": "writes into the array (use np.where or np.put_along_axis)",
+    "itemset": "writes into the array (use np.where)",
+    "sort": "sorts the array in place (use np.sort(x))",
+    "partition": "partitions the array in place (use np.partition(x, k))",
+    "resize": "resizes the array in place (use np.resize(x, shape))",
+    "setfield": "writes into the array's memory",
+    "setflags": "changes the array's memory flags",
+    "byteswap": "reinterprets the array's bytes",
+    "newbyteorder": "reinterprets the array's bytes",
+    "getfield": "reinterprets the array's memory",
+    "tobytes": "returns raw bytes",
+    "tostring": "returns raw bytes",
+    "tofile": "writes raw bytes to a file",
+    "dump": "pickles the array to a file",
+    "dumps": "pickles the array",
+}
+
+
+class _ArrayInterface:
+    """What a traced value does as an ndarray: the methods that `install` puts on `Traced`."""
+
+    # --- NumPy protocols ----------------------------------------------------------------
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if "out" in kwargs:
+            if any(type(out) is Traced for out in kwargs["out"]):
+                return writes.ufunc_out(ufunc, method, inputs, kwargs)
+            if writes.augmented_subscript(ufunc, method, inputs, kwargs, sys._getframe(1)):
+                # `a[i] op= t` where a[i] is a plain view: a new value, which Python then
+                # stores with `a[i] = value` (recorded if `a` is traced, an error if not)
+                return self.__array_ufunc__(ufunc, method, *inputs)
+            raise TracingError(_out_message(ufunc, inputs, kwargs["out"]))
+        if method == "at":
+            return writes.ufunc_at(ufunc, inputs, kwargs)
+        if method == "__call__":
+            if not kwargs and len(inputs) == 1:
+                return record_unary(ufunc, self)
+            if not kwargs and len(inputs) == 2:
+                return record_binary(ufunc, inputs[0], inputs[1])
+            return record(ufunc, inputs, kwargs)
+        reduction = _UFUNC_METHODS.get((ufunc, method))
+        if reduction is not None:
+            return record(reduction, inputs, kwargs)
+        raise TracingError(
+            f"np.{ufunc.__name__}.{method} is not supported on traced values"
+            + (" (it updates an array in place)" if method == "at" else "")
+            + "; use np.sum, np.prod, np.max, np.cumsum, ... instead.")
+
+    def __array_function__(self, function, types, args, kwargs):
+        if function in _QUERIES:  # read the plain value, as the properties do
+            return function(*[primal_value(arg) for arg in args], **kwargs)
+        if function in writes.IN_PLACE:  # np.fill_diagonal, np.copyto: array writes
+            return writes.IN_PLACE[function](*args, **kwargs)
+        y = record(function, args, kwargs)
+        if args and type(args[0]) is Traced:  # np.reshape(x), np.ravel(x)...: views followed
+            y = _followed(args[0], y, lambda base: function(base, *args[1:], **kwargs))
+        return y
+
+    def __array__(self, dtype=None, copy=None):
+        if self.tape.finished or writes.is_constant(self):
+            # escaped its trace (a loss kept for plotting), or an array the function created
+            # and wrote no traced value into: a plain value
+            return np.asarray(primal_value(self), dtype)
+        frame = sys._getframe(1)  # the Python code whose call converted it
+        line = _source_line(frame)
+        raise ArrayConversionError(
+            f"`{line}` ({frame.f_code.co_filename}, line {frame.f_lineno}): "
+            + _conversion_hint(line, frame) +
+            "a traced value was converted to a plain NumPy array, which would silently cut it "
+            "out of the gradient. This happens with `out[a:b] = t` where `out` is a plain "
+            "array (made by a name imported before differentiating, such as `from numpy "
+            "import zeros`: call np.zeros(...) instead, which the engine follows), a ufunc "
+            "given a list of traced values (np.exp([a, b]): write np.exp(np.array([a, b]))), "
+            "np.asarray/np.array imported as `from numpy import array`, or C extensions. "
+            "Create arrays with np.* inside the function, or build a list and np.stack it; "
+            "for a view of such an array (`v = out[2:]; v[:2] = t`), write into the array "
+            "itself with the combined index (`out[2 + i] = t`).")
+
+    def __float__(self):
+        return _to_number(self, float)
+
+    def __complex__(self):
+        return _to_number(self, complex)
+
+    def __iter__(self):
+        if self.ndim == 0:  # raised by iter(), as NumPy does (np.iterable asks it)
+            raise TypeError("iteration over a 0-d array")
+        return _elements(self)
+
+    # --- operators --------------------------------------------------------------------
+    def __add__(self, other): return record_binary(np.add, self, other)
+    def __radd__(self, other): return record_binary(np.add, other, self)
+    def __sub__(self, other): return record_binary(np.subtract, self, other)
+    def __rsub__(self, other): return record_binary(np.subtract, other, self)
+    def __mul__(self, other): return record_binary(np.multiply, self, other)
+    def __rmul__(self, other): return record_binary(np.multiply, other, self)
+    def __truediv__(self, other): return record_binary(np.divide, self, other)
+    def __rtruediv__(self, other): return record_binary(np.divide, other, self)
+    def __pow__(self, other): return record_binary(np.power, self, other)
+    def __rpow__(self, other): return record_binary(np.power, other, self)
+    def __matmul__(self, other): return record_binary(np.matmul, self, other)
+    def __rmatmul__(self, other): return record_binary(np.matmul, other, self)
+    def __floordiv__(self, other): return record_binary(np.floor_divide, self, other)
+    def __rfloordiv__(self, other): return record_binary(np.floor_divide, other, self)
+    def __mod__(self, other): return record_binary(np.remainder, self, other)
+    def __rmod__(self, other): return record_binary(np.remainder, other, self)
+    def __divmod__(self, other): return record(np.divmod, (self, other), {})
+    def __rdivmod__(self, other): return record(np.divmod, (other, self), {})
+    def __neg__(self): return record_unary(np.negative, self)
+    def __pos__(self): return self
+    def __abs__(self): return record_unary(np.abs, self)
+    def __lt__(self, other): return record_binary(np.less, self, other)
+    def __le__(self, other): return record_binary(np.less_equal, self, other)
+    def __gt__(self, other): return record_binary(np.greater, self, other)
+    def __ge__(self, other): return record_binary(np.greater_equal, self, other)
+    def __eq__(self, other): return record_binary(np.equal, self, other)
+    def __ne__(self, other): return record_binary(np.not_equal, self, other)
+
+
+    def __getitem__(self, index):
+        y = record_binary(operator.getitem, self, index)
+        if type(primal_value(y)) is np.ndarray:  # a view, if basic indexing: followed
+            return writes.read_view(self, y, lambda base: base[index])
+        return y
+
+    def __setitem__(self, index, value):
+        writes.write(self, index, value)
+
+    # In-place arithmetic writes into the array, as NumPy does (see ad/dispatch/writes.py).
+    def __iadd__(self, other): return writes.augmented(self, np.add, other)
+    def __isub__(self, other): return writes.augmented(self, np.subtract, other)
+    def __imul__(self, other): return writes.augmented(self, np.multiply, other)
+    def __itruediv__(self, other): return writes.augmented(self, np.true_divide, other)
+    def __ipow__(self, other): return writes.augmented(self, np.power, other)
+
+    def fill(self, value):
+        writes.write(self, Ellipsis, value)
+
+    # --- ndarray methods: each one is its NumPy function (bound when this module is imported:
+    # during a trace NumPy's namespace holds the wrappers of `array_likes`), reads the primal
+    # (index and truth values), or says why it is refused. tests/ad/test_idioms.py walks
+    # ndarray's public names.
+    sum = _method(np.sum)
+    mean = _method(np.mean)
+    prod = _method(np.prod)
+    max = _method(np.max)
+    min = _method(np.min)
+    std = _method(np.std)
+    var = _method(np.var)
+    cumsum = _method(np.cumsum)
+    cumprod = _method(np.cumprod)
+    dot = _method(np.dot)
+    ravel = _method(np.ravel)
+    squeeze = _method(np.squeeze)
+    swapaxes = _method(np.swapaxes)
+    clip = _method(np.clip)
+    trace = _method(np.trace)
+    diagonal = _method(np.diagonal)
+    take = _method(np.take)
+    repeat = _method(np.repeat)
+    round = _method(np.round)  # piecewise constant: a constant result
+    choose = _method(np.choose)  # x holds the indices: a constant of x
+    searchsorted = _method(np.searchsorted)
+    argmax = _method(np.argmax)
+    argmin = _method(np.argmin)
+    argsort = _method(np.argsort)
+    nonzero = _method(np.nonzero)
+    if hasattr(np.zeros(0), "ptp"):  # NumPy 1.x (2.0 keeps a name that raises AttributeError)
+        ptp = _method(np.ptp)
+
+    def compress(self, condition, *args, **kwargs):
+        """``np.compress(condition, self, ...)``."""
+        return record(_FUNCTIONS["compress"], (condition, self) + args, kwargs)
+
+    def all(self, *args, **kwargs):
+        """``np.all`` of the values (a boolean: nothing to differentiate)."""
+        return np.all(primal_value(self), *args, **kwargs)
+
+    def any(self, *args, **kwargs):
+        """``np.any`` of the values (a boolean: nothing to differentiate)."""
+        return np.any(primal_value(self), *args, **kwargs)
+
+    def argpartition(self, *args, **kwargs):
+        """``np.argpartition`` of the values (indices: nothing to differentiate)."""
+        return np.argpartition(primal_value(self), *args, **kwargs)
+
+    def flatten(self, order="C"):
+        """A flat copy: ``np.ravel(self, order)``, not followed as a view (copy on write keeps
+        its values when the array is written later)."""
+        return record(_FUNCTIONS["ravel"], (self, order), {})
+
+    @property
+    def flat(self):
+        """``self.ravel()``: indexing and iterating it reads as ``ndarray.flat`` does."""
+        return record_unary(_FUNCTIONS["ravel"], self)
+
+    def tolist(self):
+        """Nested lists of traced numbers (NumPy's gives Python numbers; these keep the
+        gradient, and formatting, comparisons and ``bool()`` read their values)."""
+        if self.ndim == 0:
+            return self
+        return [element.tolist() for element in self]
+
+    def item(self, *args):
+        """The element ``x.item(*args)`` reads, still traced (NumPy returns a Python number; a
+        traced number keeps the gradient, and formatting, comparisons and ``bool()`` read its
+        value; ``chainrules.primal(x).item()`` is the plain number)."""
+        if not args:
+            if self.size != 1:
+                raise ValueError("can only convert an array of size 1 to a Python scalar")
+            return self.reshape(())[()] if self.ndim else self[()]
+        if len(args) == 1 and not isinstance(args[0], tuple):
+            return self.reshape(-1)[args[0]]
+        return self[args[0] if len(args) == 1 else args]
+
+    def reshape(self, *shape, **kwargs):
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        return _followed(self, record(_FUNCTIONS["reshape"], (self, shape), kwargs),
+                         lambda base: base.reshape(shape, **kwargs))
+
+    def transpose(self, *axes):
+        if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
+            axes = tuple(axes[0])
+        return _followed(self, record(_FUNCTIONS["transpose"], (self, axes or None), {}),
+                         lambda base: base.transpose(*axes))
+
+    @property
+    def T(self):
+        return _followed(self, record_unary(_FUNCTIONS["transpose"], self), lambda base: base.T)
+
+    @property
+    def mT(self):
+        """The transpose of the last two axes, as ``ndarray.mT``."""
+        if self.ndim < 2:
+            raise ValueError("matrix transpose with ndim < 2 is undefined")
+        return _followed(self, record(_FUNCTIONS["swapaxes"], (self, -1, -2), {}),
+                         lambda base: base.mT)
+
+    @property
+    def real(self):
+        return _followed(self, record_unary(_FUNCTIONS["real"], self), lambda base: base.real)
+
+    @property
+    def imag(self):
+        return _followed(self, record_unary(_FUNCTIONS["imag"], self), lambda base: base.imag)
+
+    def conj(self):
+        return record_unary(np.conj, self)
+
+    conjugate = conj
+
+    def copy(self, order="K"):
+        return record_unary(_FUNCTIONS["copy"], self) if order == "K" else \
+            record(_FUNCTIONS["copy"], (self, order), {})
+
+    def astype(self, dtype, *args, **kwargs):
+        return record(astype, (self, dtype), {})
+
+    def view(self, *args, **kwargs):
+        """``x.view()``: ``x`` itself (traced values are immutable); a view with another dtype
+        or type reinterprets memory and is refused."""
+        if args or kwargs:
+            kind = kwargs.get("type", args[-1] if args else None)
+            if isinstance(kind, type) and issubclass(kind, np.ma.MaskedArray):
+                raise masked.masked_array_error()
+            raise TracingError(_refused("view", "reinterprets the memory of the array"))
+        return self
+
+    def __copy__(self):
+        # arrays can be written in place: a copy is a new array; numbers are immutable
+        return self.copy() if issubclass(type(primal_value(self)), np.ndarray) else self
+
+    def __deepcopy__(self, memo):
+        return self.__copy__()
+
+
+def _elements(traced: Traced) -> Any:
+    for position in range(len(traced.primal)):
+        yield record_binary(operator.getitem, traced, position)
+
+
+# The instructions during which Python converts a value to a number for a reason that is not
+# arithmetic: `out[i] = t` (NumPy converts t to store it) and `"%.2f" % t` (string formatting).
+_STORE_SUBSCR = dis.opmap["STORE_SUBSCR"]
+_FORMATTING = {(dis.opmap[name], 0) for name in ("BINARY_MODULO", "INPLACE_MODULO")
+               if name in dis.opmap}  # Python 3.10
+if "BINARY_OP" in dis.opmap:  # Python 3.11+: one opcode, the operator in its argument
+    _FORMATTING |= {(dis.opmap["BINARY_OP"], position)
+                    for position, (name, _) in enumerate(getattr(dis, "_nb_ops", ()))
+                    if name in ("NB_REMAINDER", "NB_INPLACE_REMAINDER")}
+
+
+def _to_number(traced: Traced, kind: type) -> Any:
+    """``float(t)``/``complex(t)``: the value once the trace has ended or inside string
+    formatting; while tracing, anything else would cut ``t`` out of the gradient."""
+    if traced.tape.finished or writes.is_constant(traced):
+        return kind(primal_value(traced))
+    frame = sys._getframe(2)  # the code that asked: _to_number <- __float__ <- caller
+    code, offset = frame.f_code.co_code, frame.f_lasti
+    instruction = code[offset]
+    if (instruction, code[offset + 1] if instruction >= dis.HAVE_ARGUMENT else 0) in \
+            _FORMATTING:
+        return kind(primal_value(traced))
+    message = (
+        f"{kind.__name__}() of a traced value cuts it out of the gradient. It happens with "
+        f"{kind.__name__}(t), math.* functions and C extensions. Keep values as NumPy values "
+        f"(np.* instead of math.*). To read the number without differentiating, use "
+        f"chainrules.primal(t).")
+    if instruction == _STORE_SUBSCR:
+        # NumPy is storing t into a plain array (`out[i] = t`) and would replace an exception
+        # raised here by its own "setting an array element with a sequence": store the value,
+        # and the trace raises this error when the function returns.
+        traced.tape.defer_error(TracingError(
+            f"`{_source_line(frame)}` ({frame.f_code.co_filename}, line {frame.f_lineno}) "
+            f"writes a traced value into a plain NumPy array, which cuts it out of the "
+            f"gradient. Create the array inside the differentiated function by calling "
+            f"np.zeros/np.empty/np.array/... through the numpy module (a name imported "
+            f"before differentiating, such as `from numpy import zeros`, makes a plain "
+            f"array), or build the values in a list and np.stack(values) them. Arithmetic on "
+            f"such an array gives a plain one (`np.zeros(n) + 1.0`): create the array you "
+            f"write into directly (np.full(n, 1.0), or np.zeros(n) then `out[:] = ...`). For "
+            f"a view of such an array (`v = out[2:]; v[i] = t`), write into the array itself "
+            f"with the combined index (`out[2 + i] = t`)."))
+        return kind(primal_value(traced))
+    raise TracingError(message)
+
+
+def _conversion_hint(line: str, frame: Any) -> str:
+    """What to write instead when ``line`` converts a traced value by a call that cannot
+    dispatch to it: a method of a plain ndarray (``a.dot(t)``), or a NumPy scalar type that
+    is not a cast while tracing (``np.int64(t)``, ``float64(t)`` imported by name)."""
+    for receiver, name in re.findall(r"(?<![\w.])([A-Za-z_]\w*)(?:\.(\w+))?\s*\(", line):
+        value = frame.f_locals.get(receiver, frame.f_globals.get(receiver))
+        if name and value is np:
+            value, receiver = getattr(np, name, None), f"np.{name}"
+        elif name and type(value) is np.ndarray and hasattr(np.ndarray, name):
+            instead = f"`{receiver} @ t` or `np.dot({receiver}, t)`" if name == "dot" else \
+                f"`np.{name}({receiver}, ...)`" if hasattr(np, name) else "a numpy function"
+            return (f"`{receiver}.{name}(...)` is a method of the plain ndarray `{receiver}`: "
+                    f"ndarray methods convert a traced argument `t` without dispatching to "
+                    f"it; write {instead} instead. In general, ")
+        elif name:
+            continue
+        if isinstance(value, type) and issubclass(value, np.generic):
+            kind = value.__name__
+            if issubclass(value, np.inexact):  # a name bound before the trace
+                return (f"`{receiver}(t)`: NumPy's scalar types cast traced values only when "
+                        f"called through the numpy module (`np.{kind}(t)`), not through a name "
+                        f"imported before differentiating. In general, ")
+            return (f"`{receiver}(t)` of a traced value: integer and bool types are not "
+                    f"differentiable casts; write `t.astype(np.{kind})` (a constant) or "
+                    f"`np.{kind}(chainrules.primal(t))`. In general, ")
+    return ""
+
+
+def _source_line(frame: Any) -> str:
+    line = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
+    return line or "an item assignment"
+
+
+def _out_message(ufunc: Any, inputs: tuple, out: tuple) -> str:
+    symbol = _AUGMENTED.get(ufunc.__name__)
+    if symbol and len(out) == 1 and inputs and out[0] is inputs[0]:  # Python's `a += t`
+        return (f"`a {symbol} t` writes a traced value into the plain array `a` in place, "
+                f"which cuts it out of the gradient. Create `a` inside the differentiated "
+                f"function with np.zeros/np.ones/... (through the numpy module, not a name "
+                f"imported before differentiating), or write `a = a {symbol[:-1]} t` (a new "
+                f"value, not an update).")
+    return (f"np.{ufunc.__name__}(..., out=a) writes a traced value into the plain NumPy "
+            f"array `a`, which the engine cannot follow. Create `a` inside the differentiated "
+            f"function with np.zeros/np.empty/... (through the numpy module, not a name "
+            f"imported before differentiating), or use the returned value instead.")
+
+
+_AUGMENTED = {"add": "+=", "subtract": "-=", "multiply": "*=", "divide": "/=",
+              "true_divide": "/=", "power": "**=", "floor_divide": "//=", "remainder": "%=",
+              "matmul": "@="}
+
+
+# Questions about shape and dtype that rules ask of their arguments (at order 2, of traced
+# values): answered from the plain value, not dispatched to a trace as an operation.
+_QUERIES = frozenset({np.shape, np.ndim, np.size, np.iscomplexobj, np.isrealobj})
+
+_UFUNC_METHODS = {
+    (np.add, "reduce"): np.sum,
+    (np.multiply, "reduce"): np.prod,
+    (np.maximum, "reduce"): np.max,
+    (np.minimum, "reduce"): np.min,
+    (np.add, "accumulate"): np.cumsum,
+    (np.multiply, "accumulate"): np.cumprod,
+}
+
+
+def install(cls: type = Traced) -> None:
+    """Put the methods and properties of `_ArrayInterface`, and the refused ones, on the traced
+    value's class (not the interface's own bookkeeping: its ``__dict__``, ``__doc__``, and the
+    ``__hash__ = None`` that defining ``__eq__`` implies; `Traced` hashes by identity)."""
+    for name, value in vars(_ArrayInterface).items():
+        if callable(value) or type(value) is property:
+            setattr(cls, name, value)
+    for name, why in REFUSED_METHODS.items():
+        setattr(cls, name, _refusing(name, why))
+
+
+install()

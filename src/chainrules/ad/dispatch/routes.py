@@ -1,0 +1,224 @@
+"""The shared tables and machinery of the routing of NumPy's API (`chainrules.ad.dispatch`):
+NumPy's own functions as they were before any trace (`ORIGINALS`), the Python functions and
+methods that must reach the engine while tracing (`ROUTED`, `ROUTED_METHODS`), and how a name
+is replaced while a trace runs: `Swap` (an attribute of a module or class) and `Rerouted` (a
+Python function's code, so that every reference to it is covered). The parts of the dispatch
+layer (creation, writes, masked arrays, scalar types, array-likes) and its top
+(`chainrules.ad.dispatch.routing`, which installs them) import this module; it imports none of
+them.
+
+>>> import numpy as np
+>>> ORIGINALS["asarray"] is np.asarray
+True
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+import types
+from typing import Any
+
+import numpy as np
+
+from ..trace.tape import record
+from ..trace.values import holds_traced
+
+__all__ = ["ORIGINALS", "ROUTED", "ROUTED_METHODS", "REROUTED", "INHERITED", "Swap", "Rerouted",
+           "routed", "routed_method", "add_loaded_method_lists"]
+
+
+ORIGINALS = {
+    "array": np.array,
+    "asarray": np.asarray,
+    "asanyarray": np.asanyarray,
+    "ascontiguousarray": np.ascontiguousarray,
+    "asfortranarray": np.asfortranarray,
+    "vectorize.__call__": np.vectorize.__call__,
+}
+
+
+def routed(original: Any, recorded: Any = None) -> Any:
+    """``original``, handed to the engine (as a call of ``recorded``, by default ``original``
+    itself) when an argument holds a traced value."""
+    recorded = original if recorded is None else recorded
+
+    def routed(*args: Any, **kwargs: Any) -> Any:
+        if any(holds_traced(a) for a in args) or any(
+                holds_traced(v) for v in kwargs.values()):
+            return record(recorded, args, kwargs)
+        return original(*args, **kwargs)
+
+    routed.__wrapped__ = original
+    return routed
+
+
+class Rerouted:
+    """A Python function whose calls reach the engine while tracing, however the program got
+    hold of it: ``scipy.special.logsumexp``, ``from scipy.special import logsumexp`` before or
+    after ``import chainrules``, an alias. A from-import keeps the function object itself, so
+    the object is what changes: while a trace is active its ``__code__`` is a trampoline that
+    calls ``replacement`` (made by ``replacement_for(own)``, where ``own`` is a copy of the
+    function with its own code, which the replacement and the rules call to compute values).
+    Outside a trace the function is exactly as its library made it: no cost.
+
+    The trampoline is compiled once per function (at the first trace), with as many free
+    variables as the function's closure, which Python requires of a replacement ``__code__``;
+    it reaches the replacement through a constant of its code, not through any namespace.
+    """
+
+    def __init__(self, function: Any, replacement_for: Any):
+        self.function = function
+        self.code = function.__code__
+        self.defaults = function.__defaults__
+        self.keyword_defaults = function.__kwdefaults__
+        self.signature = function.__dict__.get("__signature__", _ABSENT)
+        try:  # what inspect.signature says of the function (following __wrapped__)
+            self.seen_signature = inspect.signature(function)
+        except (TypeError, ValueError):
+            self.seen_signature = None
+        self.own = types.FunctionType(self.code, function.__globals__, function.__name__,
+                                      self.defaults, function.__closure__)
+        self.own.__kwdefaults__ = self.keyword_defaults
+        self.own.__dict__.update(function.__dict__)
+        self.replacement = replacement_for(self.own)
+        self.trampoline = _trampoline_code(self, len(self.code.co_freevars),
+                                           function.__name__)
+
+    def __call__(self, args: tuple, kwargs: dict) -> Any:
+        return self.replacement(*args, **kwargs)
+
+    def install(self) -> None:
+        function = self.function
+        if self.signature is _ABSENT:  # inspect.signature(function) still reads the original
+            function.__signature__ = self.seen_signature
+        function.__code__ = self.trampoline
+        function.__defaults__ = function.__kwdefaults__ = None
+
+    def uninstall(self) -> None:
+        function = self.function
+        function.__code__ = self.code
+        function.__defaults__, function.__kwdefaults__ = self.defaults, self.keyword_defaults
+        if self.signature is _ABSENT:
+            del function.__signature__
+
+
+_ABSENT = object()
+
+
+_PLACEHOLDER = 0.5772156649015329  # a constant that the trampoline's code holds, then replaced
+
+
+def _trampoline_code(target: Any, free_variables: int, name: str) -> types.CodeType:
+    """The code of ``def name(*args, **kwargs): return target(args, kwargs)`` with
+    ``free_variables`` unused free variables."""
+    names = [f"_free{i}" for i in range(free_variables)]
+    source = ("def _outer():\n"
+              + "".join(f"    {n} = None\n" for n in names)
+              + "    def trampoline(*args, **kwargs):\n"
+              + "".join(f"        {n}\n" for n in names)
+              + f"        target = {_PLACEHOLDER!r}\n"
+              + "        return target(args, kwargs)\n"
+              + "    return trampoline\n")
+    namespace: dict = {}
+    exec(compile(source, f"<chainrules: {name} while tracing>", "exec"), namespace)
+    code = namespace["_outer"].__code__
+    inner = next(c for c in code.co_consts if isinstance(c, types.CodeType))
+    consts = tuple(target if type(c) is float and c == _PLACEHOLDER else c
+                   for c in inner.co_consts)
+    return inner.replace(co_consts=consts, co_name=name)
+
+
+class Swap:
+    """``owner.name`` replaced by ``replacement`` while tracing (a module attribute, or a method
+    on its class); ``original`` is `INHERITED` for a method the class inherits, restored by
+    deleting the replacement."""
+
+    __slots__ = ("owner", "name", "replacement", "original")
+
+    def __init__(self, owner: Any, name: str, replacement: Any, original: Any):
+        self.owner, self.name = owner, name
+        self.replacement, self.original = replacement, original
+
+    def install(self) -> None:
+        setattr(self.owner, self.name, self.replacement)
+
+    def uninstall(self) -> None:
+        if self.original is INHERITED:
+            delattr(self.owner, self.name)
+        else:
+            setattr(self.owner, self.name, self.original)
+
+
+REROUTED: dict = {}   # function -> its Rerouted, made when a trace first meets it
+
+
+# Functions written in Python that convert their arguments with np.asarray (so traced values
+# never reach __array_function__), or that take a callable: (module, name).
+ROUTED = [("numpy", "apply_along_axis"), ("numpy", "piecewise"),
+          ("numpy", "nan_to_num"),  # np.copyto (np.full, np.full_like: WRITABLE below)
+          ("numpy", "asarray_chkfinite"), ("numpy", "require"),  # np.asarray(a) first
+          ("scipy.special", "logsumexp"), ("scipy.special", "softmax"),
+          ("scipy.special", "log_softmax"), ("scipy.special", "polygamma"),
+          ("scipy.special", "multigammaln"),
+          ("scipy.linalg", "solve_triangular"),
+          ("scipy.linalg", "expm"), ("scipy.linalg", "cho_solve"),
+          *[("scipy.signal", name) for name in ("convolve", "correlate", "fftconvolve",
+                                                "convolve2d", "correlate2d", "lfilter")],
+          *[("scipy.linalg", name) for name in ("solve", "inv", "det", "cholesky", "eigh",
+                                                "block_diag", "lu_solve", "cho_factor",
+                                                "lu_factor", "lu", "solve_sylvester",
+                                                "sqrtm", "logm", "solve_banded",
+                                                "schur")],
+          *[("scipy.optimize", name) for name in ("root", "fsolve", "minimize")],
+          *[("scipy.integrate", name) for name in ("quad", "quad_vec", "trapezoid",
+                                                   "cumulative_trapezoid", "simpson",
+                                                   "odeint", "solve_ivp")]]
+
+
+# Methods of classes whose instances hold the parameters (``scipy.stats`` distributions, plain
+# and frozen): (module, class, method, redirect). While a trace is active the method is
+# rerouted in place when the class defines it (`_method_route`: bound methods taken before the
+# trace reach it too), else replaced on the class, so every instance and every import style
+# reaches it; a call whose
+# arguments hold traced values is recorded as ``record(*redirect(self, args, kwargs))``:
+# ``redirect`` names the registered function to record and its arguments (the instance's own
+# parameters resolved, so that the recorded arguments are arrays and numbers).
+ROUTED_METHODS: list = []
+
+
+# The rule modules that list their distributions' methods (their own ``ROUTED_METHODS``),
+# added above once loaded: they are, lazily, when the program imports scipy.stats
+# (chainrules.rules.load_scipy_rules).
+_METHOD_LISTS = [f"{__package__.partition('.')[0]}.rules.scipy.stats.{name}"
+                 for name in ("univariate", "multivariate")]
+
+
+def add_loaded_method_lists() -> None:
+    for name in list(_METHOD_LISTS):
+        routes = getattr(sys.modules.get(name), "ROUTED_METHODS", None)
+        if routes is not None:
+            ROUTED_METHODS.extend(routes)
+            _METHOD_LISTS.remove(name)
+
+
+INHERITED = object()  # a replaced method that the class inherits
+
+
+def routed_method(original: Any, redirect: Any) -> Any:
+    """The replacement of a method in `ROUTED_METHODS`: ``original`` for plain arguments."""
+    def routed(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if any(holds_traced(a) for a in args) or any(
+                holds_traced(v) for v in kwargs.values()) or _holds_traced_parameters(self):
+            function, args, kwargs = redirect(self, args, kwargs)
+            return record(function, args, kwargs)
+        return original(self, *args, **kwargs)
+
+    routed.__wrapped__ = original
+    routed.__name__ = getattr(original, "__name__", "routed")
+    return routed
+
+
+def _holds_traced_parameters(instance: Any) -> bool:
+    """Whether an instance keeps traced parameters (a frozen distribution: ``args``/``kwds``)."""
+    return any(holds_traced(getattr(instance, name, None)) for name in ("args", "kwds"))

@@ -1,0 +1,277 @@
+"""NumPy entry points that NumPy's dispatch protocols cannot route to traced values.
+
+``np.array``/``np.asarray``/``np.ascontiguousarray``... do not dispatch on their argument;
+``np.vectorize(f)(i)``, ``np.apply_along_axis(f, 0, a)`` and ``np.piecewise`` with plain array
+arguments never see the traced values that ``f`` captures; and SciPy's Python-level functions
+(``logsumexp``, ``expm``, ...) convert their arguments with ``np.asarray`` before anything can
+dispatch. While at least one trace is active, these names are replaced in the ``numpy``
+namespace (and ``np.vectorize.__call__`` on the class, so vectorized functions
+made before the trace are covered too) by versions that look for traced values and, if they
+find some, hand the call to the engine. When no trace is active, NumPy is untouched: there is no
+cost at all.
+
+Array creation (``np.array``, ``np.asarray``, ``np.asanyarray``, ``np.ascontiguousarray``,
+``np.asfortranarray``) of an argument holding traced values (a traced array, or nested lists
+and tuples mixing traced values with plain numbers and arrays) is recorded as one call of
+NumPy's own function on the primal values, every argument passed as given: every keyword
+(``dtype``, ``ndmin``, ``copy``, ``order``, ``subok``, ``like``, and whatever the installed
+NumPy adds) does exactly what NumPy does, and a refused one raises NumPy's own error
+(``copy=False`` where a copy is needed: NumPy decides, so NumPy 1.x and 2.x each behave as
+themselves; ``order`` lays out the primal, as NumPy would). The rule
+(`chainrules.rules.numpy.shape`) reshapes the cotangent back and projects it onto the argument's
+dtype: an integer or boolean result is a constant (zero gradient). It computes the value
+through NumPy's namespace, so that inside an outer trace (second derivatives) the call is
+recorded there too; a list whose traced values are themselves traced is stacked first (its
+cotangent could not be taken apart without indexing traced values). Decisions of our own:
+``like=`` a traced value passes its primal (the result is a plain, constant ndarray);
+``like=`` another library's array raises a TypeError naming ``like=`` when traced values are
+involved; a ``dtype=object`` result raises TracingError (it would hide the traced values).
+Without traced values, every argument goes to NumPy unchanged.
+
+    >>> import chainrules as cr
+    >>> cr.grad(lambda x: np.sum(np.array(x, ndmin=2).T * np.arange(2.0)))(np.ones(2))
+    array([1., 1.])
+
+SciPy's Python-level functions with rules (`ROUTED`) and NumPy's creation functions written in
+Python are rerouted in place (`_Rerouted`), so a name imported before the trace
+(``from scipy.special import logsumexp``) reaches the engine too; compiled extension modules
+see NumPy's own functions (`_PLAIN_NUMPY`). Not covered: NumPy's C functions imported by name
+before the trace (``from numpy import asarray``: an error says to call ``np.asarray``), and
+threads other than the tracing one running NumPy code at the same time.
+
+This module is the top of the dispatch layer: `enter` and `exit` install and remove every
+replacement that its parts make (`creation`, `array_likes`, `masked`, `scalar_types`, the
+routes of `routes`), and `tracing` runs a level of tracing with them in place, for the
+transforms (`chainrules.ad.transforms`). The methods of traced values
+(`chainrules.ad.dispatch.methods`) are installed on `Traced` when this module is imported.
+"""
+
+from __future__ import annotations
+
+import builtins
+import sys
+import threading
+import types
+from typing import Any
+
+import numpy as np
+
+from ...core.registry import add_lazy_loader, load_lazy_rules
+from ...rules.numpy.callables import vectorized_call
+from ..trace.tape import Level, record
+from ..trace.values import holds_traced
+from . import array_likes, masked, methods, writes  # noqa: F401  (methods: installed on Traced)
+from .creation import NUMPY_REROUTED, REPLACEMENTS
+from .routes import (INHERITED, ORIGINALS, REROUTED, ROUTED, ROUTED_METHODS, Rerouted, Swap,
+                     add_loaded_method_lists, routed, routed_method)
+
+__all__ = ["enter", "exit", "tracing"]
+
+_lock = threading.Lock()
+_depth = 0  # traces running, in all threads
+
+
+def _function_route(module: Any, name: str) -> Any:
+    """How ``module.name`` of `ROUTED` reaches the engine: a Python function in place (every
+    reference to it), anything else (NumPy's dispatchers) in the module namespace."""
+    original = getattr(module, name, None)
+    if original is None:
+        return None
+    if type(original) is types.FunctionType:
+        rerouted = REROUTED.get(original)
+        if rerouted is None:
+            rerouted = REROUTED[original] = Rerouted(
+                original, lambda own: routed(own, recorded=original))
+        return rerouted
+    return Swap(module, name, routed(original), original)
+
+
+def _method_route(module: Any, class_name: str, name: str, redirect: Any) -> Any:
+    """How a method of `ROUTED_METHODS` reaches the engine: a function that the class defines
+    is rerouted in place, so that bound methods taken before the trace (``logpdf =
+    st.norm.logpdf``) reach it too; an inherited one is replaced on the class."""
+    cls = getattr(module, class_name, None)
+    if cls is None or not hasattr(cls, name):
+        return None
+    own = cls.__dict__.get(name, INHERITED)
+    if type(own) is types.FunctionType:
+        rerouted = REROUTED.get(own)
+        if rerouted is None:
+            rerouted = REROUTED[own] = Rerouted(
+                own, lambda copy: routed_method(copy, redirect))
+        return rerouted
+    return Swap(cls, name, routed_method(getattr(cls, name), redirect), own)
+
+
+_plan: list = []      # what enter() installs: extension shields, routed functions and methods
+_plan_key: tuple = ()  # (len(sys.modules), len(ROUTED), len(ROUTED_METHODS)) it was made for
+
+
+def _routing_plan() -> list:
+    """The swaps for the modules imported so far, made again only when that changes."""
+    global _plan, _plan_key
+    key = (len(sys.modules), len(ROUTED), len(ROUTED_METHODS))
+    if key != _plan_key:
+        add_loaded_method_lists()
+        key = (len(sys.modules), len(ROUTED), len(ROUTED_METHODS))
+        _seen_routes.clear()
+        _plan, _plan_key = _new_routes() + masked.swaps(), key  # np.ma: dispatch/masked.py
+    return _plan
+
+
+_seen_routes: set = set()  # the entries of ROUTED and ROUTED_METHODS that `_plan` has seen
+
+
+def _new_routes() -> list:
+    """The swaps for the modules imported so far, leaving out the entries in `_seen_routes`
+    (which it adds to): extension shields, routed functions, routed methods."""
+    plan = [Swap(module, name, _PLAIN_NUMPY, np)
+            for module, name in _numpy_references_of_extensions()]
+    for entry in ROUTED + ROUTED_METHODS:
+        module = sys.modules.get(entry[0])  # only modules the program imported
+        if entry in _seen_routes or module is None or getattr(
+                getattr(module, "__spec__", None), "_initializing", False):
+            continue
+        _seen_routes.add(entry)
+        plan.append(_function_route(module, entry[1]) if len(entry) == 2
+                    else _method_route(module, *entry[1:]))
+    return [swap for swap in plan if swap is not None]
+
+
+def _route_imports_while_tracing() -> None:
+    """A lazy loader (chainrules.core.registry): modules imported while a trace is active
+    (``import scipy.special`` inside the differentiated function) are routed at once."""
+    if _depth == 0:
+        return
+    add_loaded_method_lists()
+    installed = {id(swap) for swap in _plan}
+    for swap in _new_routes():
+        if id(swap) not in installed:  # a rerouted function is one object, however reached
+            swap.install()
+            _plan.append(swap)
+
+
+add_lazy_loader(_route_imports_while_tracing)
+_import = builtins.__import__
+_importing = 0  # nested import statements running under `_import_while_tracing`
+
+
+def _import_while_tracing(*args: Any, **kwargs: Any) -> Any:
+    """Python's ``__import__`` while a trace is active: after an outermost import statement
+    the rules and routes of what it imported are in place (`load_lazy_rules`)."""
+    global _importing
+    _importing += 1
+    try:
+        module = _import(*args, **kwargs)
+    finally:
+        _importing -= 1
+    if _importing == 0:
+        load_lazy_rules()
+    return module
+
+
+def _vectorize_call(self: np.vectorize, *args: Any, **kwargs: Any) -> Any:
+    if holds_traced(self.pyfunc) or any(holds_traced(a) for a in args) or any(
+            holds_traced(v) for v in kwargs.values()):
+        options = {"otypes": self.otypes, "excluded": self.excluded,
+                   "signature": self.signature}
+        return record(vectorized_call, (self.pyfunc,) + args, {**kwargs, **options})
+    return ORIGINALS["vectorize.__call__"](self, *args, **kwargs)
+
+
+def _plain_numpy() -> types.ModuleType:
+    """A stand-in for the ``numpy`` module with NumPy's own functions: what compiled extension
+    modules (Cython's ``np.empty(size)`` in ``numpy.random``, SciPy's compiled helpers) see
+    while a trace is active. They cast what ``np.empty`` returns to an ndarray without a
+    check, so a traced constant (dispatch/writes.py) would crash the interpreter; and they cannot
+    take traced values anyway."""
+    plain = types.ModuleType("numpy", np.__doc__)
+    plain.__dict__.update(vars(np))
+    plain.__dict__["__getattr__"] = lambda name: getattr(np, name)  # names NumPy adds lazily
+    return plain
+
+
+_PLAIN_NUMPY = _plain_numpy()
+
+
+def _numpy_references_of_extensions() -> list:
+    """Where compiled extension modules hold the ``numpy`` module (``import numpy as np`` in a
+    Cython module): ``(module, global name)``."""
+    found = []
+    for module in list(sys.modules.values()):
+        if str(getattr(module, "__file__", "")).endswith((".so", ".pyd")):
+            found += [(module, name) for name, value in list(vars(module).items())
+                      if value is np]
+    return found
+
+
+def enter(level: Any = None) -> None:
+    """A trace starts: route the entry points above to the engine (first trace only)."""
+    global _depth
+    if level is not None:
+        writes.enter_level(level)
+    global _import
+    with _lock:
+        if _depth == 0:
+            load_lazy_rules()  # SciPy's rules, for the modules imported before the trace
+        _depth += 1
+        if _depth == 1:
+            if builtins.__import__ is not _import_while_tracing:
+                _import, builtins.__import__ = builtins.__import__, _import_while_tracing
+            array_likes.install()  # first: the replacements below take precedence
+            for name in REPLACEMENTS:
+                setattr(np, name, REPLACEMENTS[name])
+            np.vectorize.__call__ = _vectorize_call
+            for swap in NUMPY_REROUTED:
+                swap.install()
+            for swap in _routing_plan():
+                swap.install()
+
+
+def exit(level: Any = None) -> None:
+    """A trace ends: restore NumPy when no trace is left."""
+    global _depth
+    if level is not None:
+        writes.exit_level(level)
+    with _lock:
+        _depth -= 1
+        if _depth == 0:
+            for name in REPLACEMENTS:
+                setattr(np, name, ORIGINALS[name])
+            np.vectorize.__call__ = ORIGINALS["vectorize.__call__"]
+            for swap in reversed(_plan):
+                swap.uninstall()
+            for swap in NUMPY_REROUTED:
+                swap.uninstall()
+            array_likes.uninstall()
+            builtins.__import__ = _import
+
+
+class tracing:
+    """Run the level of tracing ``level`` (a reverse `Tape` or a forward trace) with NumPy's
+    API routed to the engine: ``with tracing(tape): ...`` enters the level, then `enter`; on
+    the way out, the level ends, then `exit`.
+
+    >>> import numpy as np
+    >>> from chainrules.ad.trace.tape import Tape
+    >>> from chainrules.ad.transforms.api import ENGINE_CONFIG
+    >>> with tracing(Tape(ENGINE_CONFIG)) as tape:
+    ...     x = tape.leaf(np.ones(2))
+    ...     y = np.asarray(x) * 2.0
+    >>> type(y).__name__, tape.finished
+    ('Traced', True)
+    """
+
+    __slots__ = ("level",)
+
+    def __init__(self, level: Level):
+        self.level = level
+
+    def __enter__(self) -> Level:
+        level = self.level.__enter__()
+        enter(self.level)
+        return level
+
+    def __exit__(self, *exc: Any) -> None:
+        self.level.__exit__(*exc)
+        exit(self.level)

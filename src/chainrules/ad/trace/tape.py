@@ -1,0 +1,550 @@
+"""The tape: every differentiable operation of a trace, recorded in execution order.
+
+Execution order is a topological order, so the backward pass is a reverse walk over a list: no
+graph search, no recursion. A record is a flat tuple ``(pullback, function, meta, *parents)``
+(flat, so that a scalar loop keeps one small tuple per operation until its backward pass):
+
+- ``pullback`` maps the output's cotangent to ``(cotangent for function, *per positional
+  argument)``, as `rrule` returns it (``None`` for an input leaf);
+- ``meta`` is ``(shape, dtype, number)``, one shared tuple per distinct value: the output's
+  shape and dtype, so that cotangents flowing into it are checked, and ``number``, the
+  output's type if it is a float or complex number (``None`` otherwise): a cotangent of exactly
+  that type passes the check with one comparison;
+- ``parents`` has one entry per positional argument: a node number, or ``-1`` for a constant.
+  A structure holding traced values (a list passed to ``np.stack``, a closure passed to
+  ``np.vectorize``) gets a node of its own, recorded just before, whose pullback
+  (`StructureArgument`) hands each traced value its part of the structural cotangent.
+"""
+
+from __future__ import annotations
+
+import gc
+import itertools
+import threading
+from typing import Any
+
+import numpy as np
+
+from inspect import Parameter
+
+from ..._compat import signature
+from ...core.config import RuleConfig
+from ...core.naming import function_name
+from ...core.registry import (DUAL_FORMS, FIRST_ORDER_ONLY, POSITIONAL_FORMS, WRITES_IN_PLACE,
+                             rrule)
+from ...core.tangents import NoTangent, Tangent
+from ...core.structure import (is_structure, leaves, replace_leaves, replace_paths,
+                              tangent_at, tangent_from_paths)
+
+from .errors import NoRuleError, TracingError
+from .traced import Traced
+from .values import (NO_META, PLAIN, SCALAR_META, dtype_of, holds_traced, is_differentiable,
+                     is_float_leaf, is_plain_tuple, is_traced, record_meta, shape_of)
+
+__all__ = ["Level", "Tape", "no_garbage_collection", "record", "record_unary", "record_binary",
+           "record_output", "no_rule_message", "StructureArgument", "OWNING_PULLBACKS"]
+
+_levels = itertools.count(1)
+_new_object = object.__new__
+_RULES = rrule._rules
+
+
+class Level:
+    """A level of tracing: a reverse `Tape` or a forward trace. ``level`` orders nested
+    levels (the innermost handles an operation; values of outer levels are its constants)."""
+
+    __slots__ = ("level", "config", "deferred", "finished")
+    forward = False
+    # A forward trace whose values a reverse tape inside it records by the rules' dual forms
+    # (`record_dual`): forward over reverse, one rule call per operation.
+    runs_dual_forms = False
+    # A forward trace whose values carry one tangent each (not a batch of them): cotangents
+    # that are its values are summed as pairs of buffers (`chainrules.ad.trace.pairs`).
+    one_direction = False
+
+    def __init__(self, config: RuleConfig):
+        self.level = next(_levels)
+        self.config = config
+        self.deferred: list = []
+        self.finished = False  # the transform has returned: its values are plain values
+
+    def defer_error(self, error: Exception) -> None:
+        """Raise ``error`` when the traced function returns (for errors that would be
+        replaced by another one if raised where they happen)."""
+        self.deferred.append(error)
+
+    def raise_deferred(self) -> None:
+        """Raise the first deferred error, if any."""
+        if self.deferred:
+            raise self.deferred[0]
+
+
+class Tape(Level):
+    """The records of one trace (one ``grad``/``vjp`` call)."""
+
+    __slots__ = ("records", "active")
+
+    def __init__(self, config: RuleConfig):
+        super().__init__(config)
+        self.records: list = []
+        self.active = False
+
+    def leaf(self, primal: Any) -> "Traced":
+        """A new input of this trace."""
+        node = len(self.records)
+        self.records.append((None, None, record_meta(shape_of(primal), dtype_of(primal), type(primal))))
+        return Traced(primal, self, node)
+
+    def __enter__(self) -> "Tape":
+        self.active = True
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.active = False
+        self.finished = True
+
+
+class no_garbage_collection:
+    """Pause Python's cyclic garbage collector while a trace or a backward pass runs.
+
+    Both create millions of small objects that are freed by reference counting; the cyclic
+    collector's full passes over them would make long traces superlinear in time.
+
+    Pauses are counted process-wide, under a lock, so they nest and overlap in any order, in
+    one thread or many: the first pause to begin records whether the collector was enabled and
+    disables it; the last one to end restores that state. So concurrent ``grad`` calls leave
+    the collector as the user had it, and it stays paused while any of them runs. A user's
+    ``gc.enable()`` during a pause is kept (the collector then runs again, and the last pause
+    leaves it enabled); a ``gc.disable()`` during a pause cannot be told apart from the pause
+    itself, so the state recorded when the first pause began is restored at the end.
+
+    >>> import gc
+    >>> before = gc.isenabled()
+    >>> with no_garbage_collection():
+    ...     with no_garbage_collection():
+    ...         paused = not gc.isenabled()
+    >>> paused, gc.isenabled() == before
+    (True, True)
+    """
+
+    __slots__ = ()
+    _lock = threading.Lock()
+    _active = 0  # pauses begun and not yet ended, in all threads
+    _was_enabled = False  # the collector's state when the first of them began
+
+    def __enter__(self):
+        cls = no_garbage_collection
+        with cls._lock:
+            if cls._active == 0:
+                cls._was_enabled = gc.isenabled()
+                gc.disable()
+            cls._active += 1
+
+    def __exit__(self, *exc):
+        cls = no_garbage_collection
+        with cls._lock:
+            cls._active -= 1
+            if cls._active == 0 and cls._was_enabled:
+                gc.enable()
+
+
+def _innermost_tape(args: tuple) -> tuple[Tape | None, bool]:
+    """The tape of highest level among the traced values in ``args``; and whether any
+    argument is a structure that must be searched for traced values."""
+    tape = None
+    search = False
+    for arg in args:
+        kind = type(arg)
+        if kind is Traced:
+            if tape is None or arg.tape.level > tape.level:
+                tape = arg.tape
+        elif kind not in PLAIN and not (kind is tuple and all(type(part) in PLAIN
+                                                                for part in arg)) \
+                and is_structure(arg):
+            search = True
+            for _, traced in leaves(arg, is_traced):
+                if tape is None or traced.tape.level > tape.level:
+                    tape = traced.tape
+    return tape, search
+
+
+def record(function: Any, args: tuple, kwargs: dict) -> Any:
+    """Call ``function(*args, **kwargs)`` on traced values: run its rule and record it."""
+    if kwargs and any(holds_traced(value) for value in kwargs.values()):
+        function, args, kwargs = _keywords_to_positions(function, args, kwargs)
+    # Traced values of one trace and plain values, no structures to search.
+    tape = None
+    primals = []
+    parents = []
+    for arg in args:
+        kind = type(arg)
+        if kind is Traced:
+            if tape is None:
+                tape = arg.tape
+            elif arg.tape is not tape:
+                return _record_searching(function, args, kwargs)  # nested traces
+            primals.append(arg.primal)
+            parents.append(arg.node)
+        elif kind in PLAIN or (kind is tuple and is_plain_tuple(arg)):
+            primals.append(arg)
+            parents.append(-1)
+        else:
+            return _record_searching(function, args, kwargs)
+    if tape is None:
+        return function(*args, **kwargs)
+    return _apply(tape, function, tuple(primals), tuple(parents), kwargs)
+
+
+def record_unary(function: Any, x: "Traced") -> Any:
+    """``record(function, (x,), {})`` for a traced ``x``: the path of ``-x``, ``x.T``..."""
+    tape, primals, parents = x.tape, (x.primal,), (x.node,)
+    if not tape.active and tape.forward and not tape.finished:
+        return tape.apply(function, primals, parents, _NO_KEYWORDS)
+    entry = _RULES.get(function)
+    if entry is None or entry[1] is not False or not tape.active:
+        return _apply(tape, function, primals, parents, _NO_KEYWORDS)  # as in record_binary
+    if x.node < 0:  # a constant (an array the function created: ad/dispatch/writes.py)
+        return function(x.primal)
+    if type(x.primal) is Traced and x.primal.tape.runs_dual_forms:
+        recorded = _record_dual(tape, function, entry[0], primals, parents, _NO_KEYWORDS)
+        if recorded is not None:
+            return recorded
+    return record_output(tape, function, primals, parents, entry[0](x.primal))
+
+
+def record_binary(function: Any, a: Any, b: Any) -> Any:
+    """``record(function, (a, b), {})`` where ``a`` or ``b`` is traced: the hot path of
+    Python's binary operators and of indexing. It calls the rule itself, and records a
+    number output itself (as `record_output` does), since scalar loops are made of this."""
+    if type(a) is Traced:
+        tape = a.tape
+        kind = type(b)
+        if kind is Traced:
+            if b.tape is not tape:
+                return record(function, (a, b), {})  # nested traces
+            first, second, first_node, second_node = a.primal, b.primal, a.node, b.node
+        elif kind in PLAIN or (kind is tuple and is_plain_tuple(b)):
+            first, second, first_node, second_node = a.primal, b, a.node, -1
+        else:
+            return record(function, (a, b), {})
+    elif type(a) in PLAIN and type(b) is Traced:
+        tape = b.tape
+        first, second, first_node, second_node = a, b.primal, -1, b.node
+    else:
+        return record(function, (a, b), {})
+    if not tape.active and tape.forward and not tape.finished:
+        return tape.apply(function, (first, second), (first_node, second_node), _NO_KEYWORDS)
+    entry = _RULES.get(function)
+    if entry is None or entry[1] is not False or not tape.active:
+        # No rule, a rule taking the config, a non-differentiable function, an ended trace.
+        return _apply(tape, function, (first, second), (first_node, second_node),
+                      _NO_KEYWORDS)
+    if first_node < 0 and second_node < 0:  # constants (arrays the function created)
+        return function(first, second)
+    if type(first) is Traced or type(second) is Traced:  # values of an outer level
+        outer = first.tape if type(first) is Traced else second.tape
+        found = DUAL_FORMS.get(function) if outer.runs_dual_forms else None
+        if found is not None and found[0] is entry[0] and not outer.finished:
+            recorded = outer.record_dual(tape, function, found[1], (first, second),
+                                         (first_node, second_node), _NO_KEYWORDS)
+            if recorded is not None:
+                return recorded
+    result = entry[0](first, second)
+    if result is not None:
+        y, pullback = result
+        meta = SCALAR_META.get(type(y))
+        if meta is not None:
+            records = tape.records
+            records.append((pullback, function, meta, first_node, second_node))
+            traced = _new_object(Traced)
+            traced.primal, traced.tape, traced.node = y, tape, len(records) - 1
+            return traced
+    return record_output(tape, function, (first, second), (first_node, second_node), result)
+
+
+_NO_KEYWORDS: dict = {}  # shared, never mutated: rules receive keyword arguments as copies
+
+
+def _record_searching(function: Any, args: tuple, kwargs: dict) -> Any:
+    """`record` when some arguments are structures (lists, closures...) that may hold traced
+    values, or when traced values of nested traces meet."""
+    if issubclass(type(function), np.ufunc):
+        args = _ufunc_inputs(args)
+    tape, search = _innermost_tape(args)
+    if tape is None:
+        return function(*args, **kwargs)
+    if tape.forward and not tape.finished:
+        return tape.apply_searching(function, args, kwargs)
+    primals = []
+    parents = []
+    for position, arg in enumerate(args):
+        if type(arg) is Traced and arg.tape is tape:
+            primals.append(arg.primal)
+            parents.append(arg.node)
+        elif search and is_structure(arg):
+            found = list(leaves(arg, lambda v: type(v) is Traced and v.tape is tape))
+            if found:
+                primals.append(replace_leaves(arg, _primal_of, lambda v: type(v) is Traced
+                                              and v.tape is tape))
+                parents.append(_record_structure(tape, function, position, found))
+            else:
+                primals.append(arg)
+                parents.append(-1)
+        else:
+            primals.append(arg)
+            parents.append(-1)
+    return _apply(tape, function, tuple(primals), tuple(parents), kwargs)
+
+
+def _ufunc_inputs(args: tuple) -> tuple:
+    """A ufunc's inputs with each list or tuple holding traced values made a traced array by
+    ``np.array`` (as NumPy reads it: an array-like), so that it is differentiated as an array
+    at every order."""
+    return tuple(np.array(arg) if type(arg) in (list, tuple) and holds_traced(arg) else arg
+                 for arg in args)
+
+
+def _record_structure(tape: Tape, function: Any, position: int, found: list) -> int:
+    """Record a node for a structure argument holding the traced values ``found`` (``(path,
+    traced)`` pairs), and return its number: the argument's parent."""
+    records = tape.records
+    node = len(records)
+    pullback = StructureArgument(function, position, tuple(path for path, _ in found))
+    records.append((pullback, pullback, NO_META) + tuple(traced.node for _, traced in found))
+    return node
+
+
+def _apply(tape: Tape, function: Any, primals: tuple, parents: tuple, kwargs: dict) -> Any:
+    """Run ``function``'s rule on the primal values and record it on ``tape``."""
+    if not tape.active:
+        if tape.forward and not tape.finished:  # a forward trace records nothing
+            return tape.apply(function, primals, parents, kwargs)
+        raise TracingError(
+            f"{function_name(function)} was called on a traced value from a grad/vjp call that has "
+            f"already returned. Traced values must not escape the function being "
+            f"differentiated (store primal values, or return them as has_aux output).")
+    if max(parents, default=-1) < 0:
+        # Only constants (node -1: arrays the function created and wrote no traced value
+        # into, ad/dispatch/writes.py): computed as plain NumPy, as forward mode does.
+        return function(*primals, **kwargs)
+    entry = _RULES.get(function) or rrule.lookup(function)  # a miss: rules loaded lazily
+    if entry is None:
+        if function in WRITES_IN_PLACE:
+            raise TracingError(
+                f"{function_name(function)} writes into its argument in place, which cannot be "
+                f"differentiated (traced arrays are immutable, and a plain array that receives "
+                f"traced values cuts them out of the gradient); "
+                f"{WRITES_IN_PLACE[function]}.")
+        raise NoRuleError(no_rule_message(function, primals))
+    if function in FIRST_ORDER_ONLY and holds_traced(primals):
+        # Its pullback will run on values of an outer level, and cannot be differentiated.
+        raise NotImplementedError(
+            f"{function_name(function)} is differentiable once only (its rule is declared first-order "
+            f"only: {FIRST_ORDER_ONLY[function]}); it was called inside a second derivative "
+            f"(grad of grad, hessian, hvp or jvp of grad).")
+    rule, needs_config = entry
+    if needs_config:
+        result = rule(tape.config, *primals, **kwargs)
+    elif needs_config is None:  # declared non-differentiable: computed, not recorded
+        return function(*primals, **kwargs)
+    else:
+        for primal in primals:
+            if type(primal) is Traced and primal.tape.runs_dual_forms:
+                recorded = _record_dual(tape, function, rule, primals, parents, kwargs)
+                if recorded is not None:
+                    return recorded
+                break
+        result = rule(*primals, **kwargs)
+    return record_output(tape, function, primals, parents, result)
+
+
+def _record_dual(tape: Tape, function: Any, rule: Any, primals: tuple, parents: tuple,
+                 kwargs: dict) -> Any:
+    """Forward over reverse: record ``function`` on ``tape`` when its arguments are values of
+    a forward trace outside it (``hvp``, ``jvp`` of ``grad``), by its rule's dual form, which
+    computes the output, its tangent and the pullback once on plain values; ``None`` when
+    there is no dual form or the arguments are not all plain values and values of that one
+    forward trace (then the rule runs on the traced values, as at any other order)."""
+    found = DUAL_FORMS.get(function)
+    if found is None or found[0] is not rule:
+        return None
+    level = None
+    for primal in primals:
+        kind = type(primal)
+        if kind is Traced:
+            if level is None:
+                level = primal.tape
+            elif primal.tape is not level:
+                return None
+        elif kind not in PLAIN and not (kind is tuple and is_plain_tuple(primal)):
+            return None
+    if level.finished:
+        return None
+    return level.record_dual(tape, function, found[1], primals, parents, kwargs)
+
+
+def record_output(tape: Tape, function: Any, primals: tuple, parents: tuple,
+                   result: Any) -> Any:
+    """Record the result ``(y, pullback)`` of ``function``'s rule and return traced ``y``."""
+    if result is None:
+        raise NoRuleError(no_rule_message(function, primals))
+    y, pullback = result
+    records = tape.records
+    meta = SCALAR_META.get(type(y))
+    if meta is not None:  # the hot path: a float scalar
+        records.append((pullback, function, meta) + parents)
+    elif type(y) is np.ndarray and y.dtype.kind in "fc":
+        records.append((pullback, function, record_meta(y.shape, y.dtype, np.ndarray)) + parents)
+    elif type(y) is Traced and y.dtype.kind in "fc":  # order 2: a value of an outer level
+        records.append((pullback, function, record_meta(y.shape, y.dtype, Traced)) + parents)
+    else:
+        return _wrap_output(tape, y, pullback, parents, function)
+    traced = _new_object(Traced)  # as Traced(y, tape, node), without a Python-level call
+    traced.primal, traced.tape, traced.node = y, tape, len(records) - 1
+    return traced
+
+
+def _primal_of(traced: "Traced") -> Any:
+    return traced.primal
+
+
+def _keywords_to_positions(function: Any, args: tuple, kwargs: dict) -> tuple:
+    """Move keyword arguments that hold traced values to their positions (rules give
+    cotangents to positional arguments only): ``np.average(x, weights=w)`` is recorded as
+    ``np.average(x, None, w)``; a keyword-only one, as a call of the function's declared
+    positional form (`chainrules.core.registry.positional_form`)."""
+    positional = POSITIONAL_FORMS.get(function)
+    if positional is not None and any(
+            holds_traced(value) and signature(function).parameters.get(key) is not None and
+            signature(function).parameters[key].kind is Parameter.KEYWORD_ONLY
+            for key, value in kwargs.items()):
+        function = positional
+    try:
+        bound = signature(function).bind(*args, **kwargs)
+    except (TypeError, ValueError):
+        bound = None
+    if bound is not None:
+        bound.apply_defaults()
+        args, kwargs = bound.args, bound.kwargs
+    for key, value in kwargs.items():
+        if holds_traced(value):
+            raise TracingError(
+                f"{function_name(function)}: the keyword argument {key}= holds a traced value, and it "
+                f"cannot be passed by position; keyword arguments are not differentiated. "
+                f"Compute with it outside the call, or register a rule that takes it "
+                f"positionally.")
+    return function, args, kwargs
+
+
+def no_rule_message(function: Any, primals: list) -> str:
+    name = function_name(function)
+    kinds = ", ".join(type(p).__name__ for p in primals)
+    return (f"no rule for {name} (called with {kinds}) and it was given traced values. "
+            f"Register one:\n"
+            f"    @chainrules.rrule.register({name})\n"
+            f"    def _(x, ...): return y, lambda dy: (NoTangent(), dx, ...)\n"
+            f"or declare it with chainrules.non_differentiable({name}) if its outputs do "
+            f"not depend differentiably on its inputs. See "
+            f"`python -m chainrules.coverage` for the functions that have rules.")
+
+
+def _wrap_output(tape: Tape, y: Any, pullback: Any, parents: tuple, function: Any) -> Any:
+    records = tape.records
+    if is_differentiable(y):
+        node = len(records)
+        records.append((pullback, function, record_meta(shape_of(y), dtype_of(y), type(y))) + parents)
+        return Traced(y, tape, node)
+    if isinstance(y, (tuple, list)):
+        whole = len(records)
+        records.append((pullback, function, NO_META) + parents)
+        names = getattr(type(y), "_fields", None)
+        elements = []
+        for position, element in enumerate(y):
+            if is_differentiable(element):
+                key = names[position] if names else position
+                node = len(records)
+                records.append((_ElementPullback(type(y), key), function,
+                                record_meta(shape_of(element), dtype_of(element), type(element)), whole))
+                elements.append(Traced(element, tape, node))
+            elif is_structure(element) and any(True for _ in leaves(element, is_float_leaf)):
+                raise NotImplementedError(
+                    f"{function_name(function)} returned a nested structure of arrays; only one level "
+                    f"of tuple or list output is supported by the engine.")
+            else:
+                elements.append(element)
+        if names:
+            return type(y)(*elements)
+        return type(y)(elements)
+    if isinstance(y, dict) and any(is_differentiable(v) for v in y.values()):
+        # A result object such as scipy's OptimizeResult: each float field is traced, the
+        # rest (counts, flags, messages) stays plain; the rule's pullback receives a Tangent
+        # of the dict's type keyed by field.
+        whole = len(records)
+        records.append((pullback, function, NO_META) + parents)
+        fields = type(y)(y)
+        for key, value in y.items():
+            if is_differentiable(value):
+                node = len(records)
+                records.append((_ElementPullback(type(y), key), function,
+                                record_meta(shape_of(value), dtype_of(value), type(value)), whole))
+                fields[key] = Traced(value, tape, node)
+            elif is_structure(value):  # arrays nested in a field (trust-constr's .constr)
+                traced = {}
+                for path, leaf in leaves(value, is_float_leaf):
+                    traced[path] = Traced(leaf, tape, len(records))
+                    records.append((_NestedElementPullback(y, (key,) + path), function,
+                                    record_meta(shape_of(leaf), dtype_of(leaf), type(leaf)), whole))
+                if traced:
+                    fields[key] = replace_paths(value, traced)
+        return fields
+    return y  # integer, boolean or other non-differentiable output
+
+
+class _ElementPullback:
+    """The pullback of ``output[key]`` for one element of a tuple or list output."""
+
+    __slots__ = ("primal_type", "key")
+
+    def __init__(self, primal_type: type, key: Any):
+        self.primal_type = primal_type
+        self.key = key
+
+    def __call__(self, dy: Any) -> tuple:
+        return NoTangent(), Tangent(self.primal_type, {self.key: dy})
+
+
+class _NestedElementPullback:
+    """The pullback of a float leaf at ``path`` inside a field of a dict output (a result
+    object): a structural tangent of the whole output, so that the rule's pullback sees which
+    field it reached (and raises for a field it cannot differentiate)."""
+
+    __slots__ = ("output", "path")
+
+    def __init__(self, output: dict, path: tuple):
+        self.output, self.path = output, path
+
+    def __call__(self, dy: Any) -> tuple:
+        return NoTangent(), tangent_from_paths(self.output, {self.path: dy})
+
+
+class StructureArgument:
+    """The pullback of a structure argument (a list given to ``np.stack``, a closure given to
+    ``np.vectorize``) that holds traced values: it hands each traced value, at ``paths[k]``,
+    its part of the structural cotangent. The tape records it as a node of its own, so that
+    every parent of every record is a node number."""
+
+    __slots__ = ("function", "position", "paths")
+
+    def __init__(self, function: Any, position: int, paths: tuple):
+        self.function, self.position, self.paths = function, position, paths
+
+    def __call__(self, cotangent: Any) -> tuple:
+        return (_NO_TANGENT,) + tuple(tangent_at(cotangent, path) for path in self.paths)
+
+
+_NO_TANGENT = NoTangent()
+
+# Pullbacks that write into the cotangent they are given (array writes,
+# chainrules.ad.dispatch.writes): the backward pass hands them one it owns, and passes the
+# result on to their first argument as owned.
+OWNING_PULLBACKS: set = set()

@@ -1,0 +1,714 @@
+"""The user-facing operators: ``grad``, ``value_and_grad``, ``vjp``, ``jacobian``.
+
+Arguments may be arrays, Python or NumPy scalars, or any structure (dict, list, tuple,
+namedtuple, dataclass, plain object, closure, bound method). Gradients mirror the input:
+
+- a float or complex array or scalar gets an array or scalar of the same shape and dtype;
+- integers, bools, strings and other non-differentiable leaves get `NoTangent()`;
+- lists, tuples, namedtuples and dicts get the same container type;
+- dataclasses, other objects and closures get a `Tangent` with attribute access (``g.w``).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ...core.accumulate import owned_copy
+from ...core.config import RuleConfig
+from ...core.naming import function_name
+from ...core.projection import ProjectTo
+from ...core.registry import recorded_whole, rrule
+from ...core.tangents import AbstractZero, NoTangent, Tangent, ZeroTangent
+from ...core.thunks import unthunk
+from .reverse import backward
+from ...core.containers import as_tangent
+from ...core.structure import (fields, get_at, is_structure, leaves, replace_at, replace_leaves,
+                              tangent_at, tangent_from_paths)
+from ..dispatch import writes
+from .batching import BatchedForwardTrace
+from .batching import lift as batched_lift
+from .batching import output_tangent as batched_output_tangent
+from .forward import ForwardTrace, output_tangent
+from .forward import lift as forward_lift
+from ..dispatch.routing import tracing
+from ..trace.tape import Tape, no_garbage_collection, record
+from ..trace.traced import Traced
+from ..trace.values import is_differentiable
+
+__all__ = ["grad", "value_and_grad", "vjp", "jacobian", "jacrev", "jacfwd", "jvp", "hessian",
+           "hvp", "elementwise_grad", "EngineConfig", "primal", "primitive"]
+
+
+class EngineConfig(RuleConfig):
+    """The config of chainrules' reverse-mode engine: ``rrule_via_ad`` differentiates any
+    Python function by tracing it (closures and callable objects included)."""
+
+    has_reverse_mode = True
+
+    def rrule_via_ad(self, f: Callable, *args: Any, **kwargs: Any):
+        entry = rrule.lookup(f)
+        if entry is not None:
+            rule, needs_config = entry
+            result = rule(self, *args, **kwargs) if needs_config else rule(*args, **kwargs)
+            if result is not None:
+                return result
+        return _vjp(f, args, kwargs, differentiate_function=True, materialize=False)
+
+
+ENGINE_CONFIG = EngineConfig()
+
+
+def primal(x: Any) -> Any:
+    """The value of ``x`` without its tracing (for logging, or for non-differentiated use).
+
+    >>> primal(3.0)
+    3.0
+    """
+    while type(x) is Traced:
+        x = x.primal
+    return x
+
+
+def primitive(function: Callable) -> Callable:
+    """Make calls of ``function`` on traced values use its registered rule, not its body.
+
+    NumPy's functions reach the engine through NumPy's own protocols; a Python function of
+    yours is normally traced through, operation by operation. Decorate it to have the engine
+    record it as one operation and use the ``rrule`` you register for it (for speed, for
+    numerical stability, or for code the engine cannot trace). Register the rule on the
+    decorated function:
+
+    >>> import numpy as np
+    >>> @primitive
+    ... def softplus(x):
+    ...     return np.log1p(np.exp(x))
+    >>> @rrule.register(softplus)
+    ... def _softplus_rule(x):
+    ...     return softplus(x), lambda dy: (NoTangent(), dy / (1 + np.exp(-x)))
+    >>> grad(lambda x: np.sum(softplus(x)))(np.zeros(2))
+    array([0.5, 0.5])
+    """
+    @functools.wraps(function)
+    def routed(*args: Any, **kwargs: Any):
+        if any(type(a) is Traced or (is_structure(a) and any(True for _ in leaves(
+                a, lambda v: type(v) is Traced))) for a in args):
+            return record(routed, args, kwargs)
+        return function(*args, **kwargs)
+
+    return recorded_whole(routed)
+
+
+def _lift(x: Any, tape: Tape, function: Callable, position: Any) -> tuple[Any, list]:
+    """``x`` with every differentiable leaf replaced by an input tracer of ``tape``."""
+    inputs: list = []
+
+    def make_leaf(value):
+        if type(value) is not np.ndarray and issubclass(type(value), np.ndarray):
+            value = value.view(np.ndarray)  # a plain subclass (see _check_input): its data
+        traced = tape.leaf(value)
+        inputs.append(traced)
+        return traced
+
+    def select(value):
+        if issubclass(type(value), np.ndarray) and type(value) is not np.ndarray or \
+                type(value) is np.ndarray and value.dtype.kind in "OV":
+            _check_input(value, function, position)
+        return _is_input_leaf(value)
+
+    lifted = replace_leaves(x, make_leaf, select)
+    return lifted, inputs
+
+
+def _is_input_leaf(x: Any) -> bool:
+    """A differentiable leaf of an input: float or complex numbers and arrays (ndarray
+    subclasses without arithmetic of their own included: `_check_input` lets them through)."""
+    return is_differentiable(x) or (issubclass(type(x), np.ndarray) and x.dtype.kind in "fc")
+
+
+# Methods through which an ndarray subclass changes what operations mean (np.matrix's `*`,
+# masked arrays' masks): the engine computes on the plain data, so it would not follow them.
+_OWN_BEHAVIOUR = ("__array_ufunc__", "__array_function__", "__array_wrap__", "__getitem__",
+                  "__setitem__", "__getattribute__", "__add__", "__sub__", "__mul__",
+                  "__truediv__", "__pow__", "__matmul__", "__neg__")
+
+
+def _check_input(x: np.ndarray, function: Callable, position: Any) -> None:
+    """Refuse array inputs whose gradient would be silently wrong or silently missing."""
+    where = f"{function_name(function)}: argument {position} is"
+    if issubclass(type(x), np.matrix):
+        raise TypeError(f"{where} an np.matrix, whose `*` and `**` are matrix operations; the "
+                        f"engine differentiates ndarray code. Pass np.asarray(m) and write "
+                        f"`@` for matrix products.")
+    if issubclass(type(x), np.ma.MaskedArray):
+        raise TypeError(f"{where} a masked array (np.ma); the engine would ignore its mask. "
+                        f"Pass its data (np.ma.getdata(x), or x.filled(value)) and apply the "
+                        f"mask with np.where(mask, ..., ...) inside the function.")
+    if x.dtype.names is not None:
+        raise TypeError(f"{where} an array of structured dtype {x.dtype} (a record array); "
+                        f"its fields cannot be differentiated as one array. Pass the fields "
+                        f"as a dict: {{name: x[name] for name in x.dtype.names}}.")
+    if x.dtype.kind == "O":
+        if any(_is_input_leaf(element) for element in x.flat):
+            raise TypeError(f"{where} an object-dtype array holding numbers; convert it with "
+                            f"x.astype(float) (or complex), or pass a list of its elements.")
+        return
+    kind = type(x)
+    own = [name for name in _OWN_BEHAVIOUR
+           if any(name in base.__dict__ for base in kind.__mro__[:kind.__mro__.index(np.ndarray)])]
+    if own:
+        raise TypeError(f"{where} a {kind.__name__}, an ndarray subclass that defines "
+                        f"{', '.join(own)}; the engine differentiates plain ndarray code and "
+                        f"would not follow them. Pass np.asarray(x).")
+
+
+def _leaf_cotangent(slots: list, owned: bytearray, leaf: tuple, materialize: bool) -> Any:
+    node, primal = leaf
+    cotangent = slots[node]
+    if cotangent is None:
+        return ZeroTangent()
+    if materialize and not owned[node]:
+        cotangent = owned_copy(cotangent)  # never hand out memory a rule may share
+    project = ProjectTo(primal)
+    return project(unthunk(cotangent) if materialize else cotangent)
+
+
+def _zeros_like(x: Any) -> Any:
+    x = primal(x)  # a value of an outer trace: its zero is a constant
+    if issubclass(type(x), np.ndarray):
+        return np.zeros(x.shape, x.dtype)
+    if issubclass(type(x), np.generic):
+        return x.dtype.type(0)
+    return type(x)(0)
+
+
+def _leaf_gradient(x: Any, value: Any, materialize: bool) -> Any:
+    """The gradient of the input leaf ``x``: ``value``, in ``x``'s array type, zeros
+    materialized when asked."""
+    if not _is_input_leaf(x):
+        return NoTangent()
+    if isinstance(value, AbstractZero):
+        return _zeros_like(x) if materialize else value
+    if type(x) is not np.ndarray and issubclass(type(x), np.ndarray) and type(value) is np.ndarray:
+        return value.view(type(x))  # a plain ndarray subclass gets its own type back
+    return value
+
+
+def _gradient_structure(x: Any, gradients: dict, materialize: bool) -> Any:
+    """The gradient of input ``x``, mirroring its structure (``gradients``: path -> value)."""
+    if not is_structure(x):
+        return _leaf_gradient(x, gradients.get((), ZeroTangent()), materialize)
+    if not materialize:
+        return tangent_from_paths(x, gradients)
+    return as_tangent(_mirror(x, gradients, ()))  # `params - lr * g` is a step
+
+
+def _mirror(x: Any, gradients: dict, path: tuple, depth: int = 0) -> Any:
+    if not is_structure(x):
+        return _leaf_gradient(x, gradients.get(path, ZeroTangent()), True)
+    if depth > 64:
+        return NoTangent()
+    mirrored = {key: _mirror(value, gradients, path + (key,), depth + 1)
+                for key, value in fields(x).items()}
+    if isinstance(x, dict):
+        return type(x)(mirrored) if type(x) is dict else mirrored
+    if isinstance(x, tuple) and hasattr(type(x), "_fields"):
+        return type(x)(**mirrored)
+    if isinstance(x, (tuple, list)):
+        return type(x)(mirrored[i] for i in range(len(x)))
+    return Tangent(type(x), mirrored)
+
+
+def _vjp(f: Callable, args: Sequence, kwargs: dict, *, argnums: Sequence[int] | None = None,
+         differentiate_function: bool = False, materialize: bool = True, has_aux: bool = False):
+    """Trace ``f(*args)``; return ``(y, pullback)`` (and aux). The pullback maps an output
+    cotangent to ``(d f, d arg for each differentiated argument)``."""
+    tape = Tape(ENGINE_CONFIG)
+    argnums = range(len(args)) if argnums is None else argnums
+    lifted = list(args)
+    inputs: dict = {}
+    with tracing(tape), no_garbage_collection():
+        if differentiate_function:
+            f_lifted, inputs["f"] = _lift(f, tape, f, "f (the function itself)")
+        else:
+            f_lifted = f
+        for position in argnums:
+            lifted[position], inputs[position] = _lift(args[position], tape, f, position)
+        # Each input's node and value as lifted (the function may write into its inputs,
+        # which changes what their traced values stand for: ad/dispatch/writes.py).
+        inputs = {key: [(traced.node, traced.primal) for traced in values]
+                  for key, values in inputs.items()}
+        try:
+            out = f_lifted(*lifted, **kwargs)
+        except Exception as error:
+            if tape.deferred:  # the first cause, not what followed from it
+                raise tape.deferred[0] from error
+            raise
+        tape.raise_deferred()
+    aux = None
+    if has_aux:
+        if not (isinstance(out, tuple) and len(out) == 2):
+            raise TypeError(f"{function_name(f)} was differentiated with has_aux=True, so it must return "
+                            f"a pair (output, aux); it returned a {type(out).__name__}.")
+        out, aux = out
+        aux = replace_leaves(aux, _unwrap, _is_own(tape))
+    outputs = list(leaves(out, _is_own(tape)))
+    # Only this trace's level is removed: values of outer traces stay traced (the value of an
+    # inner vjp or value_and_grad is an ordinary value of the outer trace).
+    y = replace_leaves(out, _unwrap, _is_own(tape))
+    records = tape.records
+    paths = {key: [path for path, _ in leaves(
+        f if key == "f" else args[key], _is_input_leaf)] for key in inputs}
+
+    def pullback(dy: Any, retain: bool = True) -> tuple:
+        """Cotangents for ``dy``; callable any number of times, unless ``retain=False``
+        (then the tape is freed during the pass: ``grad`` uses that, for memory)."""
+        if isinstance(dy, tuple) and not hasattr(type(dy), "_fields") and \
+                hasattr(type(out), "_fields"):
+            dy = type(out)(*dy)  # a plain tuple for a namedtuple output
+        seeds = []
+        for path, traced in outputs:
+            seed = tangent_at(dy, path)
+            if not isinstance(seed, AbstractZero) and traced.node >= 0:  # -1: a constant
+                seeds.append((traced.node, ProjectTo(traced.primal)(unthunk(seed))))
+        with no_garbage_collection():
+            slots, owned = backward(records, seeds, retain=retain)
+        results = []
+        for key in (["f"] if differentiate_function else []) + list(argnums):
+            gradients = {path: _leaf_cotangent(slots, owned, leaf, materialize)
+                         for path, leaf in zip(paths[key], inputs[key])}
+            source = f if key == "f" else args[key]
+            results.append(_gradient_structure(source, gradients, materialize))
+        if not differentiate_function:
+            results.insert(0, NoTangent())
+        elif isinstance(results[0], AbstractZero):
+            results[0] = NoTangent() if not paths["f"] else ZeroTangent()
+        return tuple(results)
+
+    if has_aux:
+        return y, pullback, aux
+    return y, pullback
+
+
+def _unwrap(traced: Traced) -> Any:
+    return traced.primal
+
+
+def _is_own(tape: Tape):
+    return lambda v: type(v) is Traced and v.tape is tape
+
+
+def vjp(f: Callable, *args: Any, has_aux: bool = False):
+    """``(y, pullback)``: ``pullback(dy)`` returns one cotangent per argument of ``f``.
+
+    >>> import numpy as np
+    >>> y, pullback = vjp(lambda x: x ** 2, np.array([1.0, 2.0]))
+    >>> pullback(np.ones(2))
+    (array([2., 4.]),)
+    """
+    result = _vjp(f, args, {}, has_aux=has_aux)
+    pullback = result[1]
+
+    def user_pullback(dy):
+        return pullback(dy)[1:]
+
+    return (result[0], user_pullback) + result[2:]
+
+
+def _normalize_argnums(f: Callable, argnums: Any, args: tuple,
+                       allow_int: bool = True) -> tuple[tuple, bool]:
+    """Positions ``argnums`` of ``args`` as a tuple of non-negative ints, and whether a single
+    int was given; with ``allow_int=False``, integer and boolean arguments are refused."""
+    def is_position(n):
+        return issubclass(type(n), (int, np.integer)) and not issubclass(type(n), (bool, np.bool_))
+
+    single = is_position(argnums)
+    if not single and not (isinstance(argnums, (tuple, list)) and all(map(is_position,
+                                                                          argnums))):
+        raise TypeError(f"{function_name(f)}: argnums must be an int or a tuple of ints (positions of "
+                        f"positional arguments), got {argnums!r} "
+                        f"({type(argnums).__name__}).")
+    numbers = (argnums,) if single else tuple(argnums)
+    count = len(args)
+    for number in numbers:
+        if not -count <= number < count:
+            raise ValueError(
+                f"{function_name(f)}: argnums={argnums!r} but it was called with {count} positional "
+                f"argument(s); argnums counts positional arguments from 0 (keyword arguments "
+                f"are not differentiated: pass the argument positionally).")
+    numbers = tuple(int(n) % count for n in numbers)
+    if not allow_int:
+        for number in numbers:
+            _refuse_integer(f, number, args[number])
+    return numbers, single
+
+
+def _refuse_integer(f: Callable, position: int, x: Any) -> None:
+    """An integer or boolean argument differentiated at the top level is almost always a
+    mistake (``grad(f)(np.array([1, 2, 3]))`` would silently give NoTangent)."""
+    value = primal(x)
+    dtype = value.dtype if issubclass(type(value), (np.ndarray, np.generic)) else \
+        np.dtype(type(value)) if issubclass(type(value), (int, bool)) else None
+    if dtype is not None and dtype.kind in "iub":
+        kind = "a boolean" if dtype.kind == "b" else "an integer"
+        described = type(value).__name__ if issubclass(type(value), (int, bool)) else dtype
+        raise TypeError(
+            f"{function_name(f)}: argument {position} is {kind} ({described}), and gradients are taken "
+            f"with respect to floats. Pass floats (np.asarray(x, dtype=float), or 3.0 for 3), "
+            f"or pass allow_int=True to get NoTangent() for it.")
+
+
+def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+                   allow_int: bool = False):
+    """A function returning ``(f(*args), gradient)`` (``((f(*args), aux), gradient)`` with
+    ``has_aux``). See `grad`.
+
+    >>> import numpy as np
+    >>> value_and_grad(lambda x: np.sum(x ** 2))(np.array([1.0, 2.0]))
+    (np.float64(5.0), array([2., 4.]))
+    """
+    return functools.wraps(f)(_value_and_gradient(f, argnums, has_aux, allow_int))
+
+
+def _value_and_gradient(f: Callable, argnums: int | Sequence[int], has_aux: bool,
+                        allow_int: bool) -> Callable:
+    """`value_and_grad` without copying ``f``'s name and docstring (``hvp`` makes one per
+    call)."""
+    def value_and_gradient(*args: Any, **kwargs: Any):
+        numbers, single = _normalize_argnums(f, argnums, args, allow_int)
+        with no_garbage_collection():  # the tape is freed by reference counting
+            y, pullback, *aux = _vjp(f, args, kwargs, argnums=numbers, has_aux=has_aux)
+            _check_scalar(f, y)
+            gradients = pullback(_one_like(y), retain=False)[1:]
+            del pullback  # frees the tape while the collector is paused
+        gradient = gradients[0] if single else tuple(gradients)
+        if has_aux:
+            return (y, aux[0]), gradient
+        return y, gradient
+
+    return value_and_gradient
+
+
+def _check_scalar(f: Callable, y: Any) -> None:
+    value = primal(y)
+    if not (issubclass(type(value), (float, np.floating, np.ndarray)) and np.size(value) == 1
+            and np.isrealobj(value)):
+        plain = issubclass(type(value), (np.ndarray, np.generic, float, complex))
+        shape = np.shape(value) if plain else None
+        if shape not in (None, ()) and np.size(value) != 1:
+            raise TypeError(
+                f"grad requires {function_name(f)} to return a real scalar; it returned an array of "
+                f"shape {shape}. Use chainrules.vjp(f, x) for vector-Jacobian products or "
+                f"chainrules.jacobian(f)(x) for the full Jacobian (or reduce the output, e.g. "
+                f"with np.sum).")
+        if np.iscomplexobj(value):
+            raise TypeError(
+                f"grad requires {function_name(f)} to return a real scalar; it returned a complex one. "
+                f"Differentiate a real function of it (np.abs(z)**2, np.real(z)), or use "
+                f"chainrules.vjp for complex outputs.")
+        if issubclass(type(value), (int, np.integer, bool, np.bool_)):
+            return  # an integer output does not depend on the inputs: zero gradient
+        raise TypeError(f"grad requires {function_name(f)} to return a real scalar; it returned a "
+                        f"{type(value).__name__}.")
+
+
+def _one_like(y: Any) -> Any:
+    value = primal(y)
+    if issubclass(type(value), np.ndarray):
+        return np.ones(value.shape, value.dtype)  # shape (1,) or (1, 1) too: see `grad`
+    if issubclass(type(value), np.generic):
+        return value.dtype.type(1)
+    return 1.0
+
+
+def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+         allow_int: bool = False):
+    """The gradient of a real scalar function, with respect to argument(s) ``argnums``.
+
+    An integer or boolean argument in ``argnums`` is a ``TypeError`` (its gradient would be
+    ``NoTangent()`` and a descent loop would silently not move); ``allow_int=True`` allows it.
+    An output of one element in an array (shape ``(1,)`` or ``(1, 1)``, common after
+    ``X @ w``) is taken as the real scalar it holds, as in autograd; the value that
+    `value_and_grad` returns keeps its shape.
+
+    >>> import numpy as np
+    >>> def loss(x):
+    ...     return sum(x[i] ** 2 for i in range(len(x)))
+    >>> grad(loss)(np.arange(3.0))
+    array([0., 2., 4.])
+    >>> grad(lambda z: np.abs(z) ** 2)(3 + 4j)    # complex convention: dRe + i dIm
+    (6+8j)
+    >>> grad(lambda w: np.ones((1, 2)) @ w ** 2)(np.array([1.0, 3.0]))   # shape (1,)
+    array([2., 6.])
+    """
+    value_and_gradient = value_and_grad(f, argnums, has_aux, allow_int)
+
+    @functools.wraps(f)
+    def gradient(*args: Any, **kwargs: Any):
+        value, gradient = value_and_gradient(*args, **kwargs)
+        if has_aux:
+            return gradient, value[1]
+        return gradient
+
+    return gradient
+
+
+def jacobian(f: Callable, argnums: int | Sequence[int] = 0, allow_int: bool = False):
+    """The Jacobian of ``f`` by reverse mode: shape ``y.shape + x.shape`` for array ``x``.
+
+    Outputs and inputs may be structures (dicts, lists, tuples, dataclasses...), as in JAX:
+    the result has the output's structure, and at each of its leaves the input's structure
+    (a tuple of them for a tuple ``argnums``) holding the blocks ``y_leaf.shape +
+    x_leaf.shape``. Complex convention: row ``k`` is the gradient of ``Re(y[k])``.
+
+    >>> import numpy as np
+    >>> jacobian(lambda x: x ** 2)(np.array([1.0, 2.0]))
+    array([[2., 0.],
+           [0., 4.]])
+    >>> jacobian(lambda p: {"s": p["a"] * p["b"]})({"a": 2.0, "b": 3.0})
+    {'s': {'a': 3.0, 'b': 2.0}}
+    """
+    @functools.wraps(f)
+    def jacobian_of(*args: Any, **kwargs: Any):
+        numbers, single = _normalize_argnums(f, argnums, args, allow_int)
+        y, pullback = _vjp(f, args, kwargs, argnums=numbers)
+        inputs = [(number, [path for path, _ in leaves(args[number], _is_input_leaf)])
+                  for number in numbers]
+        result = y
+        for out_path, out_leaf in list(leaves(y, _is_output_leaf)):
+            value = np.asarray(primal(out_leaf))
+            rows = []
+            for k in range(value.size):
+                seed = np.zeros(value.size, value.dtype)
+                seed[k] = 1
+                rows.append(pullback(_seed_at(out_path, seed.reshape(value.shape)),
+                                     retain=True)[1:])
+            per_argument = []
+            for i, (number, paths) in enumerate(inputs):
+                blocks = {}
+                for path in paths:
+                    x = np.asarray(get_at(args[number], path))
+                    parts = [np.asarray(unthunk(tangent_at(row[i], path))) for row in rows]
+                    stacked = np.stack(parts) if parts else np.zeros((0,) + x.shape, x.dtype)
+                    blocks[path] = _as_leaf(stacked.reshape(value.shape + x.shape),
+                                            get_at(args[number], path))
+                per_argument.append(_gradient_structure(args[number], blocks, True))
+            block = per_argument[0] if single else tuple(per_argument)
+            result = replace_at(result, out_path, block)
+        return result
+
+    return jacobian_of
+
+
+def _as_leaf(block: np.ndarray, x: Any) -> Any:
+    """A 0-d Jacobian block as a number of ``x``'s type (a Python float for a float)."""
+    if block.ndim or issubclass(type(x), np.ndarray):
+        return block
+    return type(x)(block[()]) if issubclass(type(x), (float, complex)) else block[()]
+
+
+def _is_output_leaf(x: Any) -> bool:
+    return is_differentiable(primal(x))
+
+
+def _seed_at(path: tuple, seed: Any) -> Any:
+    """A structural cotangent that is ``seed`` at ``path`` and zero elsewhere."""
+    for key in reversed(path):
+        seed = {key: seed}
+    return seed
+
+
+def jvp(f: Callable, primals: Sequence, tangents: Sequence):
+    """``(f(*primals), J v)``: the Jacobian-vector product in forward mode, as in JAX.
+
+    ``tangents`` has one entry per primal, of the same structure (missing leaves of a
+    structure are zero); the output tangent has the output's structure. Forward mode runs
+    each operation's ``frule`` as it goes, so its cost is that of one evaluation with
+    tangents, whatever the number of outputs.
+
+    >>> import numpy as np
+    >>> jvp(lambda x: np.sin(x) * 2.0, (np.array([0.0, 1.0]),), (np.array([1.0, 0.0]),))
+    (array([0.        , 1.68294197]), array([2., 0.]))
+    """
+    return run_jvp(f, primals, tangents, lend=True)
+
+
+def run_jvp(f: Callable, primals: Sequence, tangents: Sequence, lend: bool):
+    """`jvp`; with ``lend``, writes into an input reach the caller's array (one evaluation of
+    ``f`` by the user's call), else they happen in a copy (``hvp``: the reverse pass inside
+    keeps the input's values)."""
+    primals, tangents = tuple(primals), tuple(tangents)
+    if len(primals) != len(tangents):
+        raise ValueError(f"jvp({function_name(f)}): {len(primals)} primal(s) but {len(tangents)} "
+                         f"tangent(s); give one tangent per primal, of the same structure.")
+    trace = ForwardTrace(ENGINE_CONFIG)
+    with tracing(trace):
+        lifted = [forward_lift(x, t, trace, _is_input_leaf) for x, t in zip(primals, tangents)]
+        for arg in lifted if lend else ():  # writes into an input reach the caller's array
+            for _, value in leaves(arg, lambda v: type(v) is Traced and v.tape is trace):
+                writes.lend_input(trace, value)
+        out = _run_forward(trace, f, lifted, {})
+    own = _is_own(trace)
+    y = replace_leaves(out, _unwrap, own)
+    y_dot = replace_leaves(out, lambda v: output_tangent(v, trace) if own(v) or
+                           _is_output_leaf(v) else NoTangent(), lambda v: not is_structure(v))
+    return y, y_dot
+
+
+# The directions pushed through one batched trace by `jacfwd`: all of them up to this many
+# input elements, else chunks of it. Memory grows with it (each traced value carries a tangent
+# of CHUNK_SIZE times its size; under `hessian`, the gradient's whole tape does), and time per
+# column falls with it until NumPy's per-call cost is amortized.
+JACFWD_CHUNK_SIZE = 128
+
+
+def jacfwd(f: Callable, argnums: int | Sequence[int] = 0, allow_int: bool = False,
+           chunk_size: int | None = JACFWD_CHUNK_SIZE):
+    """The Jacobian of ``f`` by forward mode: the cheaper way for functions with fewer inputs
+    than outputs. Same layout as `jacrev`.
+
+    The basis vectors of all the inputs are pushed through ``f`` together, as one batch of
+    tangents (`chainrules.ad.transforms.batching`), ``chunk_size`` at a time (None: all at once);
+    memory grows with the chunk.
+
+    >>> import numpy as np
+    >>> jacfwd(lambda x: x ** 2)(np.array([1.0, 2.0]))
+    array([[2., 0.],
+           [0., 4.]])
+    """
+    if chunk_size is not None and (not issubclass(type(chunk_size), (int, np.integer))
+                                   or chunk_size < 1):
+        raise ValueError(f"jacfwd({function_name(f)}): chunk_size must be a positive int or None, got "
+                         f"{chunk_size!r}.")
+
+    @functools.wraps(f)
+    def jacobian_of(*args: Any, **kwargs: Any):
+        numbers, single = _normalize_argnums(f, argnums, args, allow_int)
+        inputs = []  # (argument, input path, value, offset of its first column)
+        total = 0
+        for number in numbers:
+            for path, leaf in leaves(args[number], _is_input_leaf):
+                value = np.asarray(primal(leaf))
+                if value.dtype.kind == "c":
+                    raise TypeError(
+                        f"jacfwd({function_name(f)}): argument {number} is complex; forward mode gives "
+                        f"J v, not the gradient convention of reverse mode. Use jacrev.")
+                inputs.append((number, path, value, total))
+                total += value.size
+        if total == 0:  # no differentiable input: evaluate once for the output's structure
+            y = f(*args, **kwargs)
+            chunks: list = []
+        else:
+            chunk = total if chunk_size is None else min(int(chunk_size), total)
+            chunks = [_jacfwd_columns(f, args, kwargs, numbers, inputs, start,
+                                      min(start + chunk, total))
+                      for start in range(0, total, chunk)]
+            y = chunks[0][0]
+        result = y
+        for out_path, out_leaf in list(leaves(y, _is_output_leaf)):
+            out_shape = np.shape(primal(out_leaf))
+            parts = [columns[out_path] for _, columns in chunks]
+            stacked = parts[0] if len(parts) == 1 else np.concatenate(parts) if parts else \
+                np.zeros((0,) + out_shape)
+            per_argument = []
+            for number in numbers:
+                blocks = {}
+                for n, path, value, offset in inputs:
+                    if n != number:
+                        continue
+                    block = np.moveaxis(stacked[offset:offset + value.size], 0, -1)
+                    blocks[path] = _as_leaf(np.array(block.reshape(out_shape + value.shape)),
+                                            get_at(args[number], path))
+                per_argument.append(_gradient_structure(args[number], blocks, True))
+            result = replace_at(result, out_path, per_argument[0] if single else
+                                tuple(per_argument))
+        return result
+
+    return jacobian_of
+
+
+def _run_forward(trace: Any, f: Callable, lifted: list, kwargs: dict) -> Any:
+    """``f(*lifted, **kwargs)`` inside the forward ``trace``; an error the trace deferred
+    (a traced value converted where it could not be followed) is raised as the cause."""
+    try:
+        out = f(*lifted, **kwargs)
+    except Exception as error:
+        if trace.deferred:
+            raise trace.deferred[0] from error
+        raise
+    trace.raise_deferred()
+    return out
+
+
+def _jacfwd_columns(f: Callable, args: tuple, kwargs: dict, numbers: tuple, inputs: list,
+                    start: int, stop: int) -> tuple[Any, dict]:
+    """``f(*args)`` and, for each output leaf by path, the columns ``start:stop`` of its
+    Jacobian (over all the inputs' elements in order) as an array ``(stop - start, *shape)``:
+    one batched forward trace of the basis vectors ``e_start ... e_stop-1``."""
+    size = stop - start
+    parts: dict = {number: {} for number in numbers}  # argument -> input path -> tangents
+    for number, path, value, offset in inputs:
+        first, last = max(start, offset), min(stop, offset + value.size)
+        if first < last:
+            basis = np.zeros((size, value.size), value.dtype)
+            basis[np.arange(first - start, last - start),
+                  np.arange(first - offset, last - offset)] = 1
+            parts[number][path] = basis.reshape((size,) + value.shape)
+    tangents = {number: paths[()] if () in paths else tangent_from_paths(args[number], paths)
+                for number, paths in parts.items()}
+    trace = BatchedForwardTrace(ENGINE_CONFIG, size)
+    with tracing(trace):
+        out = _run_forward(trace, f, [batched_lift(x, tangents[n], trace, _is_input_leaf)
+                                      if n in tangents else x for n, x in enumerate(args)],
+                           kwargs)
+    own = _is_own(trace)
+    y = replace_leaves(out, _unwrap, own)
+    columns = {path: batched_output_tangent(leaf, trace)
+               for path, leaf in leaves(out, lambda v: own(v) or _is_output_leaf(v))}
+    return y, columns
+
+
+jacrev = jacobian
+
+
+def hessian(f: Callable, argnums: int | Sequence[int] = 0,
+            chunk_size: int | None = JACFWD_CHUNK_SIZE):
+    """The Hessian of a real scalar ``f``: forward over reverse (``jacfwd(grad(f))``), the
+    gradient traced once per chunk of ``chunk_size`` basis vectors (see `jacfwd`).
+
+    >>> import numpy as np
+    >>> hessian(lambda x: np.sum(x ** 3))(np.array([1.0, 2.0]))
+    array([[ 6.,  0.],
+           [ 0., 12.]])
+    """
+    return jacfwd(grad(f, argnums), argnums, chunk_size=chunk_size)
+
+
+def hvp(f: Callable, x: Any, v: Any) -> Any:
+    """The Hessian-vector product ``H v`` of a real scalar ``f`` at ``x``, by forward over
+    reverse: the cost of a few gradients, never forming the Hessian. ``x`` and ``v`` may be
+    structures alike.
+
+    >>> import numpy as np
+    >>> hvp(lambda x: np.sum(x ** 3), np.array([1.0, 2.0]), np.array([1.0, 1.0]))
+    array([ 6., 12.])
+    """
+    value_and_gradient = _value_and_gradient(f, 0, False, False)
+    return run_jvp(lambda x: value_and_gradient(x)[1], (x,), (v,), lend=False)[1]
+
+
+def elementwise_grad(f: Callable, argnums: int | Sequence[int] = 0):
+    """The gradient of ``sum(f(x))``, as in autograd: for an elementwise ``f``, its
+    derivative at each element.
+
+    >>> import numpy as np
+    >>> elementwise_grad(np.sin)(np.array([0.0, np.pi]))
+    array([ 1., -1.])
+    """
+    def summed(*args: Any, **kwargs: Any):
+        out = f(*args, **kwargs)
+        return np.sum(np.real(out)) if np.iscomplexobj(primal(out)) else np.sum(out)
+
+    return functools.wraps(f)(grad(summed, argnums))

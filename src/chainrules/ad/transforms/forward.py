@@ -1,0 +1,418 @@
+"""Forward mode: tangents travel with primal values through the tracer and the frules.
+
+A forward trace is a level of tracing like a reverse `Tape`, and its values are the same
+`Traced` objects, so forward and reverse levels nest in any order (``jvp`` of ``grad``,
+``grad`` of ``jvp``): an operation is handled by the innermost level among its arguments, and
+values of outer levels are constants to it. For a forward trace, a traced value's ``node`` slot
+holds its tangent instead of a tape position: nothing is recorded, each operation runs its
+``frule`` at once and its output carries ``J dx``. Cost is that of the frules, linear in the
+number of operations, and memory does not grow with it.
+
+A function with an rrule and no frule still works: its pushforward is derived from the
+pullback, one pullback per real output component (exact; meant for small outputs).
+
+The hot path: an frule may carry ``push(args, tangents, kwargs) -> (y, dy)``, the same rule on
+plain tangents (``None`` for a zero or a constant argument), which the frule itself calls once
+it has unthunked its tangents; `scalar_rule` (every elementwise ufunc), getitem and `define`
+(matmul, sum, reshape, transpose...) rules have one. `ForwardTrace.apply` calls it directly,
+and wraps an output whose tangent already has its type, dtype and shape without projecting it
+again: one mechanism (the rule), minus the generic dispatch. The operators and ufuncs of
+`Traced` (`record_binary`, `record_unary`) hand forward values straight to `apply`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...core.naming import function_name
+from ...core.projection import ProjectTo
+from ...core.pushforward import pushforward_from_pullbacks
+from ...core.registry import frule, rrule
+from ...core.structure import (is_structure, leaves, replace_paths, tangent_at,
+                              tangent_from_paths)
+from ...core.tangents import AbstractZero, NoTangent, ZeroTangent
+from ...core.thunks import unthunk
+from ..trace.errors import NoRuleError
+from ..trace.tape import Level, no_rule_message, record_output
+from ..trace.traced import Traced, primal_value
+from ..trace.values import PLAIN, is_differentiable, is_plain_tuple, record_meta
+
+__all__ = ["ForwardTrace"]
+
+_NO_TANGENT = NoTangent()
+_ZERO = ZeroTangent()
+_FRULES = frule._rules
+
+
+class ForwardTrace(Level):
+    """One level of forward-mode tracing (one ``jvp`` call).
+
+    Its values are `Traced` whose ``node`` holds their tangent. ``active`` is always false,
+    so the reverse engine's fast paths hand every operation on them to `apply`.
+    """
+
+    __slots__ = ()
+    active = False
+    forward = True
+    runs_dual_forms = True
+    one_direction = True
+
+    def __enter__(self) -> "ForwardTrace":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.finished = True
+
+    def apply(self, function: Any, primals: tuple, tangents: tuple, kwargs: dict) -> Any:
+        """Run ``function``'s frule on ``primals`` with ``tangents`` (an int marks a constant
+        argument, as the reverse engine's parent numbers do) and return its traced output."""
+        entry = _FRULES.get(function)
+        push = getattr(entry[0], "push", None) if entry is not None and entry[1] is False \
+            else None
+        if push is not None:
+            # The hot path (operators, ufuncs, indexing, shape functions): the rule's own
+            # pushforward on plain tangents, without the generic dispatch and thunks, and
+            # without projecting what fits. Other tangents (structures, thunks, batches of
+            # directions) take the generic path below.
+            if len(tangents) == 2:  # binary operators, unrolled
+                first, second = tangents
+                if type(first) not in _VALUES:
+                    first = None if type(first) is int else _plain(first)  # int: a constant
+                if type(second) not in _VALUES:
+                    second = None if type(second) is int else _plain(second)
+                if first is None and second is None:
+                    return function(*primals, **kwargs)  # constants in, a constant out
+                plain: Any = (first, second) if first is not _OTHER and second is not _OTHER \
+                    else None
+            else:
+                plain = tuple([t if type(t) in _VALUES else _plain(t) for t in tangents])
+                constant = True
+                for t in plain:
+                    if t is _OTHER:
+                        plain, constant = None, False
+                        break
+                    if t is not None:
+                        constant = False
+                if constant:
+                    return function(*primals, **kwargs)  # constants in, a constant out
+        else:
+            plain = None
+        if plain is not None:
+            y, dy = push(primals, plain, kwargs)
+            kind = type(y)
+            if type(dy) is kind and (kind in _NUMBERS or (
+                    kind is np.ndarray and dy.dtype is y.dtype and dy.shape == y.shape
+                    and y.dtype.kind in "fc")):
+                traced = _new_object(Traced)  # as in `_wrap`, whose checks this passed
+                traced.primal, traced.tape, traced.node = y, self, dy
+                return traced
+            return _wrap(self, y, dy)
+        constant = True
+        for t in tangents:
+            if type(t) is not int and not isinstance(t, AbstractZero):
+                constant = False
+                break
+        if constant:
+            return function(*primals, **kwargs)  # constants in, a constant out
+        tangents = tuple(_ZERO if type(t) is int else t for t in tangents)
+        entry = _FRULES.get(function) or frule.lookup(function)  # a miss: rules loaded lazily
+        result = None
+        if entry is not None:
+            rule, needs_config = entry
+            if needs_config is None:  # declared non-differentiable
+                return function(*primals, **kwargs)
+            arguments = ((_NO_TANGENT,) + tangents,) + primals
+            result = rule(self.config, *arguments, **kwargs) if needs_config else \
+                rule(*arguments, **kwargs)
+        if result is None:
+            result = _pushforward_from_pullback(self, function, primals, tangents, kwargs)
+        y, dy = result
+        return _wrap(self, y, dy)
+
+    def apply_searching(self, function: Any, args: tuple, kwargs: dict) -> Any:
+        """`apply` when arguments may be structures holding this trace's values: a
+        structure's tangent is the structure of their tangents."""
+        def own(value):
+            return type(value) is Traced and value.tape is self
+
+        primals = []
+        tangents = []
+        for arg in args:
+            if own(arg):
+                primals.append(arg.primal)
+                tangents.append(arg.node)
+            elif type(arg) in PLAIN or (type(arg) is tuple and is_plain_tuple(arg)):
+                primals.append(arg)  # a constant: nothing to search
+                tangents.append(-1)
+            elif is_structure(arg) and any(True for _ in leaves(arg, own)):
+                found = list(leaves(arg, own))
+                primal = replace_paths(arg, {path: v.primal for path, v in found})
+                primals.append(primal)
+                tangents.append(self.structure_tangent(arg, primal, found))
+            else:
+                primals.append(arg)
+                tangents.append(-1)
+        return self.apply(function, tuple(primals), tuple(tangents), kwargs)
+
+    def record_dual(self, tape: Level, function: Any, dual: Any, primals: tuple,
+                    parents: tuple, kwargs: dict) -> Any:
+        """Record ``function`` on the reverse ``tape`` inside this trace by its rule's dual
+        form (`chainrules.core.registry.dual_form`), when ``primals`` are plain values and
+        values of this trace holding plain values; else ``None``.
+
+        The output carries its tangent, and the pullback recorded computes each cotangent
+        and its tangent from plain values (the rule's ``pullback_dual``), or is the rule's
+        plain pullback, given the traced cotangent, for a rule linear in its arguments whose
+        pullback reads none of their values. docs/engine.md, "Forward over reverse"."""
+        if len(primals) == 2:  # binary operators and indexing: the loop below, unrolled
+            a, b = primals
+            da = db = None
+            if type(a) is Traced:
+                if a.tape is not self or type(a.primal) not in _DUAL_VALUES:
+                    return None  # a value of another level, or holding one (a third level)
+                a, da = a.primal, a.node
+                if type(da) not in _DUAL_VALUES:
+                    if not issubclass(type(da), AbstractZero):
+                        return None  # a batch of tangents, or a lazy one
+                    da = None  # a zero tangent (an array the function created): a constant
+            if type(b) is Traced:
+                if b.tape is not self or type(b.primal) not in _DUAL_VALUES:
+                    return None
+                b, db = b.primal, b.node
+                if type(db) not in _DUAL_VALUES:
+                    if not issubclass(type(db), AbstractZero):
+                        return None
+                    db = None
+            args, tangents = (a, b), (da, db)
+        else:
+            values = []
+            dvalues = []
+            for primal in primals:
+                if type(primal) is Traced:
+                    value, tangent = primal.primal, primal.node
+                    if primal.tape is not self or type(value) not in _DUAL_VALUES:
+                        return None
+                    if type(tangent) not in _DUAL_VALUES:
+                        if not issubclass(type(tangent), AbstractZero):
+                            return None
+                        tangent = None  # a zero tangent: a constant
+                    values.append(value)
+                    dvalues.append(tangent)
+                else:
+                    values.append(primal)
+                    dvalues.append(None)
+            args, tangents = tuple(values), tuple(dvalues)
+        result = dual(args, tangents, kwargs)
+        if result is None:
+            return None
+        y, dy, pullback, pullback_dual = result
+        kind = type(y)
+        if kind not in _DUAL_VALUES:
+            return None  # a structure or an integer output: the generic path
+        if type(dy) is kind and (kind is not np.ndarray or (
+                dy.dtype is y.dtype and dy.shape == y.shape)):
+            traced = _new_object(Traced)
+            traced.primal, traced.tape, traced.node = y, self, dy
+        elif isinstance(dy, AbstractZero):
+            traced = y
+        else:
+            traced = _wrap(self, y, dy)
+        if pullback_dual is not None:
+            needed = (parents[0] >= 0, parents[1] >= 0) if len(parents) == 2 else \
+                tuple([parent >= 0 for parent in parents])
+            pullback = _DualPullback(pullback_dual, self, needed, (function, primals, kwargs))
+        if type(traced) is not Traced:
+            return record_output(tape, function, primals, parents, (traced, pullback))
+        if kind is np.ndarray:
+            if y.dtype.kind not in "fc":
+                return record_output(tape, function, primals, parents, (traced, pullback))
+            meta = record_meta(y.shape, y.dtype, Traced)  # from the plain output: no traced reads
+        else:
+            meta = _TRACED_NUMBER_META[kind]
+        records = tape.records  # recorded as `record_output` does
+        records.append((pullback, function, meta) + parents)
+        recorded = _new_object(Traced)
+        recorded.primal, recorded.tape, recorded.node = traced, tape, len(records) - 1
+        return recorded
+
+    def structure_tangent(self, arg: Any, primal: Any, found: list) -> Any:
+        """The tangent of a structure argument holding this trace's values ``found`` (``(path,
+        value)`` pairs): the structure of their tangents."""
+        return tangent_from_paths(arg, {path: v.node for path, v in found})
+
+
+class _DualPullback:
+    """The pullback recorded by `ForwardTrace.record_dual` for a rule whose pullback reads
+    its arguments' values: the rule's ``pullback_dual`` on the cotangent's primal and tangent,
+    its pairs made values of this trace."""
+
+    __slots__ = ("pullback_dual", "trace", "needed", "call")
+
+    def __init__(self, pullback_dual: Any, trace: ForwardTrace, needed: tuple, call: tuple):
+        self.pullback_dual, self.trace, self.needed = pullback_dual, trace, needed
+        self.call = call  # (function, traced arguments, keywords): for any other cotangent
+
+    def __call__(self, dy: Any) -> tuple:
+        kind = type(dy)
+        if kind is not Traced and kind not in _DUAL_VALUES:
+            dy = unthunk(dy)  # a thunk (the cotangent of one of several arguments)
+            if issubclass(type(dy), AbstractZero):
+                return (_NO_TANGENT,) * (len(self.needed) + 1)  # no contribution
+            kind = type(dy)
+        if kind is Traced and dy.tape is self.trace and type(dy.primal) in _DUAL_VALUES \
+                and type(dy.node) in _DUAL_VALUES:
+            pairs = self.pullback_dual(dy.primal, dy.node, self.needed)
+        elif kind in _DUAL_VALUES:
+            pairs = self.pullback_dual(dy, None, self.needed)
+        else:
+            # a value of another level: the rule on the traced arguments, as at any order
+            function, primals, kwargs = self.call
+            return rrule(self.trace.config, function, *primals, **kwargs)[1](dy)
+        trace = self.trace
+        cotangents = [_NO_TANGENT]
+        for pair in pairs:
+            if pair is None:
+                cotangents.append(_NO_TANGENT)
+                continue
+            cotangent, tangent = pair
+            if tangent is None:
+                cotangents.append(cotangent)
+                continue
+            if type(cotangent) not in _DUAL_VALUES:
+                cotangent = unthunk(cotangent)
+            if type(tangent) not in _DUAL_VALUES:
+                tangent = unthunk(tangent)
+            kind = type(cotangent)
+            if type(tangent) is kind and (kind in _NUMBERS or (
+                    kind is np.ndarray and tangent.dtype is cotangent.dtype
+                    and tangent.shape == cotangent.shape)):
+                traced = _new_object(Traced)
+                traced.primal, traced.tape, traced.node = cotangent, trace, tangent
+            else:
+                if isinstance(cotangent, AbstractZero):
+                    cotangent = zeros_like_primal(tangent)
+                traced = Traced(cotangent, trace, tangent_in_space(cotangent, tangent))
+            cotangents.append(traced)
+        return tuple(cotangents)
+
+
+def _pushforward_from_pullback(trace: ForwardTrace, function: Any, primals: tuple,
+                               tangents: tuple, kwargs: dict) -> tuple:
+    y, pullback = reverse_for_forward(trace, function, primals, kwargs)
+    return y, pushforward_from_pullbacks(y, pullback, (_NO_TANGENT,) + tangents)
+
+
+def reverse_for_forward(trace: Level, function: Any, primals: tuple, kwargs: dict) -> tuple:
+    """``(y, pullback)`` of ``function``'s rrule, for a forward trace that finds no frule: the
+    pushforward is derived from it. Raises when there is no rrule, or its output is a
+    structure."""
+    reverse = rrule(trace.config, function, *primals, **kwargs)
+    if reverse is None:
+        raise NoRuleError(no_rule_message(function, primals).replace(
+            "no rule for", "no forward rule (frule), and no reverse rule to derive one from, "
+            "for", 1))
+    y, pullback = reverse
+    if is_structure(y):
+        raise NotImplementedError(
+            f"{function_name(function)} has no frule, and its output is a structure, from which "
+            f"forward mode cannot derive a pushforward. Register an frule for it.")
+    return y, pullback
+
+
+def _wrap(trace: ForwardTrace, y: Any, dy: Any) -> Any:
+    if is_differentiable(y):
+        return Traced(y, trace, tangent_in_space(y, dy))
+    if isinstance(y, (tuple, list)):
+        names = getattr(type(y), "_fields", None)
+        elements = []
+        for position, element in enumerate(y):
+            if is_differentiable(element):
+                key = names[position] if names else position
+                part = tangent_part(dy, key, position)
+                elements.append(Traced(element, trace, tangent_in_space(element, part)))
+            else:
+                elements.append(element)
+        return type(y)(*elements) if names else type(y)(elements)
+    if isinstance(y, dict):  # a result object (OptimizeResult): float fields traced
+        fields = type(y)(y)
+        for key, value in y.items():
+            if is_differentiable(value):
+                fields[key] = Traced(value, trace, tangent_in_space(value, tangent_part(dy, key, key)))
+        return fields
+    return y  # integer, boolean or other non-differentiable output
+
+
+def tangent_part(dy: Any, key: Any, position: int) -> Any:
+    dy = unthunk(dy)
+    if isinstance(dy, AbstractZero):
+        return dy
+    if isinstance(dy, (tuple, list)):
+        return dy[position]
+    return tangent_at(dy, (key,))
+
+
+def tangent_in_space(y: Any, dy: Any) -> Any:
+    """``dy`` in ``y``'s tangent space; zeros stay lazy."""
+    kind = type(dy)
+    if kind is np.ndarray and type(y) is np.ndarray:
+        if dy.dtype is y.dtype and dy.shape == y.shape:
+            return dy  # already in the tangent space (rules project their outputs)
+    elif kind is type(y) and kind in _NUMBERS:
+        return dy
+    dy = unthunk(dy)
+    if isinstance(dy, AbstractZero):
+        return ZeroTangent()
+    return ProjectTo(y)(dy)
+
+
+_NUMBERS = frozenset({float, complex, np.float64, np.float32, np.complex128, np.complex64})
+# Tangents that are values as they are (no constant marker, zero or thunk): `_plain`'s fast path.
+_VALUES = _NUMBERS | {np.ndarray, Traced}
+_new_object = object.__new__
+
+
+def _plain(tangent: Any) -> Any:
+    """A tangent as a rule's ``push`` takes it: ``None`` for a zero or a constant argument,
+    ``_OTHER`` for one that is not a number or array (the frule is called then)."""
+    kind = type(tangent)
+    if kind is int or kind is ZeroTangent or kind is NoTangent:
+        return None
+    return tangent if kind in _OTHER_NUMBERS else _OTHER
+
+
+# Plain values that a dual form takes and gives (`ForwardTrace.record_dual`).
+_DUAL_VALUES = _NUMBERS | {np.ndarray}
+# The record's ``(shape, dtype, kind)`` of a number of this trace on a tape inside it: its
+# primal's kind, so that a plain cotangent of that kind takes the backward pass's fast path.
+_TRACED_NUMBER_META = {kind: ((), np.dtype(kind), kind) for kind in _NUMBERS}
+_OTHER = object()  # a tangent that is not a plain value
+_OTHER_NUMBERS = frozenset({np.float16, np.longdouble, np.clongdouble})  # not in `_VALUES`
+
+
+def lift(x: Any, tangent: Any, trace: ForwardTrace, select) -> Any:
+    """``x`` with every leaf chosen by ``select`` replaced by a value of ``trace`` carrying
+    its part of ``tangent`` (a structure like ``x``; missing parts are zero)."""
+    return replace_paths(x, {
+        path: Traced(value, trace, tangent_in_space(value, tangent_at(tangent, path)))
+        for path, value in leaves(x, select)})
+
+
+def output_tangent(value: Any, trace: ForwardTrace) -> Any:
+    """The tangent of an output leaf: its tangent if it is a value of ``trace``, else zero
+    (a constant output), materialized in the primal's shape and dtype."""
+    if type(value) is Traced and value.tape is trace:
+        tangent, value = value.node, value.primal
+        if not isinstance(tangent, AbstractZero):
+            return tangent
+    return zeros_like_primal(value)
+
+
+def zeros_like_primal(value: Any) -> Any:
+    plain = primal_value(value)
+    if issubclass(type(plain), np.ndarray):
+        return np.zeros(plain.shape, plain.dtype)
+    if issubclass(type(plain), np.generic):
+        return plain.dtype.type(0)
+    return type(plain)(0)

@@ -1,0 +1,700 @@
+"""Rules for ``scipy.linalg``: ``solve``, ``inv``, ``det``, ``cholesky``, ``eigh``,
+``block_diag``, ``lu_factor``, ``lu_solve``, ``lu``, ``cho_factor``, ``solve_sylvester``,
+``sqrtm``, ``logm``, ``solve_banded`` and ``schur`` (beside ``solve_triangular``, ``expm`` and
+``cho_solve`` in `chainrules.rules.scipy`). ``lu_solve`` and ``cho_solve`` are differentiable
+in their factor too, so ``lu_solve(lu_factor(a), b)`` has the gradient of ``solve(a, b)``.
+The factorizations take square matrices (no stacks); ``cho_factor``'s other triangle holds
+``a``'s own entries, which LAPACK leaves there (derivative: the identity).
+
+Written with `define`; every formula uses functions that have rules themselves (NumPy's
+linear algebra, and these SciPy functions, which the engine routes while a trace runs), so
+the rules can be differentiated again. A matrix that SciPy reads in one triangle
+(``assume_a='sym'``/``'her'``/``'pos'``, ``cholesky``, ``eigh``) gets its cotangent on that
+triangle, as NumPy's ``cholesky`` and ``eigh`` rules do. Options that overwrite inputs or
+compute something else (``overwrite_a=True``, ``eigh``'s ``b``/``subset_by_*``, banded or
+triangular ``assume_a``) are refused with an error naming the function and the option.
+
+``eigh``'s eigenvectors have a free sign (phase): their tangent fixes it as NumPy's ``eigh``
+rule does, so only gauge-invariant functions of them have gradients that mean anything.
+
+>>> import numpy as np, scipy.linalg
+>>> from chainrules import rrule
+>>> y, pullback = rrule(scipy.linalg.det, np.array([[2.0, 1.0], [0.0, 3.0]]))
+>>> pullback(1.0)[1]
+array([[ 3.,  0.],
+       [-1.,  2.]])
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import numpy as np
+import scipy.linalg as sla
+
+from ....core.broadcast import unbroadcast
+from ....core.registry import frule, rrule
+from ....core.tangents import AbstractZero, NoTangent, Tangent, ZeroTangent
+from ....core.projection import ProjectTo
+from ....core.thunks import Thunk, unthunk
+from ...define import dense_tangent, define, unsupported
+from ...numpy.linalg import H, _adjugate, _from_triangle, _lower_half, _to_triangle, _trace
+from ...numpy.linalg import _eigh_gradient, _inverse_gaps
+
+__all__: list = []
+
+
+def _refuse_overwrite(name: str, call: Any, *options: str) -> None:
+    for option in options:
+        if call[option]:
+            raise ValueError(
+                f"scipy.linalg.{name}: {option}=True is not supported in differentiated code; "
+                f"it may overwrite the input in place while other differentiated operations "
+                f"still read it. Leave {option}=False (the default).")
+
+
+def _through_scipy(f: Any) -> Any:
+    """``f``, reached through ``scipy.linalg`` at each call: while a trace runs,
+    chainrules.ad.dispatch.routing routes it there, and so records the call when its arguments hold
+    an outer trace's values (a rule's arguments when it is differentiated again)."""
+    name = f.__name__
+
+    def through_scipy(*args: Any, **kwargs: Any) -> Any:
+        return getattr(sla, name)(*args, **kwargs)
+
+    return through_scipy
+
+
+def _as_matrix(v: Any, vector: bool) -> Any:
+    return v[..., None] if vector else v
+
+
+# --- solve: x = M^-1 b, M = op(A), A the matrix SciPy reads from a ---------------------------
+
+_GENERAL = (None, "gen", "general")
+_SYMMETRIC = ("sym", "symmetric")
+_HERMITIAN = ("her", "hermitian", "pos", "positive definite")
+
+
+def _solve_check(call: Any) -> None:
+    _refuse_overwrite("solve", call, "overwrite_a", "overwrite_b")
+    if call["assume_a"] not in _GENERAL + _SYMMETRIC + _HERMITIAN:
+        raise unsupported("scipy.linalg.solve", "assume_a", call["assume_a"],
+                          "None, 'gen', 'sym', 'her', 'pos' and their long names")
+
+
+def _read(a: Any, kind: Any, lower: bool) -> Any:
+    """The matrix SciPy solves with, built from ``a`` (its triangle for sym/her/pos)."""
+    if kind in _SYMMETRIC:
+        strict = np.tril(a, -1) if lower else np.triu(a, 1)
+        return (np.tril(a) if lower else np.triu(a)) + np.swapaxes(strict, -1, -2)
+    if kind in _HERMITIAN:
+        return _from_triangle(a, lower)
+    return a
+
+
+def _read_adjoint(g: Any, kind: Any, lower: bool) -> Any:
+    """The adjoint of `_read`: a cotangent of the matrix onto the entries of ``a`` read."""
+    if kind in _SYMMETRIC:
+        t = np.swapaxes(g, -1, -2)
+        return (np.tril(g) + np.tril(t, -1)) if lower else (np.triu(g) + np.triu(t, 1))
+    if kind in _HERMITIAN:
+        return _to_triangle(g, lower)
+    return g
+
+
+def _solve_matrix(call: Any) -> Any:
+    m = _read(call["a"], call["assume_a"], bool(call["lower"]))
+    return np.swapaxes(m, -1, -2) if call["transposed"] else m
+
+
+def _solve_vector(call: Any) -> bool:
+    return np.ndim(call["b"]) == 1
+
+
+def _solve_shared(call: Any, dy: Any) -> Any:
+    """``M^-H dy`` as a stack of matrices, shared by both cotangents."""
+    return np.linalg.solve(H(call.memo(_solve_matrix)), _as_matrix(dy, _solve_vector(call)))
+
+
+def _solve_da(call: Any, g: Any) -> Any:
+    dm = -g @ H(_as_matrix(call.y, _solve_vector(call)))
+    if call["transposed"]:
+        dm = np.swapaxes(dm, -1, -2)
+    return unbroadcast(_read_adjoint(dm, call["assume_a"], bool(call["lower"])),
+                       np.shape(call["a"]))
+
+
+def _solve_db(call: Any, g: Any) -> Any:
+    return unbroadcast(g[..., 0] if _solve_vector(call) else g, np.shape(call["b"]))
+
+
+def _solve_pushforward(call: Any, da: Any, db: Any) -> Any:
+    vector = _solve_vector(call)
+    x = _as_matrix(call.y, vector)
+    rhs = _as_matrix(np.asarray(dense_tangent(call["b"], db)), vector)
+    if not isinstance(da, AbstractZero):
+        dm = _read(da, call["assume_a"], bool(call["lower"]))
+        if call["transposed"]:
+            dm = np.swapaxes(dm, -1, -2)
+        rhs = rhs - dm @ x
+    dx = np.linalg.solve(call.memo(_solve_matrix),
+                         np.broadcast_to(rhs, np.broadcast_shapes(np.shape(rhs), x.shape)))
+    return dx[..., 0] if vector else dx
+
+
+define(sla.solve, _solve_da, _solve_db, prepare=_solve_shared, pushforward=_solve_pushforward,
+       check=_solve_check, refused=(), calls=_through_scipy(sla.solve))
+
+
+# --- inv, det ------------------------------------------------------------------------------------
+
+def _inv_check(call: Any) -> None:
+    _refuse_overwrite("inv", call, "overwrite_a")
+    if call["assume_a"] not in _GENERAL:
+        raise unsupported("scipy.linalg.inv", "assume_a", call["assume_a"], "None, 'gen'")
+
+
+define(sla.inv, lambda call, dy: -H(call.y) @ dy @ H(call.y),
+       pushforward=lambda call, da: -call.y @ da @ call.y, check=_inv_check, refused=(),
+       calls=_through_scipy(sla.inv))
+
+
+def _adjugate_of(call: Any) -> Any:
+    return _adjugate(call.a, call.y)
+
+
+define(sla.det, lambda call, dy: np.expand_dims(dy, (-2, -1)) * H(call.memo(_adjugate_of)),
+       pushforward=lambda call, da: _trace(call.memo(_adjugate_of) @ da),
+       check=lambda call: _refuse_overwrite("det", call, "overwrite_a"), refused=(),
+       calls=_through_scipy(sla.det))
+
+
+# --- cholesky: a = L L^H (lower) or U^H U, from the triangle of a that SciPy reads ----------------
+
+def _cholesky_gradient(factor: Any, d_factor: Any, lower: bool) -> Any:
+    """The cotangent of the triangle of ``a`` read, from that of its factor (L or U = L^H)."""
+    L, dL = (factor, d_factor) if lower else (H(factor), H(d_factor))
+    L_inv = np.linalg.inv(L)
+    return _to_triangle(H(L_inv) @ _lower_half(H(L) @ dL) @ L_inv, lower)
+
+
+def _cholesky_tangent(factor: Any, da: Any, lower: bool) -> Any:
+    """The tangent of the factor (L or U = L^H) from that of the triangle of ``a`` read."""
+    L = factor if lower else H(factor)
+    L_inv = np.linalg.inv(L)
+    dL = L @ _lower_half(L_inv @ _from_triangle(da, lower) @ H(L_inv))
+    return dL if lower else H(dL)
+
+
+define(sla.cholesky, lambda call, dy: _cholesky_gradient(call.y, dy, bool(call["lower"])),
+       pushforward=lambda call, da: _cholesky_tangent(call.y, da, bool(call["lower"])),
+       check=lambda call: _refuse_overwrite("cholesky", call, "overwrite_a"), refused=(),
+       calls=_through_scipy(sla.cholesky))
+
+
+# --- eigh (standard problem, all eigenvalues) ----------------------------------------------------
+
+def _eigh_check(call: Any) -> None:
+    _refuse_overwrite("eigh", call, "overwrite_a", "overwrite_b")
+    for option, why in (("b", "the generalized problem"), ("subset_by_index", "a subset"),
+                        ("subset_by_value", "a subset")):
+        if call[option] is not None:
+            raise NotImplementedError(
+                f"scipy.linalg.eigh: {option}={call[option]!r} ({why}) is not supported in "
+                f"differentiated code; call eigh(a) for every eigenvalue and select after.")
+    if call["type"] != 1:
+        raise unsupported("scipy.linalg.eigh", "type", call["type"], "1")
+
+
+def _eigenpairs(call: Any) -> tuple:
+    if call["eigvals_only"]:
+        return call.y, sla.eigh(call.a, lower=call["lower"])[1]
+    return call.y
+
+
+def _eigh_da(call: Any, dy: Any) -> Any:
+    w, V = call.memo(_eigenpairs)
+    dw, dV = (dy, ZeroTangent()) if call["eigvals_only"] else dy
+    return _to_triangle(_eigh_gradient(w, V, dw, dV), bool(call["lower"]))
+
+
+def _eigh_pushforward(call: Any, da: Any) -> Any:
+    w, V = call.memo(_eigenpairs)
+    K = H(V) @ _from_triangle(da, bool(call["lower"])) @ V
+    dw = np.real(np.diagonal(K, axis1=-2, axis2=-1))
+    if call["eigvals_only"]:
+        return dw
+    return dw, V @ (_inverse_gaps(w) * K)
+
+
+define(sla.eigh, _eigh_da, pushforward=_eigh_pushforward, check=_eigh_check,
+       refused=(), calls=_through_scipy(sla.eigh))
+
+
+# --- block_diag ---------------------------------------------------------------------------------
+
+def _blocks(call: Any) -> list:
+    """``(rows, columns)`` slices of each argument's block (SciPy reads 0-d and 1-d arguments
+    as one row)."""
+    slices, row, column = [], 0, 0
+    for arg in call.args:
+        shape = np.shape(arg)
+        rows, columns = (1, shape[0] if shape else 1) if len(shape) < 2 else shape
+        slices.append((slice(row, row + rows), slice(column, column + columns)))
+        row, column = row + rows, column + columns
+    return slices
+
+
+def _block_diag_cotangent(call: Any, dy: Any, position: int) -> Any:
+    rows, columns = call.memo(_blocks)[position]
+    return np.reshape(dy[rows, columns], np.shape(call.args[position]))
+
+
+def _block_diag_pushforward(call: Any, *dargs: Any) -> Any:
+    return sla.block_diag(*[np.zeros(np.shape(arg), call.y.dtype)
+                            if isinstance(d, AbstractZero) else dense_tangent(arg, d)
+                            for arg, d in zip(call.args, dargs)])
+
+
+define(sla.block_diag, every=_block_diag_cotangent, pushforward=_block_diag_pushforward,
+       refused=(), calls=_through_scipy(sla.block_diag))
+
+
+# --- lu_solve: x = op(A)^-1 b, A = P L U from lu_factor -----------------------------------------
+
+_LU_SOLVE = "scipy.linalg.lu_solve"
+_TRANS = {0: 0, 1: 1, 2: 2, "N": 0, "T": 1, "C": 2}
+_LU_SOLVE_SIGNATURE = inspect.signature(sla.lu_solve)
+
+
+def _lu_solve_call(args: tuple, kwargs: dict) -> tuple:
+    bound = _LU_SOLVE_SIGNATURE.bind(*args, **kwargs)
+    bound.apply_defaults()
+    call = bound.arguments
+    if call["overwrite_b"]:
+        raise ValueError(f"{_LU_SOLVE}: overwrite_b=True is not supported in differentiated "
+                         f"code; it may overwrite b in place while other differentiated "
+                         f"operations still read it. Leave overwrite_b=False (the default).")
+    pair = call["lu_and_piv"]
+    if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+        raise TypeError(f"{_LU_SOLVE}: the first argument must be the pair (lu, piv) that "
+                        f"scipy.linalg.lu_factor returns; got {type(pair).__name__}")
+    if call["trans"] not in _TRANS:
+        raise ValueError(f"{_LU_SOLVE}: trans must be 0, 1, 2; got {call['trans']!r}")
+    return call, _TRANS[call["trans"]]
+
+
+def _permutation(piv: Any, n: int) -> np.ndarray:
+    """``perm`` with ``A[perm] = L @ U``, from LAPACK's row swaps ``piv``."""
+    perm = np.arange(n)
+    for i, p in enumerate(np.asarray(piv)):
+        perm[i], perm[p] = perm[p], perm[i]
+    return perm
+
+
+def _lu_parts(lu: Any) -> tuple:
+    n = np.shape(lu)[-1]
+    return np.tril(lu, -1) + np.eye(n, dtype=np.result_type(lu)), np.triu(lu)
+
+
+def _op(m: Any, trans: int) -> Any:
+    if trans == 0:
+        return m
+    return np.swapaxes(m, -1, -2) if trans == 1 else H(m)
+
+
+def _lu_adjoint_solve(pair: tuple, dy: Any, trans: int) -> Any:
+    """``op(A)^-H dy``, through ``lu_solve`` (routed: traceable)."""
+    if trans == 1:   # (A^T)^-H = conj(A)^-1
+        return np.conj(sla.lu_solve(pair, np.conj(dy), trans=0))
+    return sla.lu_solve(pair, dy, trans=2 - trans)
+
+
+@rrule.register(sla.lu_solve)
+def _lu_solve_rule(*args: Any, **kwargs: Any):
+    """``db = op(A)^-H dy``; ``dlu`` from ``dA = -op^-1(db x^H)`` through ``A = P L U``:
+    ``P^T dA = dL U + L dU``, so ``dlu = tril(P^T G U^H, -1) + triu(L^H P^T G)``."""
+    call, trans = _lu_solve_call(args, kwargs)
+    x = sla.lu_solve(*args, **kwargs)
+    pair, b = call["lu_and_piv"], call["b"]
+    lu, piv = pair
+    vector = np.ndim(b) == 1
+    project_lu, project_b, project_x = ProjectTo(lu), ProjectTo(b), ProjectTo(x)
+
+    def lu_solve_pullback(dy: Any) -> tuple:
+        dy = unthunk(dy)
+        tangents: list = [NoTangent()] * (len(args) + 1)
+        if isinstance(dy, AbstractZero):
+            return tuple(tangents[:1] + [ZeroTangent()] * min(len(args), 2) + tangents[3:])
+        dy = project_x(dy)
+        db = Thunk(lambda: _lu_adjoint_solve(pair, dy, trans))
+
+        def lu_cotangent() -> Any:
+            g = _op(-_as_matrix(unthunk(db), vector) @ H(_as_matrix(x, vector)), trans)
+            L, U = _lu_parts(lu)
+            pg = g[_permutation(piv, np.shape(lu)[-1])]   # P^T G
+            return project_lu(np.tril(pg @ H(U), -1) + np.triu(H(L) @ pg))
+
+        if args:
+            tangents[1] = Tangent(type(pair), {0: Thunk(lu_cotangent)})
+        if len(args) > 1:
+            tangents[2] = Thunk(lambda: project_b(unthunk(db)))
+        return tuple(tangents)
+
+    return x, lu_solve_pullback
+
+
+@frule.register(sla.lu_solve)
+def _lu_solve_frule(tangents: tuple, *args: Any, **kwargs: Any):
+    call, trans = _lu_solve_call(args, kwargs)
+    x = sla.lu_solve(*args, **kwargs)
+    pair, b = call["lu_and_piv"], call["b"]
+    lu, piv = pair
+    vector = np.ndim(b) == 1
+    dpair = unthunk(tangents[1]) if args else ZeroTangent()
+    dlu = dpair if isinstance(dpair, AbstractZero) else unthunk(dpair[0])
+    db = unthunk(tangents[2]) if len(args) > 1 else ZeroTangent()
+    if isinstance(dlu, AbstractZero) and isinstance(db, AbstractZero):
+        return x, ZeroTangent()
+    rhs = 0 if isinstance(db, AbstractZero) else _as_matrix(np.asarray(db), vector)
+    if not isinstance(dlu, AbstractZero):   # dx = op(A)^-1 (db - op(dA) x)
+        L, U = _lu_parts(lu)
+        dlu = np.asarray(dlu)
+        inverse = np.argsort(_permutation(piv, np.shape(lu)[-1]))
+        da = (np.tril(dlu, -1) @ U + L @ np.triu(dlu))[inverse]
+        rhs = rhs - _op(da, trans) @ _as_matrix(x, vector)
+    dx = sla.lu_solve(pair, np.broadcast_to(rhs, np.shape(_as_matrix(x, vector))), trans=trans)
+    return x, ProjectTo(x)(dx[..., 0] if vector else dx)
+
+
+
+# --- cho_factor: (c, lower), c the Cholesky factor on one triangle and a's own entries on the
+# other (LAPACK leaves them there: their derivative is the identity) ------------------------------
+
+def _cho_factor_parts(call: Any) -> tuple:
+    lower = bool(call["lower"])
+    c = call.y[0]
+    return (np.tril(c) if lower else np.triu(c)), lower
+
+
+def _cho_factor_da(call: Any, dy: Any) -> Any:
+    factor, lower = call.memo(_cho_factor_parts)
+    dc = dy[0]
+    if isinstance(dc, AbstractZero):
+        return np.zeros(np.shape(factor), factor.dtype)
+    other = np.triu(dc, 1) if lower else np.tril(dc, -1)
+    on = np.tril(dc) if lower else np.triu(dc)
+    return _cholesky_gradient(factor, on, lower) + other
+
+
+def _cho_factor_pushforward(call: Any, da: Any) -> tuple:
+    factor, lower = call.memo(_cho_factor_parts)
+    dc = _cholesky_tangent(factor, da, lower) + (np.triu(da, 1) if lower else np.tril(da, -1))
+    return dc, NoTangent()
+
+
+define(sla.cho_factor, _cho_factor_da, pushforward=_cho_factor_pushforward,
+       check=lambda call: _refuse_overwrite("cho_factor", call, "overwrite_a"), refused=(),
+       calls=_through_scipy(sla.cho_factor))
+
+
+# --- lu_factor, lu: A[perm] = L U (square matrices) --------------------------------------------
+# With X = L^-1 dA[perm] U^-1: dL = L tril(X, -1), dU = triu(X) U; the adjoint:
+# dA[perm] = L^-H (tril(L^H dL, -1) + triu(dU U^H)) U^-H.
+
+def _square(name: str, a: Any) -> None:
+    shape = np.shape(a)
+    if len(shape) != 2 or shape[0] != shape[1]:
+        raise NotImplementedError(f"scipy.linalg.{name}: differentiating needs a square matrix "
+                                  f"(shape (n, n)); got shape {shape}.")
+
+
+def _lu_gradient(L: Any, U: Any, perm: np.ndarray, dL: Any, dU: Any) -> Any:
+    inner = 0
+    if not isinstance(dL, AbstractZero):
+        inner = inner + np.tril(H(L) @ dL, -1)
+    if not isinstance(dU, AbstractZero):
+        inner = inner + np.triu(dU @ H(U))
+    inner = inner + np.zeros(np.shape(L), np.result_type(L, U))
+    permuted = np.linalg.solve(H(L), H(np.linalg.solve(U, H(inner))))   # L^-H inner U^-H
+    return permuted[np.argsort(perm)]
+
+
+def _lu_tangent(L: Any, U: Any, perm: np.ndarray, da: Any) -> tuple:
+    x = np.linalg.solve(L, da[perm])
+    x = np.swapaxes(np.linalg.solve(np.swapaxes(U, -1, -2), np.swapaxes(x, -1, -2)), -1, -2)
+    return L @ np.tril(x, -1), np.triu(x) @ U
+
+
+def _lu_factor_check(call: Any) -> None:
+    _refuse_overwrite("lu_factor", call, "overwrite_a")
+    _square("lu_factor", call["a"])
+
+
+def _lu_factor_parts(call: Any) -> tuple:
+    lu, piv = call.y
+    L, U = _lu_parts(lu)
+    return L, U, _permutation(piv, np.shape(lu)[-1])
+
+
+def _lu_factor_da(call: Any, dy: Any) -> Any:
+    L, U, perm = call.memo(_lu_factor_parts)
+    dlu = dy[0]
+    if isinstance(dlu, AbstractZero):
+        return np.zeros(np.shape(L), L.dtype)
+    return _lu_gradient(L, U, perm, np.tril(dlu, -1), np.triu(dlu))
+
+
+def _lu_factor_pushforward(call: Any, da: Any) -> tuple:
+    L, U, perm = call.memo(_lu_factor_parts)
+    dL, dU = _lu_tangent(L, U, perm, da)
+    return dL + dU, NoTangent()
+
+
+define(sla.lu_factor, _lu_factor_da, pushforward=_lu_factor_pushforward, check=_lu_factor_check,
+       refused=(), calls=_through_scipy(sla.lu_factor))
+
+
+def _lu_check(call: Any) -> None:
+    _refuse_overwrite("lu", call, "overwrite_a")
+    _square("lu", call["a"])
+    if call["permute_l"] or call["p_indices"]:
+        option = "permute_l" if call["permute_l"] else "p_indices"
+        raise unsupported("scipy.linalg.lu", option, True, f"{option}=False: the output "
+                          f"(P, L, U)")
+
+
+def _lu_perm(call: Any) -> np.ndarray:
+    P = call.y[0]   # a = P L U: row i of P L U is row perm^-1 ...; A[perm] = L U
+    return np.argmax(np.asarray(P), axis=0)
+
+
+def _lu_da(call: Any, dy: Any) -> Any:
+    _, L, U = call.y
+    return _lu_gradient(L, U, call.memo(_lu_perm), dy[1], dy[2])
+
+
+def _lu_pushforward(call: Any, da: Any) -> tuple:
+    _, L, U = call.y
+    dL, dU = _lu_tangent(L, U, call.memo(_lu_perm), da)
+    return NoTangent(), dL, dU
+
+
+define(sla.lu, _lu_da, pushforward=_lu_pushforward, check=_lu_check, refused=(),
+       calls=_through_scipy(sla.lu))
+
+
+# --- solve_sylvester: A X + X B = Q ---------------------------------------------------------------
+
+def _sylvester_shared(call: Any, dy: Any) -> Any:
+    """G with A^H G + G B^H = dy: the cotangent of Q, shared."""
+    return sla.solve_sylvester(H(call["a"]), H(call["b"]), dy)
+
+
+define(sla.solve_sylvester, lambda call, g: -g @ H(call.y), lambda call, g: -H(call.y) @ g,
+       lambda call, g: g, prepare=_sylvester_shared,
+       pushforward=lambda call, da, db, dq: sla.solve_sylvester(
+           call["a"], call["b"], dense_tangent(call["q"], dq)
+           - (0 if isinstance(da, AbstractZero) else da @ call.y)
+           - (0 if isinstance(db, AbstractZero) else call.y @ db)),
+       refused=(), calls=_through_scipy(sla.solve_sylvester))
+
+
+# --- sqrtm: S S = A, so S dS + dS S = dA ----------------------------------------------------------
+
+def _sqrtm_check(call: Any) -> None:
+    _square("sqrtm", call.args[0] if call.args else call["A"])
+
+
+define(sla.sqrtm, lambda call, dy: sla.solve_sylvester(H(call.y), H(call.y), dy),
+       pushforward=lambda call, da: sla.solve_sylvester(call.y, call.y, da),
+       check=_sqrtm_check, refused=(), calls=_through_scipy(sla.sqrtm))
+
+
+# --- logm: its Frechet derivative from the block identity
+# logm([[A, E], [0, A]]) = [[logm(A), L(A, E)], [0, logm(A)]]; the adjoint is L(A^H, .). -------
+
+def _logm_frechet(a: Any, e: Any) -> Any:
+    n = np.shape(a)[-1]
+    e = np.broadcast_to(e, np.shape(a))
+    dtype = np.result_type(a.dtype, e.dtype, np.float64)
+    block = np.concatenate([np.concatenate([a, e], axis=-1),
+                            np.concatenate([np.zeros(np.shape(a), dtype), a], axis=-1)], axis=-2)
+    return sla.logm(block)[..., :n, n:]
+
+
+def _logm_check(call: Any) -> None:
+    _square("logm", call.args[0] if call.args else call["A"])
+
+
+define(sla.logm, lambda call, dy: _logm_frechet(H(call.a), dy),
+       pushforward=lambda call, da: _logm_frechet(call.a, da), check=_logm_check, refused=(),
+       calls=_through_scipy(sla.logm))
+
+
+# --- solve_banded: A x = b, A stored by diagonals: A[i, j] = ab[u + i - j, j] ---------------------
+
+def _banded_check(call: Any) -> None:
+    _refuse_overwrite("solve_banded", call, "overwrite_ab", "overwrite_b")
+
+
+def _band_rows(call: Any) -> tuple:
+    """For each stored entry ``ab[r, j]``, its row ``i = r - u + j`` in A (clipped) and
+    whether it lies inside A."""
+    l, u = call["l_and_u"]
+    rows, n = np.shape(call["ab"])
+    i = np.arange(rows)[:, None] - u + np.arange(n)[None, :]
+    return np.clip(i, 0, n - 1), (i >= 0) & (i < n), int(l), int(u)
+
+
+def _banded_transpose(ab: Any, l: int, u: int) -> Any:
+    """The banded storage of A^H: ``abH[l + i - j, j] = conj(A[j, i])``."""
+    rows, n = np.shape(ab)
+    r = np.arange(rows)[:, None]
+    column = r - l + np.arange(n)[None, :]
+    inside = (column >= 0) & (column < n)
+    taken = ab[(l + u - r) * np.ones((1, n), dtype=int), np.clip(column, 0, n - 1)]
+    stored = np.where(inside, taken, 0)
+    return np.conj(stored) if np.iscomplexobj(ab) else stored
+
+
+def _banded_shared(call: Any, dy: Any) -> Any:
+    l, u = call["l_and_u"]
+    return sla.solve_banded((int(u), int(l)), _banded_transpose(call["ab"], int(l), int(u)), dy)
+
+
+def _banded_dab(call: Any, g: Any) -> Any:
+    i, inside, _, _ = call.memo(_band_rows)
+    vector = np.ndim(call["b"]) == 1
+    gm, xm = _as_matrix(g, vector), _as_matrix(call.y, vector)
+    n = np.shape(call["ab"])[1]
+    entries = -np.sum(gm[i] * np.conj(xm)[np.arange(n)[None, :]], axis=-1)
+    return np.where(inside, entries, 0)
+
+
+def _banded_pushforward(call: Any, dl_and_u: Any, dab: Any, db: Any) -> Any:
+    rhs = np.asarray(dense_tangent(call["b"], db))
+    if not isinstance(dab, AbstractZero):
+        _, _, l, u = call.memo(_band_rows)
+        rows, n = np.shape(call["ab"])
+        r = u + np.arange(n)[:, None] - np.arange(n)[None, :]   # dA[i, j] = dab[r, j]
+        inside = (r >= 0) & (r < rows)
+        da = np.where(inside, dab[np.clip(r, 0, rows - 1), np.arange(n)[None, :]], 0)
+        vector = np.ndim(call["b"]) == 1
+        product = da @ _as_matrix(call.y, vector)
+        rhs = rhs - (product[..., 0] if vector else product)
+    return sla.solve_banded(call["l_and_u"], call["ab"], np.broadcast_to(rhs, np.shape(call.y)))
+
+
+define(sla.solve_banded, None, _banded_dab, lambda call, g: g, prepare=_banded_shared,
+       pushforward=_banded_pushforward, check=_banded_check, refused=(),
+       calls=_through_scipy(sla.solve_banded))
+
+
+# --- schur: A = Z T Z^H, T (quasi-)upper triangular -----------------------------------------------
+# With K = Z^H dA Z and Omega = Z^H dZ (skew-Hermitian): dT = K - (Omega T - T Omega). Below T's
+# block diagonal dT is 0, which fixes Omega there (W) by one small Sylvester equation per
+# diagonal block of T (T is block upper triangular: `_below_blocks`); Omega = W - W^H. Omega on the block diagonal is a gauge (the phase of each
+# Schur vector, the rotation inside a 2x2 block of the real form): chosen 0, so only
+# gauge-invariant functions of (T, Z) have gradients that mean anything, except for real
+# output with real eigenvalues, where the form is unique up to signs.
+
+def _schur_check(call: Any) -> None:
+    _refuse_overwrite("schur", call, "overwrite_a")
+    if call["sort"] is not None:
+        raise NotImplementedError(
+            "scipy.linalg.schur: sort= is not supported in differentiated code (the order of "
+            "the eigenvalues, and sdim, jump where the sorting condition changes). Call "
+            "schur(a) and reorder the eigenvalues of T outside the derivative, or use "
+            "gauge-invariant functions of the unsorted decomposition.")
+    _square("schur", call["a"])
+
+
+def _schur_state(call: Any) -> tuple:
+    """``(T, Z, blocks, below)``: T's diagonal blocks as ``(start, stop)`` and the mask of the
+    entries below them. Refuses repeated eigenvalues (no derivative)."""
+    T, Z = call.y
+    n = np.shape(T)[-1]
+    eigenvalues = np.linalg.eigvals(call.a)
+    gaps = np.abs(eigenvalues[:, None] - eigenvalues[None, :]) + np.diag(np.full(n, np.inf))
+    if n > 1 and bool(np.any(gaps <= 1e-7 * np.maximum(1.0, np.max(np.abs(eigenvalues))))):
+        raise ValueError(
+            "scipy.linalg.schur: the matrix has repeated eigenvalues (closer than 1e-7 of the "
+            "largest); its Schur factors have no derivative there (the invariant subspaces "
+            "are not determined).")
+    starts = [0] + [i + 1 for i, zero in enumerate(np.diagonal(T, -1) == 0) if zero]
+    blocks = list(zip(starts, starts[1:] + [n]))
+    block = np.zeros(n, dtype=int)
+    for number, (start, stop) in enumerate(blocks):
+        block[start:stop] = number
+    return T, Z, blocks, block[:, None] > block[None, :]
+
+
+def _sylvester_block(a: Any, b: Any, r: Any) -> Any:
+    """X with ``X a - b X = r``, ``a`` 1x1 or 2x2 (a diagonal block of T)."""
+    m = np.shape(b)[-1]
+    eye = np.eye(m)
+    if np.shape(a)[0] == 1:
+        return np.linalg.solve(a[0, 0] * eye - b, r)
+    # columns: a11 x1 + a21 x2 - b x1 = r1, a12 x1 + a22 x2 - b x2 = r2
+    system = np.concatenate([np.concatenate([a[0, 0] * eye - b, a[1, 0] * eye], axis=1),
+                             np.concatenate([a[0, 1] * eye, a[1, 1] * eye - b], axis=1)])
+    x = np.linalg.solve(system, np.concatenate([r[:, :1], r[:, 1:]], axis=0))
+    return np.concatenate([x[:m], x[m:]], axis=1)
+
+
+def _below_blocks(T: Any, blocks: list, c: Any, adjoint: bool) -> Any:
+    """W, zero on and above T's block diagonal, with ``(W T - T W) = c`` below it; with
+    ``adjoint``, V with ``(V T^H - T^H V) = c`` there (the adjoint map, for the pullback).
+    One Sylvester solve per diagonal block, column block by column block: left to right
+    (right to left for the adjoint), each reading the columns solved before it."""
+    n = np.shape(T)[-1]
+    dtype = np.result_type(T, c)
+    solved: list = []   # column blocks, each (n, width), in solving order
+    for start, stop in (reversed(blocks) if adjoint else blocks):
+        width = stop - start
+        if stop == n:
+            solved.append(np.zeros((n, width), dtype))   # no entries below this block
+            continue
+        rhs = c[stop:, start:stop]
+        if solved and not adjoint and start > 0:
+            rhs = rhs - np.concatenate(solved, axis=1)[stop:] @ T[:start, start:stop]
+        if solved and adjoint:
+            later = np.concatenate(solved[::-1], axis=1)[stop:]   # columns stop: of V
+            rhs = rhs - later @ H(T[start:stop, stop:])
+        if adjoint:
+            x = _sylvester_block(H(T[start:stop, start:stop]), H(T[stop:, stop:]), rhs)
+        else:
+            x = _sylvester_block(T[start:stop, start:stop], T[stop:, stop:], rhs)
+        solved.append(np.concatenate([np.zeros((stop, width), dtype), x], axis=0))
+    return np.concatenate(solved[::-1] if adjoint else solved, axis=1)
+
+
+def _schur_pushforward(call: Any, da: Any) -> tuple:
+    T, Z, blocks, below = call.memo(_schur_state)
+    k = H(Z) @ da @ Z
+    omega = _below_blocks(T, blocks, k, adjoint=False)
+    omega = omega - H(omega)
+    return np.where(below, 0, k - (omega @ T - T @ omega)), Z @ omega
+
+
+def _schur_da(call: Any, dy: Any) -> Any:
+    T, Z, blocks, below = call.memo(_schur_state)
+    dT, dZ = dy
+    k_bar: Any = np.zeros(np.shape(T), np.result_type(T, Z))
+    omega_bar: Any = 0
+    if not isinstance(dZ, AbstractZero):
+        omega_bar = H(Z) @ dZ
+    if not isinstance(dT, AbstractZero):
+        k_bar = np.where(below, 0, dT)
+        omega_bar = omega_bar + H(T) @ k_bar - k_bar @ H(T)
+    if len(blocks) > 1:
+        w_bar = np.where(below, omega_bar - H(omega_bar), 0)
+        k_bar = k_bar + _below_blocks(T, blocks, w_bar, adjoint=True)
+    return Z @ k_bar @ H(Z)
+
+
+define(sla.schur, _schur_da, pushforward=_schur_pushforward, check=_schur_check, refused=(),
+       calls=_through_scipy(sla.schur))

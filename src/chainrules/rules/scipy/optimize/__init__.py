@@ -1,0 +1,3 @@
+"""Rules for ``scipy.optimize``: `implicit` (solutions of ``root``, ``fsolve`` and
+``minimize`` by the implicit function theorem).
+"""

@@ -1,0 +1,480 @@
+"""Rules for ``scipy.optimize.root``, ``fsolve`` and ``minimize``: implicit gradients.
+
+The solution ``x*`` of ``F(x, θ) = 0`` (for ``minimize``, ``F = ∇_x f``) depends on the
+parameters ``θ`` that the objective captures (a closure over traced values, a callable
+object's attributes) or receives in ``args``. Its derivative comes from the implicit function
+theorem at the solution, never from the solver's iterations (as in jaxopt):
+
+    dx*/dθ = -(∂F/∂x)^{-1} ∂F/∂θ
+
+The pullback solves ``(∂F/∂x)^T w = -x̄`` and returns the cotangent of ``θ`` as the VJP of
+``F`` with ``w``; the pushforward solves ``(∂F/∂x) ẋ = -(∂F/∂θ θ̇)``. ``∂F/∂x`` is built
+densely from ``n`` VJPs of ``F`` (``rrule_via_ad``), so the cost is ``n`` pullbacks of the
+objective plus one ``n x n`` solve: meant for the small and medium ``n`` of inner problems
+(hyperparameters, equilibria, bilevel models). For ``minimize`` the gradient ``∇_x f`` and its
+derivatives (Hessian-vector products) come from the AD system running the rule, so ``jac``
+and ``hess`` need not be given (if given, the solver uses them; derivatives do not).
+
+Decisions:
+- ``x0`` gets no tangent: the solution does not depend on the starting point (where the
+  solution is unique and the solver converges).
+- ``.x`` of the result is differentiable, and for ``minimize`` also ``.fun`` (envelope
+  theorem: ``d f(x*, θ)/dθ = ∂f/∂θ``). ``root``'s ``.fun`` and ``minimize``'s ``.jac`` are
+  zero at every solution (constant). The engine traces every float field of the result; a
+  cotangent reaching any other one (``.hess_inv``, ``.fjac``...) raises.
+- A root solve that failed (``success`` false; ``fsolve``'s failure warning) raises when its
+  derivative is asked for: the formula holds only at a solution. ``minimize`` reporting a
+  failure warns instead (BFGS's "precision loss" often comes at a minimum all the same).
+- ``root`` with more residuals than unknowns (``method='lm'`` least squares) is refused: the
+  solution is not a zero of ``F`` there.
+- ``minimize`` with ``bounds`` is differentiable when no bound is active at the solution
+  (then the unconstrained formula holds); an active bound raises by name. ``constraints`` are
+  accepted when they are inequality constraints (dicts) that are all inactive at the solution.
+- ``fsolve(..., full_output=True)`` is refused (its info dict holds solver internals).
+
+The forward solve runs through ``scipy.optimize`` at each call, so that inside an outer trace
+(a rule differentiated again: a Hessian of an outer loss in ``θ``) it is recorded there too;
+the pullback and pushforward use only operations with rules (VJPs of ``F``, ``np.stack``,
+``np.linalg.solve``), so they can be differentiated again.
+
+>>> import numpy as np, scipy.optimize, chainrules
+>>> def cube_root(t):
+...     return scipy.optimize.root(lambda x: x ** 3 - t, np.ones(1), tol=1e-12).x[0]
+>>> round(float(chainrules.grad(cube_root)(8.0)), 9)   # x* = t^(1/3): dx*/dt = 1/12
+0.083333333
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Callable
+
+import numpy as np
+import scipy.optimize
+
+from ....core.accumulate import accumulate
+from ....core.config import RuleConfig, rrule_via_ad
+from ....core.projection import ProjectTo
+from ....core.registry import frule, rrule
+from ....core.tangents import AbstractZero, NoTangent, Tangent, ZeroTangent
+from ....core.thunks import unthunk
+
+__all__: list = []
+
+# The functions as SciPy defines them (rules are keyed by these); the calls below go through
+# the module, which a trace may have routed.
+_ROOT = scipy.optimize.root
+_FSOLVE = scipy.optimize.fsolve
+_MINIMIZE = scipy.optimize.minimize
+
+
+def _solver(name: str) -> Callable:
+    return getattr(scipy.optimize, name)
+
+
+# --- the implicit function theorem --------------------------------------------------------------
+
+def _check_converged(name: str, success: Any, message: Any) -> None:
+    """A root solve that failed has no solution to differentiate at: raise. A minimizer that
+    reports a failure is often at a minimum all the same (BFGS's "precision loss" at tight
+    tolerances): warn, since the gradient assumes a stationary point."""
+    if bool(success):
+        return
+    if name == "minimize":
+        warnings.warn(
+            f"scipy.optimize.minimize reported a failure ({message}); its derivative by the "
+            f"implicit function theorem assumes that .x is a stationary point. Check "
+            f"result.jac, give jac=, or change tol/options.", RuntimeWarning, stacklevel=2)
+        return
+    raise RuntimeError(
+        f"scipy.optimize.{name} did not converge ({message}); its derivative by the "
+        f"implicit function theorem holds only at a solution. Give a better x0 or raise the "
+        f"iteration limit (options=...).")
+
+
+def _as_args(args: Any) -> tuple:
+    return args if isinstance(args, tuple) else (args,)
+
+
+def _args_cotangent(args: Any, cotangents: tuple) -> Any:
+    """The cotangent of the ``args`` argument as given (a tuple, or one value SciPy wraps)."""
+    if not isinstance(args, tuple):
+        return cotangents[0]
+    if all(isinstance(unthunk(c), AbstractZero) for c in cotangents):
+        return ZeroTangent()
+    return Tangent(tuple, dict(enumerate(cotangents)))
+
+
+class _Implicit:
+    """``F(x, *args)`` at a solution ``x*``: the ``n`` VJPs ``J^T e_i`` (cotangents of the
+    function, ``x`` and ``args``) give the Jacobian ``∂F/∂x`` (row ``i`` is the ``x`` part)
+    and, for forward mode, ``∂F/∂θ θ̇`` (entry ``i`` is the rest paired with ``θ̇``)."""
+
+    def __init__(self, config: RuleConfig, residual: Callable, x: Any, args: tuple):
+        self.x, self.n = x, int(np.size(x))
+        value, self.pullback = rrule_via_ad(config, residual, x, *args)
+        if np.size(value) != self.n:
+            raise NotImplementedError(
+                f"scipy.optimize.root: {np.size(value)} residuals for {self.n} unknowns (a "
+                f"least-squares solve, method='lm'?); the implicit gradient needs as many "
+                f"residuals as unknowns, F(x*) = 0. For least squares, minimize the sum of "
+                f"squares with scipy.optimize.minimize.")
+        self.rows = [self.pullback(_unit(i, self.n)) for i in range(self.n)]
+        self.jacobian = np.stack([_dense(row[1], self.n) for row in self.rows])
+
+    def pull(self, dx: Any) -> tuple:
+        """``(function cotangent, args cotangents)`` of ``x*`` for its cotangent ``dx``."""
+        w = np.linalg.solve(np.transpose(self.jacobian), -np.reshape(dx, (self.n,)))
+        cotangents = self.pullback(w)
+        return cotangents[0], tuple(cotangents[2:])
+
+    def push(self, function_tangent: Any, arg_tangents: tuple) -> Any:
+        """The tangent of ``x*`` for tangents of the function and of ``args``."""
+        tangents = (function_tangent, ZeroTangent(), *arg_tangents)
+        dF = np.stack([sum((_inner(c, t) for c, t in zip(row, tangents)), np.float64(0.0))
+                       for row in self.rows])
+        return np.reshape(np.linalg.solve(self.jacobian, -dF), np.shape(self.x))
+
+
+def _unit(i: int, n: int) -> np.ndarray:
+    unit = np.zeros(n)
+    unit[i] = 1.0
+    return unit
+
+
+def _dense(row: Any, n: int) -> Any:
+    row = unthunk(row)
+    return np.zeros(n) if isinstance(row, AbstractZero) else np.reshape(np.asarray(row), (n,))
+
+
+def _inner(cotangent: Any, tangent: Any) -> Any:
+    """``Re <cotangent, tangent>`` over structures (closure and tuple tangents), written in
+    operations with rules so that a pushforward built on it can be differentiated again."""
+    cotangent, tangent = unthunk(cotangent), unthunk(tangent)
+    if isinstance(cotangent, AbstractZero) or isinstance(tangent, AbstractZero):
+        return np.float64(0.0)
+    if isinstance(cotangent, (Tangent, tuple, list)):
+        keys = cotangent.keys() if isinstance(cotangent, Tangent) else range(len(cotangent))
+        return sum((_inner(cotangent[key], tangent[key]) for key in keys), np.float64(0.0))
+    return np.sum(np.real(np.conj(np.asarray(cotangent)) * tangent))
+
+
+def _arg_tangents(args: Any, tangent: Any) -> tuple:
+    """The tangents of the entries of ``args`` from the tangent of the ``args`` argument."""
+    count = len(_as_args(args))
+    if isinstance(tangent, AbstractZero):
+        return (ZeroTangent(),) * count
+    return tuple(tangent[i] for i in range(count)) if isinstance(args, tuple) else (tangent,)
+
+
+def _padded(tangents: tuple, count: int) -> list:
+    given = [unthunk(t) for t in tangents]
+    return given + [ZeroTangent()] * (count - len(given))
+
+
+def _value_of(fun: Callable, jac: Any) -> Callable:
+    """The function whose value the solver uses: ``fun`` itself, or its first output when
+    ``jac=True`` (``fun`` returns the value and its derivative, for the solver only)."""
+    if jac is True:
+        def first(x: Any, *args: Any) -> Any:
+            return fun(x, *args)[0]
+        return first
+    return fun
+
+
+def _function_tangent(wrapper: Callable, fun: Callable, tangent: Any) -> Any:
+    """The tangent of the user's ``fun`` from that of `_value_of`'s wrapper around it."""
+    if wrapper is fun:
+        return tangent
+    tangent = unthunk(tangent)
+    return tangent if isinstance(tangent, AbstractZero) else tangent.fun
+
+
+def _wrapper_tangent(wrapper: Callable, fun: Callable, tangent: Any) -> Any:
+    """The tangent of `_value_of`'s wrapper from that of the user's ``fun``."""
+    tangent = unthunk(tangent)
+    if wrapper is fun or isinstance(tangent, AbstractZero):
+        return tangent
+    return Tangent(type(wrapper), {"fun": tangent})
+
+
+# --- root and fsolve ----------------------------------------------------------------------------
+
+def _root_pullback(config: RuleConfig, fun: Callable, jac: Any, x: Any, args: Any,
+                   count: int, converged: tuple, name: str) -> Callable:
+    """The pullback of a root solve's ``x``: cotangents for ``count`` positional arguments
+    (the solver, ``fun``, ``x0``, ``args``, then options)."""
+    residual = _value_of(fun, jac)
+    project = ProjectTo(x)
+    args_tuple = _as_args(args)
+
+    def pullback(dx: Any) -> tuple:
+        dx = unthunk(dx)
+        if isinstance(dx, AbstractZero):
+            return (NoTangent(),) * count
+        _check_converged(name, *converged)
+        implicit = _Implicit(config, residual, x, args_tuple)
+        function_cotangent, arg_cotangents = implicit.pull(project(dx))
+        cotangents = (NoTangent(), _function_tangent(residual, fun, function_cotangent),
+                      NoTangent(), _args_cotangent(args, arg_cotangents))
+        return (cotangents + (NoTangent(),) * count)[:count]
+
+    return pullback
+
+
+def _root_push(config: RuleConfig, tangents: tuple, fun: Callable, jac: Any, x: Any,
+               args: Any, converged: tuple, name: str) -> Any:
+    _, fun_tangent, _, args_tangent = _padded(tangents, 4)[:4]
+    residual = _value_of(fun, jac)
+    args_tuple = _as_args(args)
+    arg_tangents = _arg_tangents(args, args_tangent)
+    fun_tangent = _wrapper_tangent(residual, fun, fun_tangent)
+    if isinstance(fun_tangent, AbstractZero) and all(
+            isinstance(unthunk(t), AbstractZero) for t in arg_tangents):
+        return ZeroTangent()
+    _check_converged(name, *converged)
+    return _Implicit(config, residual, x, args_tuple).push(fun_tangent, arg_tangents)
+
+
+def _root_call(fun: Callable, x0: Any, args: Any, options: dict) -> Any:
+    """``scipy.optimize.root`` through the module (recorded in an outer trace)."""
+    return _solver("root")(fun, x0, args=args, **options)
+
+
+_ROOT_OPTIONS = ("args", "method", "jac", "tol", "callback", "options")
+
+
+def _bind(names: tuple, rest: tuple, options: dict) -> tuple:
+    """``(args, other options)`` from a solver's positional arguments after ``x0``."""
+    options = {**dict(zip(names, rest)), **options}
+    return options.pop("args", ()), options
+
+
+@rrule.register(_ROOT, config=True)
+def _root_rule(config: RuleConfig, fun: Callable, x0: Any, *rest: Any, **options: Any):
+    args, options = _bind(_ROOT_OPTIONS, rest, options)
+    result = _root_call(fun, x0, args, options)
+    pullback_x = _root_pullback(config, fun, options.get("jac"), result.x, args,
+                                3 + len(rest), (result.success, result.message), "root")
+
+    def root_pullback(dresult: Any) -> tuple:
+        return pullback_x(_only_fields("root", dresult, ("x",), ("fun",))["x"])
+
+    return result, root_pullback
+
+
+@frule.register(_ROOT, config=True)
+def _root_frule(config: RuleConfig, tangents: tuple, fun: Callable, x0: Any, *rest: Any,
+                **options: Any):
+    args, options = _bind(_ROOT_OPTIONS, rest, options)
+    result = _root_call(fun, x0, args, options)
+    dx = _root_push(config, tangents, fun, options.get("jac"), result.x, args,
+                    (result.success, result.message), "root")
+    return result, Tangent(type(result), {"x": dx})  # .fun: zero at every root
+
+
+_FSOLVE_FAILURES = ("not making good progress", "maxfev", "no further improvement",
+                    "Improper input")
+
+
+def _fsolve_call(func: Callable, x0: Any, args: Any, options: dict) -> tuple:
+    """``(x, (converged, message))``. SciPy reports a failed ``fsolve`` by a RuntimeWarning
+    (without full_output), which is read here and passed on to the caller."""
+    if options.get("full_output"):
+        raise NotImplementedError(
+            "scipy.optimize.fsolve(..., full_output=True) is not differentiable: its info "
+            "dict holds solver internals. Call it without full_output (a solve that fails "
+            "raises when differentiated), or use scipy.optimize.root, whose result has .x.")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        x = _solver("fsolve")(func, x0, args=args, **options)
+    failures = [w for w in caught if issubclass(w.category, RuntimeWarning) and any(
+        word in str(w.message) for word in _FSOLVE_FAILURES)]
+    for w in caught:
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return x, (not failures, "; ".join(str(w.message) for w in failures))
+
+
+_FSOLVE_OPTIONS = ("args", "fprime", "full_output", "col_deriv", "xtol", "maxfev", "band",
+                   "epsfcn", "factor", "diag")
+
+
+@rrule.register(_FSOLVE, config=True)
+def _fsolve_rule(config: RuleConfig, func: Callable, x0: Any, *rest: Any, **options: Any):
+    args, options = _bind(_FSOLVE_OPTIONS, rest, options)
+    x, converged = _fsolve_call(func, x0, args, options)
+    return x, _root_pullback(config, func, None, x, args, 3 + len(rest), converged, "fsolve")
+
+
+@frule.register(_FSOLVE, config=True)
+def _fsolve_frule(config: RuleConfig, tangents: tuple, func: Callable, x0: Any,
+                  *rest: Any, **options: Any):
+    args, options = _bind(_FSOLVE_OPTIONS, rest, options)
+    x, converged = _fsolve_call(func, x0, args, options)
+    return x, _root_push(config, tangents, func, None, x, args, converged, "fsolve")
+
+
+def _only_fields(name: str, cotangent: Any, differentiable: tuple, zero: tuple) -> dict:
+    """The cotangents of a result's differentiable fields. Fields in ``zero`` are zero at
+    every solution (root's ``.fun``, minimize's ``.jac``): constant, their cotangents are
+    dropped. A nonzero cotangent on any other field raises."""
+    cotangent = unthunk(cotangent)
+    if isinstance(cotangent, AbstractZero):
+        return {key: ZeroTangent() for key in differentiable}
+    for key, value in cotangent.items():
+        if key not in differentiable + zero and not isinstance(unthunk(value), AbstractZero):
+            raise NotImplementedError(
+                f"scipy.optimize.{name}: the result's .{key} is not differentiable (only "
+                f"{', '.join('.' + k for k in differentiable + zero)} are); compute what you "
+                f"need from .x inside the differentiated function.")
+    return {key: cotangent[key] for key in differentiable}
+
+
+# --- minimize -----------------------------------------------------------------------------------
+
+def _gradient_of(config: RuleConfig, objective: Callable) -> Callable:
+    """``∇_x f`` as a function of ``(x, *args)``, by the AD system behind ``config``; its own
+    derivatives (Hessian-vector products) come from the same system."""
+    def gradient(x: Any, *args: Any) -> Any:
+        _, pullback = rrule_via_ad(config, objective, x, *args)
+        g = unthunk(pullback(1.0)[1])
+        return np.zeros(np.shape(x)) if isinstance(g, AbstractZero) else g
+
+    return gradient
+
+
+def _check_inactive(x: Any, bounds: Any, constraints: Any, args: tuple) -> None:
+    """Refuse, by name, a bound or constraint that is active at the solution ``x``."""
+    if bounds is not None:
+        if isinstance(bounds, scipy.optimize.Bounds):
+            lower, upper = bounds.lb, bounds.ub
+        else:
+            pairs = [(-np.inf if lo is None else lo, np.inf if hi is None else hi)
+                     for lo, hi in bounds]
+            lower, upper = [p[0] for p in pairs], [p[1] for p in pairs]
+        lower = np.broadcast_to(np.asarray(lower, float), np.shape(x))
+        upper = np.broadcast_to(np.asarray(upper, float), np.shape(x))
+        slack = 1e-6 * (1.0 + np.abs(x))
+        active = np.flatnonzero((x - lower <= slack) | (upper - x <= slack))
+        if active.size:
+            raise NotImplementedError(
+                f"scipy.optimize.minimize: bounds active at the solution (components "
+                f"{active.tolist()}); the implicit gradient is implemented for solutions "
+                f"strictly inside the bounds only. Reparameterise (e.g. x = exp(z) for x > 0) "
+                f"or drop the bound.")
+    for constraint in ([constraints] if isinstance(constraints, dict) else constraints or ()):
+        if not isinstance(constraint, dict) or constraint.get("type") != "ineq":
+            raise NotImplementedError(
+                f"scipy.optimize.minimize: constraint {constraint!r} is not differentiable "
+                f"(only inequality constraints given as dicts, inactive at the solution, "
+                f"are accepted). Reparameterise to an unconstrained problem.")
+        value = np.asarray(constraint["fun"](x, *constraint.get("args", ())), float)
+        if np.any(value <= 1e-6 * (1.0 + np.abs(value))):
+            raise NotImplementedError(
+                "scipy.optimize.minimize: an inequality constraint is active at the solution; "
+                "the implicit gradient is implemented for inactive constraints only.")
+
+
+def _minimize_call(fun: Callable, x0: Any, args: Any, options: dict) -> Any:
+    return _solver("minimize")(fun, x0, args=args, **options)
+
+
+_MINIMIZE_OPTIONS = ("args", "method", "jac", "hess", "hessp", "bounds", "constraints", "tol",
+                     "callback", "options")
+
+
+def _minimize_setup(config: RuleConfig, fun: Callable, options: dict) -> tuple:
+    """The objective ``f`` and ``F = ∇_x f``."""
+    objective = _value_of(fun, options.get("jac"))
+    return objective, _gradient_of(config, objective)
+
+
+def _minimize_pullback(config: RuleConfig, fun: Callable, x: Any, args: Any, options: dict,
+                       count: int, converged: tuple) -> Callable:
+    """The pullback of ``(x*, f(x*))`` for ``count`` positional arguments."""
+    objective, gradient = _minimize_setup(config, fun, options)
+    args_tuple = _as_args(args)
+    project = ProjectTo(x)
+
+    def pullback(dx: Any, dfun: Any) -> tuple:
+        dx, dfun = unthunk(dx), unthunk(dfun)
+        if isinstance(dx, AbstractZero) and isinstance(dfun, AbstractZero):
+            return (NoTangent(),) * count
+        _check_converged("minimize", *converged)
+        _check_inactive(x, options.get("bounds"), options.get("constraints"), args_tuple)
+        function_cotangent: Any = ZeroTangent()
+        arg_cotangents: tuple = (ZeroTangent(),) * len(args_tuple)
+        if not isinstance(dx, AbstractZero):
+            implicit = _Implicit(config, gradient, x, args_tuple)
+            gradient_cotangent, arg_cotangents = implicit.pull(project(dx))
+            function_cotangent = _function_tangent(objective, fun,
+                                                   _captured(gradient_cotangent))
+        if not isinstance(dfun, AbstractZero):  # envelope theorem: ∂f/∂θ at x*
+            _, pullback_f = rrule_via_ad(config, objective, x, *args_tuple)
+            cotangents = pullback_f(dfun)
+            function_cotangent = accumulate(function_cotangent, _function_tangent(
+                objective, fun, cotangents[0]))
+            arg_cotangents = tuple(accumulate(a, b)
+                                   for a, b in zip(arg_cotangents, cotangents[2:]))
+        cotangents = (NoTangent(), function_cotangent, NoTangent(),
+                      _args_cotangent(args, arg_cotangents))
+        return (cotangents + (NoTangent(),) * count)[:count]
+
+    return pullback
+
+
+def _captured(gradient_cotangent: Any) -> Any:
+    """The objective's tangent inside the tangent of `_gradient_of`'s closure."""
+    gradient_cotangent = unthunk(gradient_cotangent)
+    if isinstance(gradient_cotangent, AbstractZero):
+        return gradient_cotangent
+    return gradient_cotangent.objective
+
+
+def _minimize_push(config: RuleConfig, tangents: tuple, fun: Callable, x: Any, args: Any,
+                   options: dict, converged: tuple) -> tuple:
+    """``(ẋ*, ḟ(x*))`` for the tangents of ``fun`` and ``args``."""
+    _, fun_tangent, _, args_tangent = _padded(tangents, 4)[:4]
+    objective, gradient = _minimize_setup(config, fun, options)
+    args_tuple = _as_args(args)
+    arg_tangents = _arg_tangents(args, args_tangent)
+    objective_tangent = _wrapper_tangent(objective, fun, fun_tangent)
+    if isinstance(objective_tangent, AbstractZero) and all(
+            isinstance(unthunk(t), AbstractZero) for t in arg_tangents):
+        return ZeroTangent(), ZeroTangent()
+    _check_converged("minimize", *converged)
+    _check_inactive(x, options.get("bounds"), options.get("constraints"), args_tuple)
+    gradient_tangent = ZeroTangent() if isinstance(objective_tangent, AbstractZero) else \
+        Tangent(type(gradient), {"objective": objective_tangent})
+    dx = _Implicit(config, gradient, x, args_tuple).push(gradient_tangent, arg_tangents)
+    # envelope theorem: ḟ(x*) = ∂f/∂θ θ̇, from one VJP of f
+    _, pullback_f = rrule_via_ad(config, objective, x, *args_tuple)
+    tangents = (objective_tangent, ZeroTangent(), *arg_tangents)
+    dfun = sum((_inner(c, t) for c, t in zip(pullback_f(1.0), tangents)), np.float64(0.0))
+    return dx, dfun
+
+
+@rrule.register(_MINIMIZE, config=True)
+def _minimize_rule(config: RuleConfig, fun: Callable, x0: Any, *rest: Any, **options: Any):
+    args, options = _bind(_MINIMIZE_OPTIONS, rest, options)
+    result = _minimize_call(fun, x0, args, options)
+    pullback_x = _minimize_pullback(config, fun, result.x, args, options, 3 + len(rest),
+                                    (result.success, result.message))
+
+    def minimize_pullback(dresult: Any) -> tuple:
+        fields = _only_fields("minimize", dresult, ("x", "fun"), ("jac",))
+        return pullback_x(fields["x"], fields["fun"])
+
+    return result, minimize_pullback
+
+
+@frule.register(_MINIMIZE, config=True)
+def _minimize_frule(config: RuleConfig, tangents: tuple, fun: Callable, x0: Any,
+                    *rest: Any, **options: Any):
+    args, options = _bind(_MINIMIZE_OPTIONS, rest, options)
+    result = _minimize_call(fun, x0, args, options)
+    dx, dfun = _minimize_push(config, tangents, fun, result.x, args, options,
+                              (result.success, result.message))
+    return result, Tangent(type(result), {"x": dx, "fun": dfun})  # .jac: zero
+
+

@@ -1,0 +1,3 @@
+"""Rules for ``scipy.signal``: `convolution` (``convolve``, ``correlate``, ``fftconvolve``,
+``convolve2d``, ``correlate2d``, ``lfilter``).
+"""

@@ -1,0 +1,142 @@
+"""Rules for more of ``scipy.special``: the error-function, normal-distribution, gamma, beta and
+zeta families, and SciPy's own ``expm1``, ``log1p``, ``cbrt`` (registered when SciPy is
+installed).
+
+Each elementwise function is one `scalar_rule` line: its partials are functions of
+``(y, *args)`` written with calls that have rules themselves, so every rule here can be
+differentiated again, to any order. Where SciPy has a complex loop the partials are the
+holomorphic derivative.
+
+The derivatives of ``gammainc``/``gammaincc`` in ``a``, of ``betainc`` in ``a`` and ``b``,
+and of ``zeta(x, q)`` in ``x`` have no closed form: they are computed by the functions of
+`chainrules.rules.scipy.special.parameters` (converged series, continued fractions and
+Euler-Maclaurin sums, differentiated term by term to second order, to about 1e-13
+relative), whose own rules give their derivatives in ``x`` in closed form; the third
+derivative in those parameters is refused by name (``NotImplementedError``, see
+`chainrules.rules.refused_arguments`). ``gammasgn`` is
+declared non-differentiable (piecewise constant).
+
+>>> import numpy as np, scipy.special
+>>> from chainrules import rrule
+>>> y, pullback = rrule(scipy.special.ndtri, 0.5)
+>>> float(pullback(1.0)[1]) == float(np.sqrt(2 * np.pi))
+True
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.special as sps
+
+from ....core.registry import frule, non_differentiable, recorded_whole, rrule
+from ....core.scalar_rule import scalar_rule
+from ...refused_arguments import REFUSED, scalar_rule_deferring
+from .elementary import _hurwitz_zeta
+from .parameters import betainc_da, betainc_db, gammainc_da, gammaincc_da, zeta_dx
+
+__all__ = ["REFUSED"]
+
+_SQRT_PI = float(np.sqrt(np.pi))
+_SQRT_2PI = float(np.sqrt(2 * np.pi))
+
+
+# --- partials that need care ---------------------------------------------------------------------
+
+def _xlog1py_t(y: Any, x: Any, t: Any) -> Any:
+    """d xlog1py(x, t)/dt = x / (1 + t), and 0 where x == 0 (where xlog1py is 0 for every t,
+    also at t = -1)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(np.asarray(x) == 0, 0 * np.asarray(t), np.divide(x, 1 + t))
+
+
+def _log_ndtr_derivative(y: Any, x: Any) -> Any:
+    """``pdf(x) / ndtr(x) = exp(-x^2/2 - log_ndtr(x)) / sqrt(2 pi)``: no 0/0 far in the left
+    tail, where ndtr underflows."""
+    return np.exp(-x * x / 2 - y) / _SQRT_2PI
+
+
+@recorded_whole
+def _multigammaln(a: Any, d: Any) -> Any:
+    """``multigammaln(a, d) = d(d-1)/4 log(pi) + sum_{j<d} gammaln(a - j/2)``, with SciPy's
+    checks, written with ufuncs that have rules: differentiable to any order.
+    ``sps.multigammaln`` converts ``a`` with ``np.asarray``, so its rules call this."""
+    dimension = np.asarray(d)[()]
+    if not np.isscalar(dimension) or np.floor(dimension) != dimension:
+        raise ValueError("scipy.special.multigammaln: d should be a positive integer "
+                         f"(dimension), got {d!r}")
+    if np.any(np.asarray(a <= 0.5 * (dimension - 1))):
+        raise ValueError(f"scipy.special.multigammaln: condition a > 0.5 * (d-1) "
+                         f"({0.5 * (dimension - 1)}) not met")
+    total = dimension * (dimension - 1) * 0.25 * np.log(np.pi)
+    for j in range(int(dimension)):
+        total = total + sps.gammaln(a - j / 2)
+    return total
+
+
+def _multigammaln_derivative(y: Any, a: Any, d: Any) -> Any:
+    """``sum_{j<d} digamma(a - j/2)``."""
+    total = 0
+    for j in range(int(d)):
+        total = total + sps.digamma(a - j / 2)
+    return total
+
+
+def _gammainc_x(y: Any, a: Any, x: Any) -> Any:
+    """``x^(a-1) e^(-x) / Gamma(a)``, the integrand of the regularized lower gamma function."""
+    return np.exp(sps.xlogy(a - 1, x) - x - sps.gammaln(a))
+
+
+def _betainc_x(y: Any, a: Any, b: Any, x: Any) -> Any:
+    """``x^(a-1) (1-x)^(b-1) / B(a, b)``, the integrand of the regularized beta function."""
+    return np.exp(sps.xlogy(a - 1, x) + sps.xlog1py(b - 1, -x) - sps.betaln(a, b))
+
+
+# --- the table -----------------------------------------------------------------------------------
+
+# error functions and the normal distribution
+scalar_rule(sps.erfinv, lambda y, x: _SQRT_PI / 2 * np.exp(y * y))
+scalar_rule(sps.erfcinv, lambda y, x: -_SQRT_PI / 2 * np.exp(y * y))
+scalar_rule(sps.erfcx, lambda y, x: 2 * x * y - 2 / _SQRT_PI)
+scalar_rule(sps.ndtr, lambda y, x: np.exp(-x * x / 2) / _SQRT_2PI)
+scalar_rule(sps.ndtri, lambda y, x: _SQRT_2PI * np.exp(y * y / 2))
+scalar_rule(sps.log_ndtr, _log_ndtr_derivative)
+scalar_rule(sps.dawsn, lambda y, x: 1 - 2 * x * y)
+
+# logarithms and exponentials
+scalar_rule(sps.entr, lambda y, x: -np.log(x) - 1)
+scalar_rule(sps.log_expit, lambda y, x: sps.expit(-x))
+scalar_rule(sps.xlog1py, lambda y, x, t: sps.log1p(t), _xlog1py_t)
+scalar_rule(sps.expm1, lambda y, x: y + 1)
+scalar_rule(sps.log1p, lambda y, x: 1 / (1 + x))
+scalar_rule(sps.cbrt, lambda y, x: 1 / (3 * y * y))
+
+# gamma and beta
+scalar_rule(sps.gamma, lambda y, x: y * sps.digamma(x))
+scalar_rule(sps.rgamma, lambda y, x: -y * sps.digamma(x))
+non_differentiable(sps.gammasgn)
+scalar_rule(_multigammaln, _multigammaln_derivative, None)
+rrule.register(sps.multigammaln)(rrule.lookup(_multigammaln)[0])
+frule.register(sps.multigammaln)(frule.lookup(_multigammaln)[0])
+scalar_rule(sps.beta, lambda y, a, b: y * (sps.digamma(a) - sps.digamma(a + b)),
+            lambda y, a, b: y * (sps.digamma(b) - sps.digamma(a + b)))
+scalar_rule(sps.betaln, lambda y, a, b: sps.digamma(a) - sps.digamma(a + b),
+            lambda y, a, b: sps.digamma(b) - sps.digamma(a + b))
+
+# Parameters without a closed-form derivative: converged series, continued fractions and
+# Euler-Maclaurin sums (`parameters`; NumPy-style functions with rules of their own, so
+# these rules differentiate again in x), deferred for float numbers too (costly).
+scalar_rule_deferring(sps.gammainc, (lambda y, a, x: gammainc_da(a, x), _gammainc_x),
+                      (0,))
+scalar_rule_deferring(sps.gammaincc, (lambda y, a, x: gammaincc_da(a, x),
+                                      lambda y, a, x: -_gammainc_x(y, a, x)), (0,))
+scalar_rule_deferring(sps.betainc, (lambda y, a, b, x: betainc_da(a, b, x),
+                                    lambda y, a, b, x: betainc_db(a, b, x), _betainc_x),
+                      (0, 1))
+
+# zeta(x, q): SciPy's Python function calls this ufunc, so its rule serves both
+scalar_rule_deferring(_hurwitz_zeta, (lambda y, s, q: zeta_dx(s, q),
+                                      lambda y, s, q: -s * _hurwitz_zeta(s + 1, q)), (0,))
+rrule.register(sps.zeta, replace=True)(rrule.lookup(_hurwitz_zeta)[0])
+frule.register(sps.zeta, replace=True)(frule.lookup(_hurwitz_zeta)[0])

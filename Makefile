@@ -24,6 +24,7 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(VENV)/bin/vermin --target=3.10- --no-tips --violations --eval-annotations src tests benchmarks examples conftest.py
+	$(VENV)/bin/lint-imports --no-cache  # the layers and no import cycles: pyproject.toml, docs/architecture.md
 	$(PY) -m pytest -q
 
 # The whole suite on every release in COMPAT (one at a time: the machine has 2 cores), then a

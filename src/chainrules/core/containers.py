@@ -24,6 +24,7 @@ import operator
 from typing import Any, Callable
 
 from .structure import is_structure
+from .tangents import map_tangent_leaves
 from .trees import tree_map
 
 __all__ = ["as_tangent", "is_tangent_container"]
@@ -114,7 +115,8 @@ def is_tangent_container(x: Any) -> bool:
 
 
 def _scaled(tangent: Any, scale: Callable[[Any], Any]) -> Any:
-    return as_tangent(_plain(tree_map(scale, tangent)))
+    """``scale`` applied to every leaf of ``tangent``, nested `Tangent`s included."""
+    return as_tangent(map_tangent_leaves(_plain(tangent), scale))
 
 
 def _paired(tangent: Any, other: Any, combine: Callable, tangent_first: bool) -> Any:
@@ -123,9 +125,8 @@ def _paired(tangent: Any, other: Any, combine: Callable, tangent_first: bool) ->
     if not is_structure(other):
         return NotImplemented
     if is_tangent_container(other):
-        return as_tangent(_plain(tree_map(
-            (lambda a, b: combine(a, b)) if tangent_first else (lambda a, b: combine(b, a)),
-            tangent, other)))
+        first, second = (tangent, other) if tangent_first else (other, tangent)
+        return as_tangent(map_tangent_leaves(_plain(first), combine, _plain(second)))
     return tree_map((lambda x, t: combine(t, x)) if tangent_first else combine, other, tangent)
 
 

@@ -16,11 +16,12 @@ import dataclasses
 import functools
 import pickle
 import types
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
 __all__ = [
+    "map_tangent_leaves",
     "AbstractZero",
     "ZeroTangent",
     "NoTangent",
@@ -329,7 +330,7 @@ class Tangent:
         >>> (Tangent(dict, {"a": [1.0, 2.0]}) * 2).backing
         {'a': [2.0, 4.0]}
         """
-        return Tangent(self._primal_type, {k: _map_field(v, function)
+        return Tangent(self._primal_type, {k: map_tangent_leaves(v, function)
                                            for k, v in self._backing.items()})
 
     def __neg__(self):
@@ -409,17 +410,44 @@ def _rebuild_tangent(primal_type: Any, backing: dict, types_name: str | None = N
     return tangent
 
 
-def _map_field(value: Any, function) -> Any:
-    """``function`` applied to a tangent field, element by element in plain containers."""
+def map_tangent_leaves(value: Any, function: Callable[..., Any], *others: Any) -> Any:
+    """``function`` applied to every leaf of the tangent ``value`` (and to the leaves at the same
+    places in ``others``, tangents of the same structure), through plain dicts, lists, tuples and
+    namedtuples at any depth; a `Tangent` or a zero is a leaf (it maps its own fields when
+    ``function`` scales or adds it).
+
+    >>> map_tangent_leaves([Tangent(dict, {"a": 1.0}), (2.0, ZeroTangent())], lambda v: 3 * v)
+    [Tangent[dict](a=3.0), (6.0, ZeroTangent())]
+    >>> map_tangent_leaves({"a": [1.0]}, lambda u, v: u + v, {"a": [2.0]})
+    {'a': [3.0]}
+    """
     if isinstance(value, (Tangent, AbstractZero)):
-        return function(value)
-    if type(value) is dict:
-        return {key: _map_field(v, function) for key, v in value.items()}
-    if type(value) in (list, tuple):
-        return type(value)([_map_field(v, function) for v in value])
-    if isinstance(value, tuple) and _namedtuple_names(type(value)) is not None:
-        return type(value)(*[_map_field(v, function) for v in value])
-    return function(value)
+        return function(value, *others)
+    kind = type(value)
+    if kind is dict:
+        _check_same_containers(value, others, lambda x: sorted(x.keys(), key=repr), "keys")
+        return {key: map_tangent_leaves(v, function, *(o[key] for o in others))
+                for key, v in value.items()}
+    if kind is list or kind is tuple or (
+            isinstance(value, tuple) and _namedtuple_names(kind) is not None):
+        _check_same_containers(value, others, len, "length")
+        items = [map_tangent_leaves(v, function, *parts) for v, *parts in zip(value, *others)]
+        return kind(*items) if kind is not list and kind is not tuple else kind(items)
+    return function(value, *others)
+
+
+def _check_same_containers(value: Any, others: tuple, describe: Callable, what: str) -> None:
+    """Refuse to combine a container tangent with one of another kind or shape."""
+    for other in others:
+        if isinstance(other, AbstractZero):
+            raise TypeError(f"cannot combine a {type(value).__name__} tangent with "
+                            f"{other!r} leaf by leaf; add the zero to the whole tangent instead")
+        if not isinstance(other, type(value)) and not isinstance(value, type(other)) or \
+                describe(other) != describe(value):
+            raise ValueError(
+                f"cannot combine tangents of different structures: a {type(value).__name__} "
+                f"with {what} {describe(value)} and a {type(other).__name__} with "
+                f"{what} {describe(other) if isinstance(other, (dict, list, tuple)) else '-'}")
 
 
 def _conj(value: Any) -> Any:

@@ -24,6 +24,7 @@ from ...core.registry import recorded_whole, rrule
 from ...core.tangents import AbstractZero, NoTangent, Tangent, ZeroTangent
 from ...core.thunks import unthunk
 from .reverse import backward
+from .unchanged_inputs import InputFingerprints
 from ...core.containers import as_tangent
 from ...core.structure import (fields, get_at, is_structure, leaves, replace_at, replace_leaves,
                               tangent_at, tangent_from_paths)
@@ -310,8 +311,10 @@ def vjp(f: Callable, *args: Any, has_aux: bool = False):
     """
     result = _vjp(f, args, {}, has_aux=has_aux)
     pullback = result[1]
+    unchanged = InputFingerprints(f, args)  # the pullback may run after the caller's writes
 
     def user_pullback(dy):
+        unchanged.check("vjp")
         return pullback(dy)[1:]
 
     return (result[0], user_pullback) + result[2:]

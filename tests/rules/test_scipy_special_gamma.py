@@ -100,7 +100,9 @@ def _parameter_cases():
               case(_hurwitz_zeta, np.array([[2], [5]]), q),
               case(sp.zeta, s, q), case(sp.zeta, 3.5, 0.8), case(sp.zeta, s.reshape(3, 1), q[:2]),
               case(sp.zeta, s.astype(np.float32), q.astype(np.float32)),
-              case(_hurwitz_zeta, s, 1.3)]
+              case(_hurwitz_zeta, s, 1.3),
+              case(sp._ufuncs._riemann_zeta, np.array([1.5, 3.0, 4.5])),  # zeta(x): q = 1
+              case(sp._ufuncs._riemann_zeta, np.array([2.5, 6.0], np.float32))]
     cases += [case(sp.gammasgn, np.array(GAMMA), non_differentiable=True)]
     return cases
 

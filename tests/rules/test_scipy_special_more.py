@@ -42,6 +42,11 @@ def _cases() -> list:
         case(sp.boxcox1p, X, np.array([0.5, 0.0, -1.3])),
         case(sp.inv_boxcox, np.array([0.3, 1.1, -0.4]), np.array([0.5, 0.0, 1.3])),
         case(sp.owens_t, np.array([0.3, -1.1, 2.0]), np.array([0.5, 2.0, -0.7])),
+        # the ufunc behind lambertw(z, k, tol): k and tol are constants (tol large enough that the
+        # order-2 check's finite differences, which move every float, keep it positive)
+        case(sp._ufuncs._lambertw, np.array([0.5, 0.0, 2.5, -0.2]), 0, 1e-3),
+        case(sp._ufuncs._lambertw, np.array(RIGHT_C), 0, 1e-3),
+        case(sp._ufuncs._lambertw, np.array(RIGHT_C), -1, 1e-3),
     ]
     return cases
 
@@ -76,6 +81,18 @@ def test_closed_forms_at_special_points():
     # Owen's T(h, a): T(0, a) = arctan(a) / (2π), so dT/da = 1 / (2π (1 + a^2)) at h = 0
     assert cr.grad(lambda a: sp.owens_t(0.0, a))(0.8) == \
         pytest.approx(1 / (2 * np.pi * (1 + 0.64)), rel=1e-14)
+
+
+def test_lambertw_and_riemann_zeta_differentiate_through_scipy():
+    # the public functions call private ufuncs: the rules of those serve them (no NoRuleError
+    # naming numpy._lambertw or numpy._riemann_zeta)
+    w = sp.lambertw(1.0).real
+    assert cr.grad(lambda z: np.real(sp.lambertw(z)))(1.0) == pytest.approx(w / (1 + w), rel=1e-14)
+    assert cr.grad(lambda z: np.real(sp.lambertw(z)))(0.0) == pytest.approx(1.0, rel=1e-14)
+    h = 1e-5
+    fd = (sp.zeta(3.0 + h) - sp.zeta(3.0 - h)) / (2 * h)
+    assert cr.grad(sp.zeta)(3.0) == pytest.approx(fd, rel=1e-8)
+    assert cr.grad(sp.zeta)(3.0) == pytest.approx(-0.19812624288563685, rel=1e-12)  # zeta'(3)
 
 
 def test_hyp1f1_parameters_are_refused_by_name():

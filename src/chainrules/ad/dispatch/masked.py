@@ -80,9 +80,14 @@ def _guarded_new(original: Any) -> Any:
 
 
 def swaps() -> list:
-    """The replacements in ``numpy.ma`` (`chainrules.ad.dispatch.routes.Swap` objects), once it is imported."""
-    if not _swaps and "numpy.ma" in sys.modules:
-        ma = sys.modules["numpy.ma"]
+    """The replacements in ``numpy.ma`` (`chainrules.ad.dispatch.routes.Swap` objects).
+
+    ``numpy.ma`` is imported here, at the first trace (7 ms, once), not when a traced function
+    first reaches ``np.ma``: NumPy 2 imports it on first access, which may be inside the trace,
+    after the routes were planned, and the first trace of a process would then fail where the
+    next one works."""
+    if not _swaps:
+        import numpy.ma as ma
         for name in _SHAPE_HELPERS:
             original = getattr(ma, name)
             _swaps.append(Swap(ma, name, _shape_helper(name, original), original))

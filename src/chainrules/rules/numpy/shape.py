@@ -180,8 +180,18 @@ define(np.expand_dims, _reshape_back, keeps_values=False)
 define(np.squeeze, _reshape_back, keeps_values=False)
 define(np.broadcast_to, lambda call, dy: unbroadcast(as_array(dy), call.shape),
        keeps_values=False)
-for _f in (np.flip, np.fliplr, np.flipud, np.triu, np.tril):
+for _f in (np.flip, np.fliplr, np.flipud):
     define(_f, lambda call, dy: call.apply(dy))
+
+
+def _triangle_back(call: Call, dy: Any) -> Any:
+    """The same triangle of ``dy``; a 1-D ``x`` was the rows of an (n, n) matrix: summed."""
+    triangle = call.apply(dy)
+    return unbroadcast(triangle, call.a.shape) if call.a.ndim < 2 else triangle
+
+
+define(np.triu, _triangle_back)
+define(np.tril, _triangle_back)
 define(np.roll, lambda call, dy: np.roll(dy, np.negative(call["shift"]), call["axis"]))
 define(np.rot90, lambda call, dy: np.rot90(dy, -call["k"], call["axes"]))
 

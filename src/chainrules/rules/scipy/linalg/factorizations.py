@@ -28,7 +28,7 @@ array([[ 3.,  0.],
 from __future__ import annotations
 
 import inspect
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import scipy.linalg as sla
@@ -70,6 +70,20 @@ def _as_matrix(v: Any, vector: bool) -> Any:
     return v[..., None] if vector else v
 
 
+def _scalar_as_matrix(v: Any) -> Any:
+    """A 0-d ``a`` as SciPy reads it (solve, cholesky, cho_factor: a 1 x 1 matrix)."""
+    return np.reshape(v, (1, 1)) if np.ndim(v) == 0 else v
+
+
+def _in_shape_of_a(formula: Callable) -> Callable:
+    """``formula``'s cotangent of ``a`` in ``a``'s own shape (1 x 1 back to 0-d)."""
+    def in_shape(call: Any, *rest: Any) -> Any:
+        da = formula(call, *rest)
+        return da if np.ndim(call["a"]) else np.reshape(da, ())
+
+    return in_shape
+
+
 # --- solve: x = M^-1 b, M = op(A), A the matrix SciPy reads from a ---------------------------
 
 _GENERAL = (None, "gen", "general")
@@ -105,12 +119,12 @@ def _read_adjoint(g: Any, kind: Any, lower: bool) -> Any:
 
 
 def _solve_matrix(call: Any) -> Any:
-    m = _read(call["a"], call["assume_a"], bool(call["lower"]))
+    m = _read(_scalar_as_matrix(call["a"]), call["assume_a"], bool(call["lower"]))
     return np.swapaxes(m, -1, -2) if call["transposed"] else m
 
 
 def _solve_vector(call: Any) -> bool:
-    return np.ndim(call["b"]) == 1
+    return np.ndim(call["b"]) <= 1  # a 0-d b is a vector of one, as SciPy reads it
 
 
 def _solve_shared(call: Any, dy: Any) -> Any:
@@ -133,9 +147,10 @@ def _solve_db(call: Any, g: Any) -> Any:
 def _solve_pushforward(call: Any, da: Any, db: Any) -> Any:
     vector = _solve_vector(call)
     x = _as_matrix(call.y, vector)
-    rhs = _as_matrix(np.asarray(dense_tangent(call["b"], db)), vector)
+    rhs = _as_matrix(np.reshape(dense_tangent(call["b"], db), np.shape(call.y)[:1] if
+                                np.ndim(call["b"]) == 0 else np.shape(call["b"])), vector)
     if not isinstance(da, AbstractZero):
-        dm = _read(da, call["assume_a"], bool(call["lower"]))
+        dm = _read(_scalar_as_matrix(da), call["assume_a"], bool(call["lower"]))
         if call["transposed"]:
             dm = np.swapaxes(dm, -1, -2)
         rhs = rhs - dm @ x
@@ -188,8 +203,10 @@ def _cholesky_tangent(factor: Any, da: Any, lower: bool) -> Any:
     return dL if lower else H(dL)
 
 
-define(sla.cholesky, lambda call, dy: _cholesky_gradient(call.y, dy, bool(call["lower"])),
-       pushforward=lambda call, da: _cholesky_tangent(call.y, da, bool(call["lower"])),
+define(sla.cholesky, _in_shape_of_a(lambda call, dy: _cholesky_gradient(call.y, dy,
+                                                                          bool(call["lower"]))),
+       pushforward=lambda call, da: _cholesky_tangent(call.y, _scalar_as_matrix(da),
+                                                      bool(call["lower"])),
        check=lambda call: _refuse_overwrite("cholesky", call, "overwrite_a"), refused=(),
        calls=_through_scipy(sla.cholesky))
 
@@ -391,11 +408,12 @@ def _cho_factor_da(call: Any, dy: Any) -> Any:
 
 def _cho_factor_pushforward(call: Any, da: Any) -> tuple:
     factor, lower = call.memo(_cho_factor_parts)
+    da = _scalar_as_matrix(da)
     dc = _cholesky_tangent(factor, da, lower) + (np.triu(da, 1) if lower else np.tril(da, -1))
     return dc, NoTangent()
 
 
-define(sla.cho_factor, _cho_factor_da, pushforward=_cho_factor_pushforward,
+define(sla.cho_factor, _in_shape_of_a(_cho_factor_da), pushforward=_cho_factor_pushforward,
        check=lambda call: _refuse_overwrite("cho_factor", call, "overwrite_a"), refused=(),
        calls=_through_scipy(sla.cho_factor))
 

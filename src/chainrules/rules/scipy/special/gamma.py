@@ -138,5 +138,8 @@ scalar_rule_deferring(sps.betainc, (lambda y, a, b, x: betainc_da(a, b, x),
 # zeta(x, q): SciPy's Python function calls this ufunc, so its rule serves both
 scalar_rule_deferring(_hurwitz_zeta, (lambda y, s, q: zeta_dx(s, q),
                                       lambda y, s, q: -s * _hurwitz_zeta(s + 1, q)), (0,))
+# zeta(x) without q: the Riemann zeta function, zeta(x, 1), by another ufunc (its derivative
+# in x is the Euler-Maclaurin sum's, for x > 1; NaN where that sum does not converge, x < 1)
+scalar_rule_deferring(sps._ufuncs._riemann_zeta, (lambda y, s: zeta_dx(s, 1.0),), (0,))
 rrule.register(sps.zeta, replace=True)(rrule.lookup(_hurwitz_zeta)[0])
 frule.register(sps.zeta, replace=True)(frule.lookup(_hurwitz_zeta)[0])

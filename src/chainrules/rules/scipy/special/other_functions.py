@@ -134,5 +134,8 @@ scalar_rule(sps.exprel, _exprel)
 scalar_rule(sps.ellipk, _ellipk)
 scalar_rule(sps.ellipe, _ellipe)
 scalar_rule(sps.wofz, lambda y, z: -2 * z * y + 2j / _SQRT_PI)
+# lambertw(z, k, tol): SciPy's Python function calls this ufunc, so its rule serves it.
+# z = W e^W, so dW/dz = 1 / (e^W (1 + W)): finite at z = 0 (1), on every branch k.
+scalar_rule(sps._ufuncs._lambertw, lambda y, z, k, tol: 1 / (np.exp(y) * (1 + y)), None, None)
 scalar_rule(sps.sindg, lambda y, x: _DEGREE * sps.cosdg(x))
 scalar_rule(sps.cosdg, lambda y, x: -_DEGREE * sps.sindg(x))

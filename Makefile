@@ -61,6 +61,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/run.py
 	$(PY) benchmarks/higher_order.py
 	$(PY) benchmarks/writes.py
+	$(PY) benchmarks/checking.py
 	$(PY) benchmarks/import_time.py
 
 # Each peer is installed on its own, so one that cannot be installed does not stop the others;

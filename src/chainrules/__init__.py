@@ -16,6 +16,8 @@ from .ad import (EngineConfig, NoRuleError, RuleError, TracingError, elementwise
                  hessian, hvp, jacfwd, jacobian, jacrev, jvp, primal, primitive, value_and_grad,
                  vjp)
 from .ad.transforms.gradient_control import checkpoint, stop_gradient
+from .core.check_error import CheckError
+from .core.checking import checking
 from .core.trees import flatten, tree_map
 
 __version__ = "0.1.0"
@@ -29,4 +31,5 @@ __all__ = [
     "owned_copy", "rrule", "rrule_via_ad", "scalar_rule", "unthunk",
     "checkpoint", "stop_gradient",
     "flatten", "tree_map",
+    "CheckError", "checking",
 ]

@@ -31,12 +31,13 @@ from typing import Any
 
 import numpy as np
 
+from .check_error import CheckError
 from .sparse import SparseCotangent, SparseSum
 from .structure import is_structure, rebuild_with
 from .tangents import AbstractZero, NoTangent, Tangent, ZeroTangent, structural_fields
 from .thunks import AbstractThunk, InplaceableThunk, unthunk
 
-__all__ = ["accumulate", "add_to_primal", "owned_copy", "owned_sum"]
+__all__ = ["accumulate", "add_to_primal", "check_in_place", "owned_copy", "owned_sum"]
 
 
 def accumulate(acc: Any, t: Any, *, owned: bool = False) -> Any:
@@ -51,6 +52,8 @@ def accumulate(acc: Any, t: Any, *, owned: bool = False) -> Any:
     >>> accumulate(np.zeros(3, np.float32), np.ones(3)).dtype   # as the eager sum
     dtype('float64')
     """
+    if owned and CHECK_IN_PLACE:
+        return _compared_with_eager(acc, t)
     if owned and type(acc) is np.ndarray and type(t) is SparseCotangent:
         return _into_array(acc, t)  # the engine's hot path: x[i] read in a loop
     if not owned and type(acc) in _DENSE and type(t) in _DENSE:
@@ -71,6 +74,106 @@ def accumulate(acc: Any, t: Any, *, owned: bool = False) -> Any:
         if type(acc) is Tangent:
             return _into_tangent(acc, t)
     return _eager_sum(acc, t)
+
+
+# Set by `chainrules.core.checking` (the checking mode), through `check_in_place`: every owned
+# accumulation is then compared with the eager sum it stands for.
+CHECK_IN_PLACE = False
+
+
+def check_in_place(on: bool) -> None:
+    """Compare every owned accumulation with the eager sum (the checking mode) or not.
+
+    >>> check_in_place(False)
+    """
+    global CHECK_IN_PLACE
+    CHECK_IN_PLACE = bool(on)
+
+
+def _compared_with_eager(acc: Any, t: Any) -> Any:
+    """``accumulate(acc, t, owned=True)``, checked against ``copy(acc) + unthunk(t)``."""
+    global CHECK_IN_PLACE
+    if type(acc) is np.ndarray and type(t) is SparseCotangent and not t.is_traced and \
+            _is_basic_index(t.index):
+        return _compared_at_index(acc, t)  # O(size of the piece): x[i] loops stay linear
+    if not issubclass(type(acc), _CHECKED) or type(t) is SparseCotangent and t.is_traced:
+        # values of an outer trace (second order): checked when that trace's pass adds them
+        CHECK_IN_PLACE = False
+        try:
+            return accumulate(acc, t, owned=True)
+        finally:
+            CHECK_IN_PLACE = True
+    before = owned_copy(acc)
+    CHECK_IN_PLACE = False  # the accumulation itself, unchecked (it may accumulate inside)
+    try:
+        result = accumulate(acc, t, owned=True)
+        eager = _eager_sum(before, t)
+    finally:
+        CHECK_IN_PLACE = True
+    if not _close(result, eager):
+        raise CheckError(
+            f"checking: an in-place accumulation differs from the eager sum it stands for: "
+            f"adding a {type(t).__name__} into a {type(before).__name__} gave "
+            f"{_summary(result)}, the eager sum acc + unthunk(t) gives {_summary(eager)}. The "
+            f"tangent's in-place add (an InplaceableThunk's add, a sparse cotangent's "
+            f"add_into) disagrees with its value.")
+    return result
+
+
+_CHECKED = (np.ndarray, np.generic, int, float, complex, Tangent)
+
+
+def _is_basic_index(index: Any) -> bool:
+    parts = index if type(index) is tuple else (index,)
+    return all(type(part) in (int, slice) or part is None or part is Ellipsis for part in parts)
+
+
+def _compared_at_index(acc: np.ndarray, t: SparseCotangent) -> Any:
+    """The check of `_compared_with_eager` for ``x[i]``'s cotangent (a basic index: no
+    repeated element), on the elements it touches only."""
+    global CHECK_IN_PLACE
+    before = np.array(acc[t.index], copy=True)
+    CHECK_IN_PLACE = False
+    try:
+        result = accumulate(acc, t, owned=True)
+    finally:
+        CHECK_IN_PLACE = True
+    expected = before + np.asarray(t.values)
+    if type(result) is np.ndarray and result.shape == acc.shape and \
+            not _close(result[t.index], expected):
+        raise CheckError(
+            f"checking: an in-place accumulation differs from the eager sum it stands for: "
+            f"adding the sparse cotangent of x[{t.index!r}] into an array gave "
+            f"{_summary(result[t.index])} there, the eager sum gives {_summary(expected)}. The "
+            f"sparse cotangent's add_into disagrees with its value.")
+    return result
+
+
+def _close(a: Any, b: Any) -> bool:
+    a, b = unthunk(a), unthunk(b)
+    if issubclass(type(a), Tangent) or issubclass(type(b), Tangent):
+        if not (issubclass(type(a), Tangent) and issubclass(type(b), Tangent)):
+            return issubclass(type(a), AbstractZero) or issubclass(type(b), AbstractZero)
+        return set(a.keys()) == set(b.keys()) and all(_close(a[k], b[k]) for k in a.keys())
+    if issubclass(type(a), AbstractZero) or issubclass(type(b), AbstractZero):
+        return True
+    if issubclass(type(a), (SparseSum, SparseCotangent)):
+        a = a.dense() if issubclass(type(a), SparseCotangent) else unthunk(a)
+    if issubclass(type(b), (SparseSum, SparseCotangent)):
+        b = b.dense() if issubclass(type(b), SparseCotangent) else unthunk(b)
+    plain = (np.ndarray, np.generic, int, float, complex)
+    if not (issubclass(type(a), plain) and issubclass(type(b), plain)):
+        return True  # traced values (second order): checked by their own trace's pass
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype.kind not in "fc" or b.dtype.kind not in "fc" or a.shape != b.shape:
+        return a.shape == b.shape
+    scale = float(np.max(np.abs(b), initial=0.0)) if np.all(np.isfinite(b)) else 0.0
+    return bool(np.allclose(a, b, rtol=1e-12, atol=1e-12 * scale, equal_nan=True))
+
+
+def _summary(x: Any) -> str:
+    value = np.asarray(unthunk(x)) if not issubclass(type(unthunk(x)), Tangent) else x
+    return f"{value!r:.120}"
 
 
 _DENSE = frozenset({float, complex, np.float64, np.float32, np.float16, np.complex128,

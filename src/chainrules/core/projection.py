@@ -346,8 +346,8 @@ def _projector_for(x: Any) -> ProjectTo:
         return _SCALAR_PROJECTORS[float]
     if issubclass(type(x), complex):
         return _SCALAR_PROJECTORS[complex]
-    if issubclass(type(x), (types.FunctionType, types.BuiltinFunctionType, np.ufunc)) and not \
-            getattr(x, "__closure__", None):
+    if issubclass(type(x), (types.BuiltinFunctionType, np.ufunc)) or \
+            issubclass(type(x), types.FunctionType) and not x.__closure__:
         return _NOTHING
     if isinstance(x, Tangent):
         return _NOTHING

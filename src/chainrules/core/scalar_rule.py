@@ -18,6 +18,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .._compat import signature
 from .accumulate import accumulate
 from .broadcast import shape_of, unbroadcast
 from .naming import function_name
@@ -295,6 +296,41 @@ def _in_tangent_space(y: Any, dy: Any) -> Any:
     return ProjectTo(y)(dy)
 
 
+def _positional_range(function: Any) -> tuple[int, float] | None:
+    """How many positional arguments ``function`` takes: (required, at most); None if unknown."""
+    if issubclass(type(function), np.ufunc):
+        return function.nin, function.nin
+    try:
+        parameters = signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if any(p.kind is p.VAR_POSITIONAL for p in parameters):
+        return sum(p.default is p.empty for p in positional), float("inf")
+    return sum(p.default is p.empty for p in positional), len(positional)
+
+
+def _check_arity(f: Any, partials: tuple, name: str) -> None:
+    """A rule author's slip caught when the rule is registered, not when it is first used: one
+    partial per positional argument of ``f``, each a function of ``(y, *args)``."""
+    taken = _positional_range(f)
+    if taken is not None and not taken[0] <= len(partials) <= taken[1]:
+        expected = taken[0] if taken[0] == taken[1] else f"{taken[0]} to {taken[1]}"
+        raise TypeError(
+            f"scalar_rule({name}): {len(partials)} partial derivative(s) given, but {name} "
+            f"takes {expected} positional argument(s); give one partial per argument, in "
+            f"order (None for an argument that is not differentiated).")
+    for position, partial in enumerate(partials):
+        if partial is None or not callable(partial):
+            continue
+        takes = _positional_range(partial)
+        if takes is not None and not takes[0] <= 1 + len(partials) <= takes[1]:
+            raise TypeError(
+                f"scalar_rule({name}): partial {position} takes {takes[0]} positional "
+                f"argument(s); each partial is called with the output and then the "
+                f"{len(partials)} argument(s): partial(y, {', '.join(['x'] * len(partials))}).")
+
+
 def scalar_rule(f: Any, *partials: Partial, on_scalars: Callable | None = None,
                 second: Any = None) -> None:
     """Register the rrule and frule of the elementwise function ``f`` from its partials.
@@ -325,6 +361,7 @@ def scalar_rule(f: Any, *partials: Partial, on_scalars: Callable | None = None,
     """
     count = len(partials)
     name = function_name(f)
+    _check_arity(f, partials, name)
     keeps_output = any(partial is not None and _uses_first_argument(partial)
                        for partial in partials)
 

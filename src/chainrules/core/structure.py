@@ -174,9 +174,28 @@ def rebuild_with(x: Any, new_fields: dict) -> Any:
         args = [new_fields.get(i, a) for i, a in enumerate(x.args)]
         keywords = {k: new_fields.get(k, v) for k, v in x.keywords.items()}
         return functools.partial(func, *args, **keywords)
-    out = copy.copy(x)
+    out = _shallow_copy(x)
     for key, value in new_fields.items():
         object.__setattr__(out, key, value)
+    return out
+
+
+def _shallow_copy(x: Any) -> Any:
+    """``copy.copy(x)``; for a class with a catch-all ``__getattr__`` (a proxy, a mock), whose
+    answers `copy` would take for ``__setstate__`` or ``__reduce_ex__``, its fields copied."""
+    kind = type(x)
+    if not hasattr(kind, "__getattr__"):
+        return copy.copy(x)
+    out = object.__new__(kind)
+    for klass in kind.__mro__:
+        for name in getattr(klass, "__slots__", ()):
+            if name not in ("__dict__", "__weakref__"):
+                try:
+                    object.__setattr__(out, name, object.__getattribute__(x, name))
+                except AttributeError:
+                    pass
+    if hasattr(out, "__dict__"):
+        out.__dict__.update(object.__getattribute__(x, "__dict__"))
     return out
 
 
@@ -194,7 +213,7 @@ def replace_leaves(x: Any, replacement: Callable[[Any], Any],
         return x
     if found[0][0] == ():
         return replacement(x)
-    return _replace_paths(x, {path: replacement(value) for path, value in found})
+    return _replace_relinked(x, {path: replacement(value) for path, value in found})
 
 
 def replace_at(x: Any, path: Sequence, value: Any) -> Any:
@@ -205,7 +224,7 @@ def replace_at(x: Any, path: Sequence, value: Any) -> Any:
     """
     if not path:
         return value
-    return _replace_paths(x, {tuple(path): value})
+    return _replace_relinked(x, {tuple(path): value})
 
 
 def replace_paths(x: Any, values: dict) -> Any:
@@ -217,11 +236,39 @@ def replace_paths(x: Any, values: dict) -> Any:
     """
     if () in values:
         return values[()]
-    return _replace_paths(x, values) if values else x
+    return _replace_relinked(x, values) if values else x
 
 
-def _replace_paths(x: Any, values: dict) -> Any:
+def _replace_relinked(x: Any, values: dict) -> Any:
+    """``x`` with the values at the given (non-empty) paths replaced; a field of a copy that
+    refers back to a structure on its own path (a cycle: ``d["self"] is d``) refers to that
+    structure's copy, so that the replaced leaves are reached by every path, the cycle's too.
+    (A structure shared by two paths that is not a cycle is copied at each, as `leaves` finds
+    it at each.)"""
+    copies: list = []  # (copy, the (id, [copy]) of the structures on its path, itself included)
+    result = _replace_paths(x, values, copies, ())
+    for new, chain in copies:
+        if isinstance(new, (dict, list)):
+            items = new.items() if isinstance(new, dict) else enumerate(new)
+        elif hasattr(new, "__dict__") and not isinstance(new, types.FunctionType):
+            items = fields(new).items()
+        else:
+            continue  # tuples, closures and partials cannot refer back to their own copy
+        ancestors = dict(chain)
+        relinked = [(key, ancestors[id(value)][0]) for key, value in items
+                    if id(value) in ancestors and ancestors[id(value)][0] is not value]
+        for key, value in relinked:
+            if isinstance(new, (dict, list)):
+                new[key] = value
+            elif isinstance(key, str):
+                object.__setattr__(new, key, value)
+    return result
+
+
+def _replace_paths(x: Any, values: dict, copies: list, chain: tuple) -> Any:
     """``x`` with the values at the given (non-empty) paths replaced."""
+    holder: list = [None]
+    chain = chain + ((id(x), holder),)
     by_key: dict = {}
     for path, value in values.items():
         by_key.setdefault(path[0], {})[path[1:]] = value
@@ -230,8 +277,10 @@ def _replace_paths(x: Any, values: dict) -> Any:
         if () in sub:
             new_fields[key] = sub[()]
         else:
-            new_fields[key] = _replace_paths(_field(x, key), sub)
-    return rebuild_with(x, new_fields)
+            new_fields[key] = _replace_paths(_field(x, key), sub, copies, chain)
+    holder[0] = new = rebuild_with(x, new_fields)
+    copies.append((new, chain))
+    return new
 
 
 def tangent_at(tangent: Any, path: Sequence) -> Any:

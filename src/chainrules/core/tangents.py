@@ -184,8 +184,8 @@ def structural_fields(x: Any) -> dict:
         return fields
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
         return {f.name: getattr(x, f.name) for f in dataclasses.fields(x) if hasattr(x, f.name)}
-    closure = getattr(x, "__closure__", None)
-    if closure is not None and hasattr(x, "__code__"):
+    closure = x.__closure__ if isinstance(x, types.FunctionType) else None
+    if closure is not None:  # (not getattr: an object's catch-all __getattr__ is no closure)
         fields = {}
         for name, cell in zip(x.__code__.co_freevars, closure):
             try:
@@ -212,8 +212,8 @@ def field_value(x: Any, key: Any) -> Any:
         return x.func if key == "func" else x.keywords[key]
     if isinstance(x, types.MethodType):
         return getattr(x, key)  # "__self__" (its closure, if any, is the function's)
-    closure = getattr(x, "__closure__", None)
-    if closure is not None and hasattr(x, "__code__"):
+    closure = x.__closure__ if isinstance(x, types.FunctionType) else None
+    if closure is not None:
         return closure[x.__code__.co_freevars.index(key)].cell_contents
     return getattr(x, key)
 

@@ -359,6 +359,13 @@ class _ArrayInterface:
     def __deepcopy__(self, memo):
         return self.__copy__()
 
+    def __reduce_ex__(self, protocol):
+        raise TypeError(
+            "cannot pickle a traced value (a value being differentiated): its pickle would "
+            "hold the number without its derivative. Pickle outside the differentiated "
+            "function, or pickle chainrules.primal(x), the plain value (its derivative is then "
+            "not followed).")
+
 
 def _elements(traced: Traced) -> Any:
     for position in range(len(traced.primal)):

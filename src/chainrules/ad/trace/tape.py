@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import gc
 import itertools
+import os
+import sys
 import threading
 from typing import Any
 
@@ -28,6 +30,7 @@ import numpy as np
 from inspect import Parameter
 
 from ..._compat import signature
+from ...core.checking import is_checking
 from ...core.config import RuleConfig
 from ...core.naming import function_name
 from ...core.registry import (DUAL_FORMS, FIRST_ORDER_ONLY, POSITIONAL_FORMS, WRITES_IN_PLACE,
@@ -36,7 +39,7 @@ from ...core.tangents import NoTangent, Tangent
 from ...core.structure import (is_structure, leaves, replace_leaves, replace_paths,
                               tangent_at, tangent_from_paths)
 
-from .errors import NoRuleError, TracingError
+from .errors import NoRuleError, RuleError, TracingError
 from .traced import Traced
 from .values import (NO_META, PLAIN, SCALAR_META, dtype_of, holds_traced, is_differentiable,
                      is_float_leaf, is_plain_tuple, is_traced, record_meta, shape_of)
@@ -79,6 +82,31 @@ class Level:
             raise self.deferred[0]
 
 
+_OWN_DIRECTORIES = tuple(os.path.dirname(module.__file__) + os.sep
+                         for module in (np, sys.modules["chainrules"]))
+
+
+class RecordsWithSources(list):
+    """The records of a tape in the checking mode (`chainrules.checking`): each one's source,
+    the line of the user's code that recorded it, beside it in ``sources``, for the reports."""
+
+    __slots__ = ("sources",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sources: list = []
+
+    def append(self, record: Any) -> None:
+        frame = sys._getframe(1)
+        while frame is not None and (frame.f_code.co_filename.startswith(_OWN_DIRECTORIES)
+                                     or "site-packages" + os.sep + "scipy" in
+                                     frame.f_code.co_filename):
+            frame = frame.f_back
+        self.sources.append(None if frame is None else
+                            (frame.f_code.co_filename, frame.f_lineno))
+        super().append(record)
+
+
 class Tape(Level):
     """The records of one trace (one ``grad``/``vjp`` call)."""
 
@@ -86,7 +114,7 @@ class Tape(Level):
 
     def __init__(self, config: RuleConfig):
         super().__init__(config)
-        self.records: list = []
+        self.records: list = RecordsWithSources() if is_checking() else []
         self.active = False
 
     def leaf(self, primal: Any) -> "Traced":
@@ -251,6 +279,8 @@ def record_binary(function: Any, a: Any, b: Any) -> Any:
                 return recorded
     result = entry[0](first, second)
     if result is not None:
+        if type(result) is not tuple or len(result) != 2 or not callable(result[1]):
+            raise RuleError(_bad_rule_result(function, result))
         y, pullback = result
         meta = SCALAR_META.get(type(y))
         if meta is not None:
@@ -388,6 +418,8 @@ def record_output(tape: Tape, function: Any, primals: tuple, parents: tuple,
     """Record the result ``(y, pullback)`` of ``function``'s rule and return traced ``y``."""
     if result is None:
         raise NoRuleError(no_rule_message(function, primals))
+    if type(result) is not tuple or len(result) != 2 or not callable(result[1]):
+        raise RuleError(_bad_rule_result(function, result))
     y, pullback = result
     records = tape.records
     meta = SCALAR_META.get(type(y))
@@ -402,6 +434,19 @@ def record_output(tape: Tape, function: Any, primals: tuple, parents: tuple,
     traced = _new_object(Traced)  # as Traced(y, tape, node), without a Python-level call
     traced.primal, traced.tape, traced.node = y, tape, len(records) - 1
     return traced
+
+
+def _bad_rule_result(function: Any, result: Any) -> str:
+    """What is wrong with an rrule's result that is not ``(y, pullback)``."""
+    if type(result) is tuple and len(result) == 2:
+        got = f"a pair whose pullback is {type(result[1]).__name__} {result[1]!r:.60}, not callable"
+    elif type(result) is tuple:
+        got = f"a tuple of {len(result)}"
+    else:
+        got = f"a value of type {type(result).__name__}"
+    return (f"the rrule of {function_name(function)} returned {got}; an rrule returns a pair "
+            f"(y, pullback), where pullback(dy) returns one cotangent for the function and one "
+            f"per argument (return None from the rrule if it does not apply).")
 
 
 def _primal_of(traced: "Traced") -> Any:

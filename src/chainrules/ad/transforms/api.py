@@ -11,23 +11,27 @@ namedtuple, dataclass, plain object, closure, bound method). Gradients mirror th
 
 from __future__ import annotations
 
+import collections.abc
 import functools
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from ...core.accumulate import owned_copy
+from ...core.checking import checks_directions
 from ...core.config import RuleConfig
 from ...core.naming import function_name
 from ...core.projection import ProjectTo
 from ...core.registry import recorded_whole, rrule
+from ...core.tangent_checks import check_tangent
 from ...core.tangents import AbstractZero, NoTangent, Tangent, ZeroTangent
 from ...core.thunks import unthunk
+from .directional_check import check_direction
 from .reverse import backward
 from .unchanged_inputs import InputFingerprints
 from ...core.containers import as_tangent
 from ...core.structure import (fields, get_at, is_structure, leaves, replace_at, replace_leaves,
-                              tangent_at, tangent_from_paths)
+                              replace_paths, tangent_at, tangent_from_paths)
 from ..dispatch import writes
 from .batching import BatchedForwardTrace
 from .batching import lift as batched_lift
@@ -37,7 +41,7 @@ from .forward import lift as forward_lift
 from ..dispatch.routing import tracing
 from ..trace.tape import Tape, no_garbage_collection, record
 from ..trace.traced import Traced
-from ..trace.values import is_differentiable
+from ..trace.values import FLOAT_SCALARS, is_differentiable
 
 __all__ = ["grad", "value_and_grad", "vjp", "jacobian", "jacrev", "jacfwd", "jvp", "hessian",
            "hvp", "elementwise_grad", "EngineConfig", "primal", "primitive"]
@@ -102,31 +106,122 @@ def primitive(function: Callable) -> Callable:
     return recorded_whole(routed)
 
 
+def wraps_callable(f: Any) -> Callable[[Callable], Callable]:
+    """`functools.wraps`, for any callable: an object whose ``__getattr__`` answers every name
+    (a mock, a proxy) gives its attributes where they are strings, and no more."""
+    def decorate(wrapper: Callable) -> Callable:
+        for name in functools.WRAPPER_ASSIGNMENTS:
+            try:
+                value = getattr(f, name)
+            except Exception:  # noqa: BLE001 - any attribute error: leave the wrapper's own
+                continue
+            if name in ("__module__", "__name__", "__qualname__", "__doc__") and \
+                    value is not None and not issubclass(type(value), str):
+                continue
+            try:
+                setattr(wrapper, name, value)
+            except (AttributeError, TypeError):
+                pass
+        wrapper.__wrapped__ = f
+        return wrapper
+
+    return decorate
+
+
+def require_callable(transform: str, f: Any) -> None:
+    """Refuse a function argument that cannot be called, naming the transform."""
+    if not callable(f):
+        raise TypeError(
+            f"{transform}: expected a function to differentiate, got {type(f).__name__} "
+            f"{f!r:.60}. Pass the function itself (f), not its value (f(x)).")
+
+
 def _lift(x: Any, tape: Tape, function: Callable, position: Any) -> tuple[Any, list]:
     """``x`` with every differentiable leaf replaced by an input tracer of ``tape``."""
     inputs: list = []
 
     def make_leaf(value):
-        if type(value) is not np.ndarray and issubclass(type(value), np.ndarray):
-            value = value.view(np.ndarray)  # a plain subclass (see _check_input): its data
-        traced = tape.leaf(value)
+        traced = tape.leaf(_as_plain_input(value))
         inputs.append(traced)
         return traced
 
-    def select(value):
-        if issubclass(type(value), np.ndarray) and type(value) is not np.ndarray or \
-                type(value) is np.ndarray and value.dtype.kind in "OV":
-            _check_input(value, function, position)
-        return _is_input_leaf(value)
-
-    lifted = replace_leaves(x, make_leaf, select)
+    lifted = replace_leaves(x, make_leaf, _input_selector(function, position))
     return lifted, inputs
 
 
+def _plain_inputs(x: Any, function: Callable, position: Any) -> Any:
+    """``x`` with its input leaves checked (`_input_selector`) and given as plain ndarrays and
+    numbers (what the forward engines lift)."""
+    plain = {path: _as_plain_input(value)
+             for path, value in leaves(x, _input_selector(function, position))
+             if type(value) is not np.ndarray and type(value) not in FLOAT_SCALARS}
+    return replace_paths(x, plain) if plain else x
+
+
+def _as_plain_input(value: Any) -> Any:
+    """An input leaf as the engine computes on it: a plain ndarray subclass as its data (see
+    `_check_input`), a float or complex subclass as its number."""
+    kind = type(value)
+    if kind is not np.ndarray and issubclass(kind, np.ndarray):
+        return value.view(np.ndarray)
+    if kind not in FLOAT_SCALARS and issubclass(kind, (float, complex)) and \
+            not issubclass(kind, np.generic):
+        return complex(value) if issubclass(type(value), complex) else float(value)
+    return value
+
+
+def _input_selector(function: Callable, position: Any) -> Callable[[Any], bool]:
+    """Selects the input leaves of argument ``position``, refusing on the way the values whose
+    gradient would be silently wrong or missing."""
+    def select(value):
+        kind = type(value)
+        if issubclass(kind, np.ndarray) and kind is not np.ndarray or \
+                kind is np.ndarray and value.dtype.kind in "OV":
+            _check_input(value, function, position)
+        elif kind not in FLOAT_SCALARS and kind not in _PLAIN_LEAVES:
+            _check_unordered(value, function, position)
+            if issubclass(kind, (float, complex)) and not issubclass(kind, np.generic):
+                _check_number_subclass(value, function, position)
+        return _is_input_leaf(value)
+
+    return select
+
+
 def _is_input_leaf(x: Any) -> bool:
-    """A differentiable leaf of an input: float or complex numbers and arrays (ndarray
-    subclasses without arithmetic of their own included: `_check_input` lets them through)."""
-    return is_differentiable(x) or (issubclass(type(x), np.ndarray) and x.dtype.kind in "fc")
+    """A differentiable leaf of an input: float or complex numbers (subclasses of float and
+    complex included) and arrays (ndarray subclasses without arithmetic of their own included:
+    `_check_input` lets them through)."""
+    return is_differentiable(x) or (issubclass(type(x), np.ndarray) and x.dtype.kind in "fc") \
+        or issubclass(type(x), (float, complex))
+
+
+_PLAIN_LEAVES = frozenset({int, bool, str, bytes, type(None), np.ndarray})
+
+
+def _check_unordered(x: Any, function: Callable, position: Any) -> None:
+    """Refuse sets and one-shot iterators: their elements have no path a gradient could have."""
+    where = f"{function_name(function)}: argument {position} holds"
+    if isinstance(x, (set, frozenset)) and any(_is_input_leaf(element) for element in x):
+        raise TypeError(f"{where} a {type(x).__name__} of numbers; a set has no order, so its "
+                        f"elements cannot be given gradients. Pass a list or a tuple "
+                        f"(sorted(s)), or a dict keyed by what the set held.")
+    if isinstance(x, collections.abc.Iterator) and not is_structure(x):
+        raise TypeError(f"{where} a {type(x).__name__} (an iterator, consumed once); its values "
+                        f"cannot be given gradients. Pass a list: list(values).")
+
+
+def _check_number_subclass(x: Any, function: Callable, position: Any) -> None:
+    """A float or complex subclass is differentiated as its number unless it changes the
+    arithmetic (a unit type's ``*``), which the engine would not follow."""
+    kind = type(x)
+    own = [name for name in _OWN_BEHAVIOUR
+           if any(name in base.__dict__ for base in kind.__mro__[:-2]
+                  if base not in (float, complex))]
+    if own:
+        raise TypeError(f"{function_name(function)}: argument {position} is a {kind.__name__}, "
+                        f"a {kind.__mro__[-2].__name__} subclass that defines "
+                        f"{', '.join(own)}; the engine differentiates the number and would not "
+                        f"follow them. Pass float(x).")
 
 
 # Methods through which an ndarray subclass changes what operations mean (np.matrix's `*`,
@@ -206,20 +301,39 @@ def _gradient_structure(x: Any, gradients: dict, materialize: bool) -> Any:
     return as_tangent(_mirror(x, gradients, ()))  # `params - lr * g` is a step
 
 
-def _mirror(x: Any, gradients: dict, path: tuple, depth: int = 0) -> Any:
+def _mirror(x: Any, gradients: dict, path: tuple, active: dict | None = None) -> Any:
+    """The gradient of ``x`` with ``x``'s structure, at any depth; a field that refers back to
+    a structure on its own path (``d["self"] is d``) refers back to that structure's gradient
+    (whose leaves hold the gradients of every path, the cycle's included)."""
     if not is_structure(x):
         return _leaf_gradient(x, gradients.get(path, ZeroTangent()), True)
-    if depth > 64:
-        return NoTangent()
-    mirrored = {key: _mirror(value, gradients, path + (key,), depth + 1)
-                for key, value in fields(x).items()}
-    if isinstance(x, dict):
-        return type(x)(mirrored) if type(x) is dict else mirrored
-    if isinstance(x, tuple) and hasattr(type(x), "_fields"):
-        return type(x)(**mirrored)
-    if isinstance(x, (tuple, list)):
-        return type(x)(mirrored[i] for i in range(len(x)))
-    return Tangent(type(x), mirrored)
+    active = {} if active is None else active
+    if id(x) in active:  # a cycle: its gradient is being built (a tuple's is not yet: zero)
+        return active[id(x)] if active[id(x)] is not None else ZeroTangent()
+    items = fields(x).items()
+    if isinstance(x, dict) or isinstance(x, list) and not hasattr(type(x), "_fields"):
+        mirrored: Any = {} if isinstance(x, dict) else []
+        active[id(x)] = mirrored
+        for key, value in items:
+            child = _mirror(value, gradients, path + (key,), active)
+            if isinstance(mirrored, dict):
+                mirrored[key] = child
+            else:
+                mirrored.append(child)
+    elif isinstance(x, tuple):
+        active[id(x)] = None
+        children = {key: _mirror(value, gradients, path + (key,), active) for key, value in items}
+        mirrored = type(x)(**children) if hasattr(type(x), "_fields") else \
+            type(x)(children[i] for i in range(len(x)))
+    else:
+        backing: dict = {}
+        mirrored = active[id(x)] = Tangent(type(x), backing)
+        for key, value in items:
+            backing[key] = _mirror(value, gradients, path + (key,), active)
+    del active[id(x)]
+    if type(x) is not list and type(mirrored) is list:
+        return type(x)(mirrored)  # a list subclass keeps its type
+    return mirrored
 
 
 def _vjp(f: Callable, args: Sequence, kwargs: dict, *, argnums: Sequence[int] | None = None,
@@ -277,11 +391,12 @@ def _vjp(f: Callable, args: Sequence, kwargs: dict, *, argnums: Sequence[int] | 
         with no_garbage_collection():
             slots, owned = backward(records, seeds, retain=retain)
         results = []
-        for key in (["f"] if differentiate_function else []) + list(argnums):
-            gradients = {path: _leaf_cotangent(slots, owned, leaf, materialize)
-                         for path, leaf in zip(paths[key], inputs[key])}
-            source = f if key == "f" else args[key]
-            results.append(_gradient_structure(source, gradients, materialize))
+        with np.errstate(all="ignore"):  # lazy cotangents computed here: rules' work (backward)
+            for key in (["f"] if differentiate_function else []) + list(argnums):
+                gradients = {path: _leaf_cotangent(slots, owned, leaf, materialize)
+                             for path, leaf in zip(paths[key], inputs[key])}
+                source = f if key == "f" else args[key]
+                results.append(_gradient_structure(source, gradients, materialize))
         if not differentiate_function:
             results.insert(0, NoTangent())
         elif isinstance(results[0], AbstractZero):
@@ -309,12 +424,14 @@ def vjp(f: Callable, *args: Any, has_aux: bool = False):
     >>> pullback(np.ones(2))
     (array([2., 4.]),)
     """
+    require_callable("vjp", f)
     result = _vjp(f, args, {}, has_aux=has_aux)
     pullback = result[1]
     unchanged = InputFingerprints(f, args)  # the pullback may run after the caller's writes
 
     def user_pullback(dy):
         unchanged.check("vjp")
+        check_tangent(result[0], dy, "vjp: the cotangent", "the output")
         return pullback(dy)[1:]
 
     return (result[0], user_pullback) + result[2:]
@@ -372,7 +489,8 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool 
     >>> value_and_grad(lambda x: np.sum(x ** 2))(np.array([1.0, 2.0]))
     (np.float64(5.0), array([2., 4.]))
     """
-    return functools.wraps(f)(_value_and_gradient(f, argnums, has_aux, allow_int))
+    require_callable("value_and_grad", f)
+    return wraps_callable(f)(_value_and_gradient(f, argnums, has_aux, allow_int))
 
 
 def _value_and_gradient(f: Callable, argnums: int | Sequence[int], has_aux: bool,
@@ -386,6 +504,8 @@ def _value_and_gradient(f: Callable, argnums: int | Sequence[int], has_aux: bool
             _check_scalar(f, y)
             gradients = pullback(_one_like(y), retain=False)[1:]
             del pullback  # frees the tape while the collector is paused
+        if checks_directions():  # chainrules.checking(directional=True)
+            check_direction(f, args, kwargs, numbers, gradients, y)
         gradient = gradients[0] if single else tuple(gradients)
         if has_aux:
             return (y, aux[0]), gradient
@@ -446,9 +566,10 @@ def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
     >>> grad(lambda w: np.ones((1, 2)) @ w ** 2)(np.array([1.0, 3.0]))   # shape (1,)
     array([2., 6.])
     """
+    require_callable("grad", f)
     value_and_gradient = value_and_grad(f, argnums, has_aux, allow_int)
 
-    @functools.wraps(f)
+    @wraps_callable(f)
     def gradient(*args: Any, **kwargs: Any):
         value, gradient = value_and_gradient(*args, **kwargs)
         if has_aux:
@@ -473,10 +594,12 @@ def jacobian(f: Callable, argnums: int | Sequence[int] = 0, allow_int: bool = Fa
     >>> jacobian(lambda p: {"s": p["a"] * p["b"]})({"a": 2.0, "b": 3.0})
     {'s': {'a': 3.0, 'b': 2.0}}
     """
-    @functools.wraps(f)
+    require_callable("jacobian", f)
+    @wraps_callable(f)
     def jacobian_of(*args: Any, **kwargs: Any):
         numbers, single = _normalize_argnums(f, argnums, args, allow_int)
         y, pullback = _vjp(f, args, kwargs, argnums=numbers)
+        _refuse_integer_outputs("jacobian", f, y)
         inputs = [(number, [path for path, _ in leaves(args[number], _is_input_leaf)])
                   for number in numbers]
         result = y
@@ -512,6 +635,23 @@ def _as_leaf(block: np.ndarray, x: Any) -> Any:
     return type(x)(block[()]) if issubclass(type(x), (float, complex)) else block[()]
 
 
+def _refuse_integer_outputs(transform: str, f: Callable, y: Any) -> None:
+    """An integer or bool output has no derivative: its Jacobian is not the value itself."""
+    def integral(v):
+        kind = getattr(primal(v), "dtype", None)
+        kind = kind.kind if kind is not None else ("b" if issubclass(type(v), bool) else
+                                                   "i" if issubclass(type(v), int) else None)
+        return kind in ("i", "u", "b")
+
+    for path, value in leaves(y, integral):
+        at = "".join(f"[{key!r}]" for key in path)
+        raise TypeError(
+            f"{transform}({function_name(f)}): the output{at} is {type(value).__name__} "
+            f"{value!r}, which has no derivative; {transform} needs float or complex outputs. "
+            f"Return float(...) of it if it should be differentiated, or leave it out of the "
+            f"differentiated function.")
+
+
 def _is_output_leaf(x: Any) -> bool:
     return is_differentiable(primal(x))
 
@@ -535,17 +675,23 @@ def jvp(f: Callable, primals: Sequence, tangents: Sequence):
     >>> jvp(lambda x: np.sin(x) * 2.0, (np.array([0.0, 1.0]),), (np.array([1.0, 0.0]),))
     (array([0.        , 1.68294197]), array([2., 0.]))
     """
+    require_callable("jvp", f)
     return run_jvp(f, primals, tangents, lend=True)
 
 
-def run_jvp(f: Callable, primals: Sequence, tangents: Sequence, lend: bool):
+def run_jvp(f: Callable, primals: Sequence, tangents: Sequence, lend: bool,
+            names: Sequence[str] | None = None):
     """`jvp`; with ``lend``, writes into an input reach the caller's array (one evaluation of
     ``f`` by the user's call), else they happen in a copy (``hvp``: the reverse pass inside
-    keeps the input's values)."""
+    keeps the input's values). ``names`` name the tangents in errors (``"hvp: v"``)."""
     primals, tangents = tuple(primals), tuple(tangents)
     if len(primals) != len(tangents):
         raise ValueError(f"jvp({function_name(f)}): {len(primals)} primal(s) but {len(tangents)} "
                          f"tangent(s); give one tangent per primal, of the same structure.")
+    for position, (x, t) in enumerate(zip(primals, tangents)):
+        check_tangent(primal(x) if not is_structure(x) else x, t,
+                      names[position] if names else f"jvp: tangents[{position}]")
+    primals = tuple(_plain_inputs(x, f, position) for position, x in enumerate(primals))
     trace = ForwardTrace(ENGINE_CONFIG)
     with tracing(trace):
         lifted = [forward_lift(x, t, trace, _is_input_leaf) for x, t in zip(primals, tangents)]
@@ -581,14 +727,16 @@ def jacfwd(f: Callable, argnums: int | Sequence[int] = 0, allow_int: bool = Fals
     array([[2., 0.],
            [0., 4.]])
     """
+    require_callable("jacfwd", f)
     if chunk_size is not None and (not issubclass(type(chunk_size), (int, np.integer))
                                    or chunk_size < 1):
         raise ValueError(f"jacfwd({function_name(f)}): chunk_size must be a positive int or None, got "
                          f"{chunk_size!r}.")
 
-    @functools.wraps(f)
+    @wraps_callable(f)
     def jacobian_of(*args: Any, **kwargs: Any):
         numbers, single = _normalize_argnums(f, argnums, args, allow_int)
+        args = tuple(_plain_inputs(x, f, n) if n in numbers else x for n, x in enumerate(args))
         inputs = []  # (argument, input path, value, offset of its first column)
         total = 0
         for number in numbers:
@@ -609,6 +757,7 @@ def jacfwd(f: Callable, argnums: int | Sequence[int] = 0, allow_int: bool = Fals
                                       min(start + chunk, total))
                       for start in range(0, total, chunk)]
             y = chunks[0][0]
+        _refuse_integer_outputs("jacfwd", f, y)
         result = y
         for out_path, out_leaf in list(leaves(y, _is_output_leaf)):
             out_shape = np.shape(primal(out_leaf))
@@ -686,6 +835,7 @@ def hessian(f: Callable, argnums: int | Sequence[int] = 0,
     array([[ 6.,  0.],
            [ 0., 12.]])
     """
+    require_callable("hessian", f)
     return jacfwd(grad(f, argnums), argnums, chunk_size=chunk_size)
 
 
@@ -698,8 +848,10 @@ def hvp(f: Callable, x: Any, v: Any) -> Any:
     >>> hvp(lambda x: np.sum(x ** 3), np.array([1.0, 2.0]), np.array([1.0, 1.0]))
     array([ 6., 12.])
     """
+    require_callable("hvp", f)
     value_and_gradient = _value_and_gradient(f, 0, False, False)
-    return run_jvp(lambda x: value_and_gradient(x)[1], (x,), (v,), lend=False)[1]
+    return run_jvp(lambda x: value_and_gradient(x)[1], (x,), (v,), lend=False,
+                   names=("hvp: v",))[1]
 
 
 def elementwise_grad(f: Callable, argnums: int | Sequence[int] = 0):
@@ -710,8 +862,9 @@ def elementwise_grad(f: Callable, argnums: int | Sequence[int] = 0):
     >>> elementwise_grad(np.sin)(np.array([0.0, np.pi]))
     array([ 1., -1.])
     """
+    require_callable("elementwise_grad", f)
     def summed(*args: Any, **kwargs: Any):
         out = f(*args, **kwargs)
         return np.sum(np.real(out)) if np.iscomplexobj(primal(out)) else np.sum(out)
 
-    return functools.wraps(f)(grad(summed, argnums))
+    return wraps_callable(f)(grad(summed, argnums))

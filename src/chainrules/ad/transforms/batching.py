@@ -51,6 +51,7 @@ from ...rules.numpy.shape import astype as _astype
 from .forward import (ForwardTrace, reverse_for_forward, tangent_in_space, tangent_part,
                       zeros_like_primal)
 from ..trace.values import is_differentiable
+from ..trace.float_errors import user_error_or_retry
 from ..trace.traced import Traced
 
 __all__ = ["BatchedForwardTrace", "lift", "output_tangent"]
@@ -82,31 +83,35 @@ class BatchedForwardTrace(ForwardTrace):
     def apply(self, function: Any, primals: tuple, tangents: tuple, kwargs: dict) -> Any:
         """Push the batched ``tangents`` through ``function`` (an int marks a constant
         argument) and return its traced output."""
-        tangents = tuple(None if type(t) is int or isinstance(t, AbstractZero) else t
-                         for t in tangents)
-        if all(t is None for t in tangents):
-            return function(*primals, **kwargs)  # constants in, a constant out
-        entry = _FRULES.get(function)
-        if entry is not None and entry[1] is None:  # declared non-differentiable
-            return function(*primals, **kwargs)
-        result = None
-        batch_rule = _BATCH_RULES.get(function)
-        if batch_rule is not None:
-            if batch_rule in _STRUCTURES or not any(type(t) is _Paths for t in tangents):
-                result = batch_rule(self, function, primals, tangents, kwargs)
-        elif entry is not None and not any(type(t) is _Paths for t in tangents):
-            partials = getattr(entry[0], "partials", None)
-            if partials is not None:
-                result = _elementwise(function, partials, primals, tangents, kwargs)
-            else:
-                pushforward = getattr(entry[0], "elementwise_pushforward", None)
-                if pushforward is not None and len(primals) == 1 and not kwargs:
-                    y = function(*primals, **kwargs)
-                    result = y, pushforward(primals[0], y, tangents[0])
-        if result is None:
-            result = _one_direction_at_a_time(self, function, primals, tangents, kwargs,
-                                              entry)
-        return _wrap(self, *result)
+        try:
+            tangents = tuple(None if type(t) is int or isinstance(t, AbstractZero) else t
+                             for t in tangents)
+            if all(t is None for t in tangents):
+                return function(*primals, **kwargs)  # constants in, a constant out
+            entry = _FRULES.get(function)
+            if entry is not None and entry[1] is None:  # declared non-differentiable
+                return function(*primals, **kwargs)
+            result = None
+            batch_rule = _BATCH_RULES.get(function)
+            if batch_rule is not None:
+                if batch_rule in _STRUCTURES or not any(type(t) is _Paths for t in tangents):
+                    result = batch_rule(self, function, primals, tangents, kwargs)
+            elif entry is not None and not any(type(t) is _Paths for t in tangents):
+                partials = getattr(entry[0], "partials", None)
+                if partials is not None:
+                    result = _elementwise(function, partials, primals, tangents, kwargs)
+                else:
+                    pushforward = getattr(entry[0], "elementwise_pushforward", None)
+                    if pushforward is not None and len(primals) == 1 and not kwargs:
+                        y = function(*primals, **kwargs)
+                        result = y, pushforward(primals[0], y, tangents[0])
+            if result is None:
+                result = _one_direction_at_a_time(self, function, primals, tangents, kwargs,
+                                                  entry)
+            return _wrap(self, *result)
+        except (FloatingPointError, RuntimeWarning):  # the user's error state: whose error?
+            return user_error_or_retry(function, primals, kwargs,
+                                       lambda: self.apply(function, primals, tangents, kwargs))
 
     def structure_tangent(self, arg: Any, primal: Any, found: list) -> Any:
         """A structure argument's tangent: a `_Paths` (its batched leaves by path), or a

@@ -34,8 +34,9 @@ from ...core.structure import (is_structure, leaves, replace_paths, tangent_at,
                               tangent_from_paths)
 from ...core.tangents import AbstractZero, NoTangent, ZeroTangent
 from ...core.thunks import unthunk
-from ..trace.errors import NoRuleError
+from ..trace.errors import NoRuleError, RuleError
 from ..trace.tape import Level, no_rule_message, record_output
+from ..trace.float_errors import user_error_or_retry
 from ..trace.traced import Traced, primal_value
 from ..trace.values import PLAIN, is_differentiable, is_plain_tuple, record_meta
 
@@ -68,68 +69,78 @@ class ForwardTrace(Level):
     def apply(self, function: Any, primals: tuple, tangents: tuple, kwargs: dict) -> Any:
         """Run ``function``'s frule on ``primals`` with ``tangents`` (an int marks a constant
         argument, as the reverse engine's parent numbers do) and return its traced output."""
-        entry = _FRULES.get(function)
-        push = getattr(entry[0], "push", None) if entry is not None and entry[1] is False \
-            else None
-        if push is not None:
-            # The hot path (operators, ufuncs, indexing, shape functions): the rule's own
-            # pushforward on plain tangents, without the generic dispatch and thunks, and
-            # without projecting what fits. Other tangents (structures, thunks, batches of
-            # directions) take the generic path below.
-            if len(tangents) == 2:  # binary operators, unrolled
-                first, second = tangents
-                if type(first) not in _VALUES:
-                    first = None if type(first) is int else _plain(first)  # int: a constant
-                if type(second) not in _VALUES:
-                    second = None if type(second) is int else _plain(second)
-                if first is None and second is None:
-                    return function(*primals, **kwargs)  # constants in, a constant out
-                plain: Any = (first, second) if first is not _OTHER and second is not _OTHER \
-                    else None
+        try:
+            entry = _FRULES.get(function)
+            push = getattr(entry[0], "push", None) if entry is not None and entry[1] is False \
+                else None
+            if push is not None:
+                # The hot path (operators, ufuncs, indexing, shape functions): the rule's own
+                # pushforward on plain tangents, without the generic dispatch and thunks, and
+                # without projecting what fits. Other tangents (structures, thunks, batches of
+                # directions) take the generic path below.
+                if len(tangents) == 2:  # binary operators, unrolled
+                    first, second = tangents
+                    if type(first) not in _VALUES:
+                        first = None if type(first) is int else _plain(first)  # int: a constant
+                    if type(second) not in _VALUES:
+                        second = None if type(second) is int else _plain(second)
+                    if first is None and second is None:
+                        return function(*primals, **kwargs)  # constants in, a constant out
+                    plain: Any = (first, second) if first is not _OTHER and second is not _OTHER \
+                        else None
+                else:
+                    plain = tuple([t if type(t) in _VALUES else _plain(t) for t in tangents])
+                    constant = True
+                    for t in plain:
+                        if t is _OTHER:
+                            plain, constant = None, False
+                            break
+                        if t is not None:
+                            constant = False
+                    if constant:
+                        return function(*primals, **kwargs)  # constants in, a constant out
             else:
-                plain = tuple([t if type(t) in _VALUES else _plain(t) for t in tangents])
-                constant = True
-                for t in plain:
-                    if t is _OTHER:
-                        plain, constant = None, False
-                        break
-                    if t is not None:
-                        constant = False
-                if constant:
-                    return function(*primals, **kwargs)  # constants in, a constant out
-        else:
-            plain = None
-        if plain is not None:
-            y, dy = push(primals, plain, kwargs)
-            kind = type(y)
-            if type(dy) is kind and (kind in _NUMBERS or (
-                    kind is np.ndarray and dy.dtype is y.dtype and dy.shape == y.shape
-                    and y.dtype.kind in "fc")):
-                traced = _new_object(Traced)  # as in `_wrap`, whose checks this passed
-                traced.primal, traced.tape, traced.node = y, self, dy
-                return traced
+                plain = None
+            if plain is not None:
+                y, dy = push(primals, plain, kwargs)
+                kind = type(y)
+                if type(dy) is kind and (kind in _NUMBERS or (
+                        kind is np.ndarray and dy.dtype is y.dtype and dy.shape == y.shape
+                        and y.dtype.kind in "fc")):
+                    traced = _new_object(Traced)  # as in `_wrap`, whose checks this passed
+                    traced.primal, traced.tape, traced.node = y, self, dy
+                    return traced
+                return _wrap(self, y, dy)
+            constant = True
+            for t in tangents:
+                if type(t) is not int and not isinstance(t, AbstractZero):
+                    constant = False
+                    break
+            if constant:
+                return function(*primals, **kwargs)  # constants in, a constant out
+            tangents = tuple(_ZERO if type(t) is int else t for t in tangents)
+            entry = _FRULES.get(function) or frule.lookup(function)  # a miss: rules loaded lazily
+            result = None
+            if entry is not None:
+                rule, needs_config = entry
+                if needs_config is None:  # declared non-differentiable
+                    return function(*primals, **kwargs)
+                arguments = ((_NO_TANGENT,) + tangents,) + primals
+                result = rule(self.config, *arguments, **kwargs) if needs_config else \
+                    rule(*arguments, **kwargs)
+            if result is None:
+                result = _pushforward_from_pullback(self, function, primals, tangents, kwargs)
+            elif type(result) is not tuple or len(result) != 2:
+                raise RuleError(f"the frule of {function_name(function)} returned a "
+                                f"{type(result).__name__}"
+                                f"{f' of {len(result)}' if type(result) is tuple else ''}; an frule "
+                                f"returns a pair (y, dy), the output and its tangent (or None if "
+                                f"it does not apply).")
+            y, dy = result
             return _wrap(self, y, dy)
-        constant = True
-        for t in tangents:
-            if type(t) is not int and not isinstance(t, AbstractZero):
-                constant = False
-                break
-        if constant:
-            return function(*primals, **kwargs)  # constants in, a constant out
-        tangents = tuple(_ZERO if type(t) is int else t for t in tangents)
-        entry = _FRULES.get(function) or frule.lookup(function)  # a miss: rules loaded lazily
-        result = None
-        if entry is not None:
-            rule, needs_config = entry
-            if needs_config is None:  # declared non-differentiable
-                return function(*primals, **kwargs)
-            arguments = ((_NO_TANGENT,) + tangents,) + primals
-            result = rule(self.config, *arguments, **kwargs) if needs_config else \
-                rule(*arguments, **kwargs)
-        if result is None:
-            result = _pushforward_from_pullback(self, function, primals, tangents, kwargs)
-        y, dy = result
-        return _wrap(self, y, dy)
+        except (FloatingPointError, RuntimeWarning):  # the user's error state: whose error?
+            return user_error_or_retry(function, primals, kwargs,
+                                       lambda: self.apply(function, primals, tangents, kwargs))
 
     def apply_searching(self, function: Any, args: tuple, kwargs: dict) -> Any:
         """`apply` when arguments may be structures holding this trace's values: a
@@ -166,76 +177,80 @@ class ForwardTrace(Level):
         and its tangent from plain values (the rule's ``pullback_dual``), or is the rule's
         plain pullback, given the traced cotangent, for a rule linear in its arguments whose
         pullback reads none of their values. docs/engine.md, "Forward over reverse"."""
-        if len(primals) == 2:  # binary operators and indexing: the loop below, unrolled
-            a, b = primals
-            da = db = None
-            if type(a) is Traced:
-                if a.tape is not self or type(a.primal) not in _DUAL_VALUES:
-                    return None  # a value of another level, or holding one (a third level)
-                a, da = a.primal, a.node
-                if type(da) not in _DUAL_VALUES:
-                    if not issubclass(type(da), AbstractZero):
-                        return None  # a batch of tangents, or a lazy one
-                    da = None  # a zero tangent (an array the function created): a constant
-            if type(b) is Traced:
-                if b.tape is not self or type(b.primal) not in _DUAL_VALUES:
-                    return None
-                b, db = b.primal, b.node
-                if type(db) not in _DUAL_VALUES:
-                    if not issubclass(type(db), AbstractZero):
+        try:
+            if len(primals) == 2:  # binary operators and indexing: the loop below, unrolled
+                a, b = primals
+                da = db = None
+                if type(a) is Traced:
+                    if a.tape is not self or type(a.primal) not in _DUAL_VALUES:
+                        return None  # a value of another level, or holding one (a third level)
+                    a, da = a.primal, a.node
+                    if type(da) not in _DUAL_VALUES:
+                        if not issubclass(type(da), AbstractZero):
+                            return None  # a batch of tangents, or a lazy one
+                        da = None  # a zero tangent (an array the function created): a constant
+                if type(b) is Traced:
+                    if b.tape is not self or type(b.primal) not in _DUAL_VALUES:
                         return None
-                    db = None
-            args, tangents = (a, b), (da, db)
-        else:
-            values = []
-            dvalues = []
-            for primal in primals:
-                if type(primal) is Traced:
-                    value, tangent = primal.primal, primal.node
-                    if primal.tape is not self or type(value) not in _DUAL_VALUES:
-                        return None
-                    if type(tangent) not in _DUAL_VALUES:
-                        if not issubclass(type(tangent), AbstractZero):
+                    b, db = b.primal, b.node
+                    if type(db) not in _DUAL_VALUES:
+                        if not issubclass(type(db), AbstractZero):
                             return None
-                        tangent = None  # a zero tangent: a constant
-                    values.append(value)
-                    dvalues.append(tangent)
-                else:
-                    values.append(primal)
-                    dvalues.append(None)
-            args, tangents = tuple(values), tuple(dvalues)
-        result = dual(args, tangents, kwargs)
-        if result is None:
-            return None
-        y, dy, pullback, pullback_dual = result
-        kind = type(y)
-        if kind not in _DUAL_VALUES:
-            return None  # a structure or an integer output: the generic path
-        if type(dy) is kind and (kind is not np.ndarray or (
-                dy.dtype is y.dtype and dy.shape == y.shape)):
-            traced = _new_object(Traced)
-            traced.primal, traced.tape, traced.node = y, self, dy
-        elif isinstance(dy, AbstractZero):
-            traced = y
-        else:
-            traced = _wrap(self, y, dy)
-        if pullback_dual is not None:
-            needed = (parents[0] >= 0, parents[1] >= 0) if len(parents) == 2 else \
-                tuple([parent >= 0 for parent in parents])
-            pullback = _DualPullback(pullback_dual, self, needed, (function, primals, kwargs))
-        if type(traced) is not Traced:
-            return record_output(tape, function, primals, parents, (traced, pullback))
-        if kind is np.ndarray:
-            if y.dtype.kind not in "fc":
+                        db = None
+                args, tangents = (a, b), (da, db)
+            else:
+                values = []
+                dvalues = []
+                for primal in primals:
+                    if type(primal) is Traced:
+                        value, tangent = primal.primal, primal.node
+                        if primal.tape is not self or type(value) not in _DUAL_VALUES:
+                            return None
+                        if type(tangent) not in _DUAL_VALUES:
+                            if not issubclass(type(tangent), AbstractZero):
+                                return None
+                            tangent = None  # a zero tangent: a constant
+                        values.append(value)
+                        dvalues.append(tangent)
+                    else:
+                        values.append(primal)
+                        dvalues.append(None)
+                args, tangents = tuple(values), tuple(dvalues)
+            result = dual(args, tangents, kwargs)
+            if result is None:
+                return None
+            y, dy, pullback, pullback_dual = result
+            kind = type(y)
+            if kind not in _DUAL_VALUES:
+                return None  # a structure or an integer output: the generic path
+            if type(dy) is kind and (kind is not np.ndarray or (
+                    dy.dtype is y.dtype and dy.shape == y.shape)):
+                traced = _new_object(Traced)
+                traced.primal, traced.tape, traced.node = y, self, dy
+            elif isinstance(dy, AbstractZero):
+                traced = y
+            else:
+                traced = _wrap(self, y, dy)
+            if pullback_dual is not None:
+                needed = (parents[0] >= 0, parents[1] >= 0) if len(parents) == 2 else \
+                    tuple([parent >= 0 for parent in parents])
+                pullback = _DualPullback(pullback_dual, self, needed, (function, primals, kwargs))
+            if type(traced) is not Traced:
                 return record_output(tape, function, primals, parents, (traced, pullback))
-            meta = record_meta(y.shape, y.dtype, Traced)  # from the plain output: no traced reads
-        else:
-            meta = _TRACED_NUMBER_META[kind]
-        records = tape.records  # recorded as `record_output` does
-        records.append((pullback, function, meta) + parents)
-        recorded = _new_object(Traced)
-        recorded.primal, recorded.tape, recorded.node = traced, tape, len(records) - 1
-        return recorded
+            if kind is np.ndarray:
+                if y.dtype.kind not in "fc":
+                    return record_output(tape, function, primals, parents, (traced, pullback))
+                meta = record_meta(y.shape, y.dtype, Traced)  # from the plain output: no traced reads
+            else:
+                meta = _TRACED_NUMBER_META[kind]
+            records = tape.records  # recorded as `record_output` does
+            records.append((pullback, function, meta) + parents)
+            recorded = _new_object(Traced)
+            recorded.primal, recorded.tape, recorded.node = traced, tape, len(records) - 1
+            return recorded
+        except (FloatingPointError, RuntimeWarning):  # the user's error state: whose error?
+            return user_error_or_retry(function, primals, kwargs, lambda: self.record_dual(
+                tape, function, dual, primals, parents, kwargs))
 
     def structure_tangent(self, arg: Any, primal: Any, found: list) -> Any:
         """The tangent of a structure argument holding this trace's values ``found`` (``(path,

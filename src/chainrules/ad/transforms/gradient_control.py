@@ -9,12 +9,23 @@ as one operation whose forward pass runs ``f`` on plain values (no tape of its i
 only its inputs are) and whose pullback runs ``f`` again under ``rrule_via_ad`` to get the
 cotangents. A loop of ``N`` steps cut into checkpointed segments of ``k`` steps keeps the ``N/k``
 segment inputs and, in the backward pass, the tape of one segment at a time.
+
+The recomputation must compute the same function: random draws are made again from the same
+state. NumPy's global generator (``np.random.rand``...), Python's ``random`` module, and every
+``np.random.Generator`` or ``RandomState`` among ``f``'s arguments or in what it closes over
+or among the module globals its code names, are set back to their state at the forward call
+for the recomputation, and restored after it, so the caller's streams go on as if it had not
+happened. A generator ``f`` reaches otherwise (through a function it calls, an attribute of an
+object it does not take) is not: pass it in, or draw the random numbers outside ``f``.
 """
 
 from __future__ import annotations
 
 import functools
+import random
 from typing import Any, Callable, TypeVar
+
+import numpy as np
 
 from ...core.config import RuleConfig, rrule_via_ad
 from ...core.registry import frule, non_differentiable, rrule
@@ -22,7 +33,7 @@ from ...core.structure import (is_structure, leaves, replace_paths, tangent_at,
                               tangent_from_paths)
 from ...core.tangents import AbstractZero, NoTangent, ZeroTangent
 from ...core.thunks import unthunk
-from .api import run_jvp, primitive
+from .api import primitive, require_callable, run_jvp, wraps_callable
 from ..trace.values import is_differentiable
 
 __all__ = ["checkpoint", "stop_gradient"]
@@ -132,7 +143,8 @@ def checkpoint(f: Callable[..., T]) -> Callable[..., T]:
     >>> bool(np.isclose(grad(run)(x0)[0], fd))
     True
     """
-    @functools.wraps(f)
+    require_callable("checkpoint", f)
+    @wraps_callable(f)
     def checkpointed(*args: Any, **kwargs: Any) -> T:
         function = functools.partial(f, **kwargs) if kwargs else f
         return _unflatten(checkpointed_call(function, *args))
@@ -140,8 +152,67 @@ def checkpoint(f: Callable[..., T]) -> Callable[..., T]:
     return checkpointed
 
 
+def _is_generator(value: Any) -> bool:
+    return issubclass(type(value), (np.random.Generator, np.random.RandomState))
+
+
+class _RandomStates:
+    """The states of the random streams ``f`` may draw from, to draw the same numbers again
+    (and NumPy's floating-point error state, to run ``f`` again as it ran)."""
+
+    def __init__(self, f: Callable, args: tuple):
+        self.error_state = np.geterr()  # the user's, for the user's code run again
+        self.generators = [g for _, g in leaves((f, args), _is_generator)] + \
+            [g for g in _named_globals(f) if _is_generator(g)]
+        self.states = self._read()
+
+    def _read(self) -> tuple:
+        return (np.random.get_state(), random.getstate(),
+                [_generator_state(g) for g in self.generators])
+
+    def _write(self, states: tuple) -> None:
+        numpy_state, python_state, generator_states = states
+        np.random.set_state(numpy_state)
+        random.setstate(python_state)
+        for generator, state in zip(self.generators, generator_states):
+            _set_generator_state(generator, state)
+
+    def replay(self, function: Callable, *args: Any) -> Any:
+        """``function(*args)`` with every stream at its saved state; the streams restored."""
+        current = self._read()
+        self._write(self.states)
+        try:
+            with np.errstate(**self.error_state):
+                return function(*args)
+        finally:
+            self._write(current)
+
+
+def _named_globals(f: Any) -> list:
+    """The module globals ``f``'s own code names (a module-level ``rng``), if it is a function."""
+    f = getattr(f, "func", f)  # functools.partial
+    code, namespace = getattr(f, "__code__", None), getattr(f, "__globals__", None)
+    if code is None or namespace is None:
+        return []
+    return [namespace[name] for name in code.co_names if name in namespace]
+
+
+def _generator_state(generator: Any) -> Any:
+    if issubclass(type(generator), np.random.Generator):
+        return generator.bit_generator.state
+    return generator.get_state()
+
+
+def _set_generator_state(generator: Any, state: Any) -> None:
+    if issubclass(type(generator), np.random.Generator):
+        generator.bit_generator.state = state
+    else:
+        generator.set_state(state)
+
+
 @rrule.register(checkpointed_call, config=True)
 def _checkpointed_call_rrule(config: RuleConfig, f: Callable, *args: Any):
+    streams = _RandomStates(f, args)  # the recomputation draws the same random numbers
     y = f(*args)  # no tape of the inside is kept: only f and args, for the recomputation
     flat = _flatten(y)
 
@@ -153,7 +224,7 @@ def _checkpointed_call_rrule(config: RuleConfig, f: Callable, *args: Any):
                                         for position, path in enumerate(paths, 1)})
         if isinstance(dy, AbstractZero):
             return (NoTangent(),) * (2 + len(args))
-        _, pullback = rrule_via_ad(config, f, *args)  # the recomputation
+        _, pullback = streams.replay(rrule_via_ad, config, f, *args)  # the recomputation
         return (NoTangent(), *pullback(dy))
 
     return flat, checkpointed_call_pullback

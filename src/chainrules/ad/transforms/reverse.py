@@ -12,11 +12,14 @@ dropped as soon as they have been used, so memory falls during the pass.
 
 from __future__ import annotations
 
+import linecache
 from typing import Any
 
 import numpy as np
 
 from ...core.accumulate import accumulate, owned_copy, owned_sum
+from ...core.check_error import CheckError
+from ...core.checking import is_checking
 from ...core.naming import function_name
 from ...core.sparse import SparseCotangent, SparseSum
 from ...core.tangents import AbstractZero, NoTangent
@@ -34,7 +37,20 @@ def backward(records: list, seeds: list, retain: bool = False) -> tuple[list, by
 
     Returns the slots (cotangents of the input leaves are left in them) and which slots are
     owned. With ``retain`` the records are kept, so the pass can be run again (``jacobian``).
+
+    The pullbacks run with NumPy's floating-point errors ignored: a derivative that is
+    infinite (``sqrt`` at 0) is ``inf``, as in JAX, not a warning or, under the user's
+    ``np.errstate(all="raise")``, an error from inside a rule (the user's own code, where a
+    pullback runs it again, `checkpoint`, runs under the user's state).
     """
+    if is_checking():  # chainrules.checking: every pullback's result checked
+        records = [_checked_record(records, node, record) for node, record in
+                   enumerate(records)]
+    with np.errstate(all="ignore"):
+        return _backward(records, seeds, retain)
+
+
+def _backward(records: list, seeds: list, retain: bool) -> tuple[list, bytearray]:
     count = len(records)
     slots: list = [None] * count
     owned = bytearray(count)
@@ -55,12 +71,12 @@ def backward(records: list, seeds: list, retain: bool = False) -> tuple[list, by
         if type(pullback) in OWNING_PULLBACKS:
             _pull_owned(slots, owned, records, node, record, cotangent, owned[node], handed)
             continue
-        cotangents = pullback(cotangent)
-        if len(cotangents) != len(record) - 2:
-            raise RuleError(
-                f"the pullback of {_source_name(record[1])} returned {len(cotangents)} "
-                f"cotangents; expected {len(record) - 2}: one for the function itself, then "
-                f"one per positional argument ({len(record) - 3}).")
+        if type(cotangent) is np.ndarray and cotangent.flags.writeable:
+            cotangents = _pull_read_only(pullback, cotangent, record[1])
+        else:
+            cotangents = pullback(cotangent)
+        if type(cotangents) is not tuple or len(cotangents) != len(record) - 2:
+            cotangents = _checked_cotangents(cotangents, record)
         if len(record) == 5:
             # Two arguments (binary operators, indexing): the loop below, unrolled. It is
             # the same code; unrolled, a scalar loop's gradient runs 4% fewer instructions
@@ -93,6 +109,113 @@ def backward(records: list, seeds: list, retain: bool = False) -> tuple[list, by
                 else:
                     _contribute(slots, owned, records, parent, cotangent, record[1], position)
     return slots, owned
+
+
+def _checked_record(records: list, node: int, record: Any) -> Any:
+    """``record`` with its pullback checked (`_CheckedPullback`), in the checking mode."""
+    if record is None or record[0] is None or type(record[0]) in OWNING_PULLBACKS:
+        return record
+    return (_CheckedPullback(record, records, node),) + record[1:]
+
+
+class _CheckedPullback:
+    """A pullback whose cotangents are checked against their primals' shapes and dtypes (lazy
+    ones computed), and for the first NaN or infinity made from a finite cotangent, reported
+    with the line of the user's code that recorded the operation."""
+
+    __slots__ = ("record", "records", "node")
+
+    def __init__(self, record: tuple, records: list, node: int):
+        self.record, self.records, self.node = record, records, node
+
+    def __call__(self, dy: Any) -> Any:
+        pullback, function = self.record[0], self.record[1]
+        cotangents = pullback(dy)
+        if type(cotangents) is not tuple or len(cotangents) != len(self.record) - 2:
+            return cotangents  # refused by the engine, naming the rule
+        checked = list(cotangents)
+        finite = _is_finite(dy)
+        for position, parent in enumerate(self.record[3:], 1):
+            cotangent = checked[position]
+            if parent < 0 or cotangent is None or issubclass(type(cotangent), AbstractZero):
+                continue
+            if issubclass(type(cotangent), InplaceableThunk):
+                # its value, read without computing the thunk itself: the engine still adds
+                # it in place, and the accumulation check compares that with this value
+                cotangent = unthunk(cotangent.val)
+            elif issubclass(type(cotangent), Thunk):
+                cotangent = checked[position] = unthunk(cotangent)
+            shape, dtype, _ = self.records[parent][2]
+            _check(cotangent, shape, dtype, function, position)
+            if finite and not _is_finite(cotangent):
+                raise CheckError(self._non_finite(function, position, cotangent))
+        return tuple(checked)
+
+    def _non_finite(self, function: Any, position: int, cotangent: Any) -> str:
+        values = np.asarray(cotangent.values if type(cotangent) is SparseCotangent
+                            else cotangent)
+        made = "nan" if np.isnan(values).any() else "inf"
+        sources = getattr(self.records, "sources", None) or \
+            getattr(self.record, "sources", None)
+        where = "an unknown line (the tape was made outside the checking mode)"
+        source = sources[self.node] if sources and self.node < len(sources) else None
+        if source is not None:
+            line = linecache.getline(source[0], source[1]).strip()
+            where = f"{source[0]}, line {source[1]}: {line}" if line else \
+                f"{source[0]}, line {source[1]}"
+        return (f"checking: the pullback of {_source_name(function)} made {made} from a "
+                f"finite cotangent (argument {position - 1}):\n"
+                f"  recorded at {where}\n"
+                f"A derivative is infinite or undefined there (sqrt, log or a division at 0, "
+                f"0 * inf): move the input off the point, or hide the branch with "
+                f"np.where on a safe input (docs/engine.md, 'NaN gradients through np.where').")
+
+
+def _is_finite(value: Any) -> bool:
+    """Whether a cotangent holds only finite numbers (structural and traced ones: not read)."""
+    kind = type(value)
+    if kind is SparseCotangent:
+        if value.is_traced:
+            return True  # a value of an outer trace: not read here
+        value = value.values  # its nonzero part: no dense array made
+    elif not issubclass(kind, (np.ndarray, np.generic, float, complex, int)):
+        return True
+    return bool(np.all(np.isfinite(value)))
+
+
+def _pull_read_only(pullback: Any, cotangent: np.ndarray, function: Any) -> Any:
+    """``pullback(cotangent)`` with ``cotangent`` read-only during the call: other pullbacks may
+    read the same array (``np.add``'s hands one array to both arguments), so a rule that
+    wrote into its ``dy`` would change their cotangents."""
+    cotangent.flags.writeable = False
+    try:
+        return pullback(cotangent)
+    except ValueError as error:
+        if "read-only" not in str(error):
+            raise
+        raise RuleError(
+            f"the pullback of {_source_name(function)} wrote into its cotangent dy, which is "
+            f"read-only: other pullbacks may read the same array. Compute a new array "
+            f"(dy * 2, not dy *= 2).") from error
+    finally:
+        cotangent.flags.writeable = True
+
+
+def _checked_cotangents(cotangents: Any, record: tuple) -> tuple:
+    """A pullback's result as a tuple of one cotangent for the function and one per argument,
+    or an error that names the rule."""
+    expected = len(record) - 2
+    where = f"the pullback of {_source_name(record[1])} returned"
+    if type(cotangents) is list and len(cotangents) == expected:
+        return tuple(cotangents)
+    if type(cotangents) is not tuple and type(cotangents) is not list:
+        raise RuleError(
+            f"{where} a value of type {type(cotangents).__name__}; a pullback returns a tuple of {expected} "
+            f"cotangents: one for the function itself (NoTangent() for a plain function), then "
+            f"one per positional argument ({expected - 1}).")
+    raise RuleError(
+        f"{where} {len(cotangents)} cotangents; expected {expected}: one for the function "
+        f"itself, then one per positional argument ({expected - 1}).")
 
 
 def _pull_owned(slots: list, owned: bytearray, records: list, node: int, record: tuple,

@@ -38,7 +38,7 @@ def _is_checked_array(value: Any) -> bool:
 
 def _checksum(array: np.ndarray) -> int:
     data = array if array.flags.c_contiguous else np.ascontiguousarray(array)
-    return zlib.crc32(data.view(np.uint8).reshape(-1)) if data.size else 0
+    return zlib.crc32(data.reshape(-1).view(np.uint8)) if data.size else 0
 
 
 def _describe(where: Any, path: tuple) -> str:

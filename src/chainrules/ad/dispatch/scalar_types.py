@@ -94,6 +94,9 @@ def _stand_in(numpy_type: type) -> type:
                         "__doc__": numpy_type.__doc__, "__slots__": ()})
 
 
+_ABSTRACT = (np.inexact, np.floating, np.complexfloating)
+
+
 def stand_ins() -> dict:
     """``{name: stand-in}`` for every name of the numpy namespace bound to a concrete scalar
     type (aliases such as ``np.double`` share ``np.float64``'s stand-in)."""
@@ -102,10 +105,10 @@ def stand_ins() -> dict:
     for name, value in list(vars(np).items()):
         if not (isinstance(value, type) and issubclass(value, np.inexact)):
             continue
-        try:
-            concrete = np.dtype(value).type is value and np.dtype(value).kind in "fc"
-        except TypeError:  # an abstract type (np.floating, np.number)
-            concrete = False
+        # an abstract type (np.floating, np.complexfloating...) has subclasses: not concrete
+        # (np.dtype() of one warns on NumPy 1.26 and raises on 2.x)
+        concrete = value not in _ABSTRACT and \
+            np.dtype(value).type is value and np.dtype(value).kind in "fc"
         if concrete:
             if value not in made:
                 made[value] = _stand_in(value)

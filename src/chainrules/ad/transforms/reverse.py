@@ -72,7 +72,15 @@ def _backward(records: list, seeds: list, retain: bool) -> tuple[list, bytearray
             _pull_owned(slots, owned, records, node, record, cotangent, owned[node], handed)
             continue
         if type(cotangent) is np.ndarray and cotangent.flags.writeable:
-            cotangents = _pull_read_only(pullback, cotangent, record[1])
+            # read-only during the call: other pullbacks may read the same array (np.add's
+            # hands one array to both arguments); setflags, not .flags: 3x cheaper
+            cotangent.setflags(write=False)
+            try:
+                cotangents = pullback(cotangent)
+            except ValueError as error:
+                raise _wrote_into_dy(error, record[1])
+            finally:
+                cotangent.setflags(write=True)
         else:
             cotangents = pullback(cotangent)
         if type(cotangents) is not tuple or len(cotangents) != len(record) - 2:
@@ -183,22 +191,16 @@ def _is_finite(value: Any) -> bool:
     return bool(np.all(np.isfinite(value)))
 
 
-def _pull_read_only(pullback: Any, cotangent: np.ndarray, function: Any) -> Any:
-    """``pullback(cotangent)`` with ``cotangent`` read-only during the call: other pullbacks may
-    read the same array (``np.add``'s hands one array to both arguments), so a rule that
-    wrote into its ``dy`` would change their cotangents."""
-    cotangent.flags.writeable = False
-    try:
-        return pullback(cotangent)
-    except ValueError as error:
-        if "read-only" not in str(error):
-            raise
-        raise RuleError(
-            f"the pullback of {_source_name(function)} wrote into its cotangent dy, which is "
-            f"read-only: other pullbacks may read the same array. Compute a new array "
-            f"(dy * 2, not dy *= 2).") from error
-    finally:
-        cotangent.flags.writeable = True
+def _wrote_into_dy(error: ValueError, function: Any) -> Exception:
+    """The error of a pullback that wrote into its read-only ``dy`` (else ``error`` itself)."""
+    if "read-only" not in str(error):
+        return error
+    wrote = RuleError(
+        f"the pullback of {_source_name(function)} wrote into its cotangent dy, which is "
+        f"read-only: other pullbacks may read the same array. Compute a new array "
+        f"(dy * 2, not dy *= 2).")
+    wrote.__cause__ = error
+    return wrote
 
 
 def _checked_cotangents(cotangents: Any, record: tuple) -> tuple:

@@ -279,9 +279,14 @@ def record_binary(function: Any, a: Any, b: Any) -> Any:
                 return recorded
     result = entry[0](first, second)
     if result is not None:
-        if type(result) is not tuple or len(result) != 2 or result[1] is None:
+        if type(result) is not tuple:
             raise RuleError(_bad_rule_result(function, result))
-        y, pullback = result
+        try:
+            y, pullback = result
+        except ValueError:  # (a try costs nothing: the hot path)
+            raise RuleError(_bad_rule_result(function, result)) from None
+        if pullback is None:
+            raise RuleError(_bad_rule_result(function, result))
         meta = SCALAR_META.get(type(y))
         if meta is not None:
             records = tape.records
@@ -418,9 +423,14 @@ def record_output(tape: Tape, function: Any, primals: tuple, parents: tuple,
     """Record the result ``(y, pullback)`` of ``function``'s rule and return traced ``y``."""
     if result is None:
         raise NoRuleError(no_rule_message(function, primals))
-    if type(result) is not tuple or len(result) != 2 or result[1] is None:
+    if type(result) is not tuple:
         raise RuleError(_bad_rule_result(function, result))
-    y, pullback = result
+    try:
+        y, pullback = result
+    except ValueError:
+        raise RuleError(_bad_rule_result(function, result)) from None
+    if pullback is None:
+        raise RuleError(_bad_rule_result(function, result))
     records = tape.records
     meta = SCALAR_META.get(type(y))
     if meta is not None:  # the hot path: a float scalar

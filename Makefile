@@ -15,8 +15,13 @@ $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
-$(STAMP): $(VENV)/bin/python pyproject.toml
+# tests/site_package: a library-like package the tests differentiate as installed code
+# (non-editable, under site-packages, as a real package is).
+SITE_PACKAGE := $(wildcard tests/site_package/pyproject.toml tests/site_package/src/*/*.py)
+
+$(STAMP): $(VENV)/bin/python pyproject.toml $(SITE_PACKAGE)
 	$(PY) -m pip install --quiet -e ".[test]"
+	$(PY) -m pip install --quiet --force-reinstall --no-deps ./tests/site_package
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -42,8 +47,9 @@ test-compat:
 	$(PYTHON) -m venv .venv-$*
 	.venv-$*/bin/python -m pip install --quiet --upgrade pip
 
-.venv-%/.installed-test: .venv-%/bin/python pyproject.toml compat/%.txt
+.venv-%/.installed-test: .venv-%/bin/python pyproject.toml compat/%.txt $(SITE_PACKAGE)
 	.venv-$*/bin/python -m pip install --quiet -c compat/$*.txt -e ".[test]"
+	.venv-$*/bin/python -m pip install --quiet --force-reinstall --no-deps ./tests/site_package
 	touch $@
 
 .PRECIOUS: .venv-%/bin/python .venv-%/.installed-test

@@ -12,6 +12,10 @@ import re
 
 import numpy as np
 
+# The library-like package that the tests use installed (under site-packages, by `make test`),
+# never from its source folder.
+collect_ignore = ["tests/site_package"]
+
 _TYPED_SCALAR_REPR = repr(np.float64(0.5)) != "0.5"
 _SCALAR = re.compile(r"np\.(True_|False_|[a-z_]+[0-9]*)(?:\(([^()]*)\))?")
 

@@ -20,7 +20,7 @@ import numpy as np
 from ...core.structure import leaves, replace_leaves
 from ..trace.errors import TracingError
 from ..trace.tape import record
-from ..trace.traced import Traced
+from ..trace.traced import Traced, primal_value
 from ..trace.values import holds_traced
 from . import writes
 from .routes import ORIGINALS, REROUTED, Rerouted
@@ -51,9 +51,10 @@ def _creation(name: str) -> Any:
         if kwargs and kwargs.get("like") is not None:
             kwargs = {**kwargs, "like": _like(name, kwargs["like"], strict=False)}
         result = original(*args, **kwargs)
-        if name == "array" and type(result) is np.ndarray and result.base is None and \
+        if type(result) is np.ndarray and result.base is None and \
                 (not args or result is not args[0]):
-            # a new array: the function may write traced values into it (ad/dispatch/writes.py)
+            # a new array (np.asarray([0.0] * n) too): the function may write traced values
+            # into it (ad/dispatch/writes.py)
             return writes.created(result)
         return result
 
@@ -68,6 +69,9 @@ def _create_traced(name: str, args: tuple, kwargs: dict) -> Any:
     call of NumPy's own function, whose rule (`chainrules.rules.numpy.shape`) reshapes the cotangent
     back to the argument's shape and projects it onto the argument's dtype."""
     obj = args[0]
+    if type(obj) is Traced and writes.is_constant(obj) and not writes.from_program(2):
+        # NumPy's and SciPy's own code converting a constant: a plain array, as it expects
+        return ORIGINALS[name](primal_value(obj), *args[1:], **kwargs)
     if type(obj) is Traced and name in _SAME_VALUES and _keeps_dtype(obj, args, kwargs):
         # The same values, shape and dtype, and traced values are immutable: nothing to record
         # (a number stays a number rather than becoming a 0-d array: scalar code stays fast).

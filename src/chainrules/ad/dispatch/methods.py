@@ -114,6 +114,10 @@ class _ArrayInterface:
                 # `a[i] op= t` where a[i] is a plain view: a new value, which Python then
                 # stores with `a[i] = value` (recorded if `a` is traced, an error if not)
                 return self.__array_ufunc__(ufunc, method, *inputs)
+            # `a op= t` into a plain `a` held by its name alone: `a` becomes traced
+            adopted = writes.augmented_plain(ufunc, method, inputs, kwargs, sys._getframe(1))
+            if adopted is not None:
+                return adopted
             raise TracingError(_out_message(ufunc, inputs, kwargs["out"]))
         if method == "at":
             return writes.ufunc_at(ufunc, inputs, kwargs)
@@ -138,7 +142,8 @@ class _ArrayInterface:
             return writes.IN_PLACE[function](*args, **kwargs)
         y = record(function, args, kwargs)
         if args and type(args[0]) is Traced:  # np.reshape(x), np.ravel(x)...: views followed
-            y = _followed(args[0], y, lambda base: function(base, *args[1:], **kwargs))
+            rest = args[1:]  # (not args: the view must not keep its base's traced value)
+            y = _followed(args[0], y, lambda base: function(base, *rest, **kwargs))
         return y
 
     def __array__(self, dtype=None, copy=None):
@@ -152,14 +157,27 @@ class _ArrayInterface:
             f"`{line}` ({frame.f_code.co_filename}, line {frame.f_lineno}): "
             + _conversion_hint(line, frame) +
             "a traced value was converted to a plain NumPy array, which would silently cut it "
-            "out of the gradient. This happens with `out[a:b] = t` where `out` is a plain "
-            "array (made by a name imported before differentiating, such as `from numpy "
-            "import zeros`: call np.zeros(...) instead, which the engine follows), a ufunc "
-            "given a list of traced values (np.exp([a, b]): write np.exp(np.array([a, b]))), "
-            "np.asarray/np.array imported as `from numpy import array`, or C extensions. "
-            "Create arrays with np.* inside the function, or build a list and np.stack it; "
-            "for a view of such an array (`v = out[2:]; v[:2] = t`), write into the array "
-            "itself with the combined index (`out[2 + i] = t`).")
+            "out of the gradient. This happens with a ufunc given a list of traced values "
+            "(np.exp([a, b]): write np.exp(np.array([a, b]))), C extensions, a write through "
+            "a view (`v = out[2:]; v[:2] = t`: write into the array itself with the combined "
+            "index, `out[2 + i] = t`), and `out[a:b] = t` where `out` is a plain array. "
+            + writes.PLAIN_ARRAY_CAUSES)
+
+    def __array_namespace__(self, *, api_version=None):
+        """The array-API namespace of the value it holds: what ``array_api_compat``'s
+        ``array_namespace`` gives for it (its NumPy wrapper), or NumPy's own."""
+        plain = np.asarray(primal_value(self))
+        compat = sys.modules.get("array_api_compat")
+        if compat is not None:
+            return compat.array_namespace(plain, api_version=api_version)
+        own = getattr(plain, "__array_namespace__", None)
+        return np if own is None else own(api_version=api_version)
+
+    @property
+    def flags(self):
+        """The flags of the value it holds (``x.flags.c_contiguous``...)."""
+        plain = primal_value(self)
+        return plain.flags if type(plain) is np.ndarray else np.asarray(plain).flags
 
     def __float__(self):
         return _to_number(self, float)
@@ -396,9 +414,9 @@ def _to_number(traced: Traced, kind: type) -> Any:
         return kind(primal_value(traced))
     message = (
         f"{kind.__name__}() of a traced value cuts it out of the gradient. It happens with "
-        f"{kind.__name__}(t), math.* functions and C extensions. Keep values as NumPy values "
-        f"(np.* instead of math.*). To read the number without differentiating, use "
-        f"chainrules.primal(t).")
+        f"{kind.__name__}(t) and C extensions (math.* functions differentiate while tracing, "
+        f"as their NumPy counterparts). Keep values as NumPy values. To read the number "
+        f"without differentiating, use chainrules.primal(t).")
     if instruction == _STORE_SUBSCR:
         # NumPy is storing t into a plain array (`out[i] = t`) and would replace an exception
         # raised here by its own "setting an array element with a sequence": store the value,
@@ -406,14 +424,7 @@ def _to_number(traced: Traced, kind: type) -> Any:
         traced.tape.defer_error(TracingError(
             f"`{_source_line(frame)}` ({frame.f_code.co_filename}, line {frame.f_lineno}) "
             f"writes a traced value into a plain NumPy array, which cuts it out of the "
-            f"gradient. Create the array inside the differentiated function by calling "
-            f"np.zeros/np.empty/np.array/... through the numpy module (a name imported "
-            f"before differentiating, such as `from numpy import zeros`, makes a plain "
-            f"array), or build the values in a list and np.stack(values) them. Arithmetic on "
-            f"such an array gives a plain one (`np.zeros(n) + 1.0`): create the array you "
-            f"write into directly (np.full(n, 1.0), or np.zeros(n) then `out[:] = ...`). For "
-            f"a view of such an array (`v = out[2:]; v[i] = t`), write into the array itself "
-            f"with the combined index (`out[2 + i] = t`)."))
+            f"gradient. " + writes.PLAIN_ARRAY_CAUSES))
         return kind(primal_value(traced))
     raise TracingError(message)
 
@@ -436,10 +447,11 @@ def _conversion_hint(line: str, frame: Any) -> str:
             continue
         if isinstance(value, type) and issubclass(value, np.generic):
             kind = value.__name__
-            if issubclass(value, np.inexact):  # a name bound before the trace
-                return (f"`{receiver}(t)`: NumPy's scalar types cast traced values only when "
-                        f"called through the numpy module (`np.{kind}(t)`), not through a name "
-                        f"imported before differentiating. In general, ")
+            if issubclass(value, np.inexact):  # held where the trace does not rebind it
+                return (f"`{receiver}(t)`: NumPy's scalar types cast traced values when "
+                        f"called through the numpy module (`np.{kind}(t)`) or a module-level "
+                        f"name; this one is held elsewhere (an attribute, a default argument, "
+                        f"a container): write `t.astype(np.{kind})`. In general, ")
             return (f"`{receiver}(t)` of a traced value: integer and bool types are not "
                     f"differentiable casts; write `t.astype(np.{kind})` (a constant) or "
                     f"`np.{kind}(chainrules.primal(t))`. In general, ")
@@ -455,14 +467,14 @@ def _out_message(ufunc: Any, inputs: tuple, out: tuple) -> str:
     symbol = _AUGMENTED.get(ufunc.__name__)
     if symbol and len(out) == 1 and inputs and out[0] is inputs[0]:  # Python's `a += t`
         return (f"`a {symbol} t` writes a traced value into the plain array `a` in place, "
-                f"which cuts it out of the gradient. Create `a` inside the differentiated "
-                f"function with np.zeros/np.ones/... (through the numpy module, not a name "
-                f"imported before differentiating), or write `a = a {symbol[:-1]} t` (a new "
-                f"value, not an update).")
+                f"which cuts it out of the gradient (`a op= t` on a plain array is followed "
+                f"when the name assigned is all that holds `a`; here something else holds it "
+                f"too, or `a` is not a float array). Write `a = a {symbol[:-1]} t` (a new "
+                f"value, not an update), or make `a` an array the engine follows. "
+                + writes.PLAIN_ARRAY_CAUSES)
     return (f"np.{ufunc.__name__}(..., out=a) writes a traced value into the plain NumPy "
-            f"array `a`, which the engine cannot follow. Create `a` inside the differentiated "
-            f"function with np.zeros/np.empty/... (through the numpy module, not a name "
-            f"imported before differentiating), or use the returned value instead.")
+            f"array `a`, which the engine cannot follow: use the returned value, or write "
+            f"into an array the engine follows. " + writes.PLAIN_ARRAY_CAUSES)
 
 
 _AUGMENTED = {"add": "+=", "subtract": "-=", "multiply": "*=", "divide": "/=",

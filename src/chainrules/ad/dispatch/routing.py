@@ -60,7 +60,8 @@ from ...core.registry import add_lazy_loader, load_lazy_rules
 from ...rules.numpy.callables import vectorized_call
 from ..trace.tape import Level, record
 from ..trace.values import holds_traced
-from . import array_likes, masked, methods, writes  # noqa: F401  (methods: installed on Traced)
+from . import array_likes, masked, math_functions, methods, writes  # noqa: F401  (methods)
+from .bound_names import scan, scan_namespace, stdlib_namespace
 from .creation import NUMPY_REROUTED, REPLACEMENTS
 from .routes import (INHERITED, ORIGINALS, REROUTED, ROUTED, ROUTED_METHODS, Rerouted, Swap,
                      add_loaded_method_lists, routed, routed_method)
@@ -205,6 +206,45 @@ def _numpy_references_of_extensions() -> list:
     return found
 
 
+# NumPy's C functions and scalar types, and math's functions, that a program may have bound
+# to names of its own before the trace: id -> (original, replacement) (dispatch/bound_names.py)
+_BOUND = {id(ORIGINALS[name]): (ORIGINALS[name], replacement)
+          for name, replacement in REPLACEMENTS.items()}
+_BOUND.update({id(original): (original, replacement)
+               for original, replacement in math_functions.REPLACED.items()})
+_MATH = math_functions.swaps()
+_bound_plan: list = []
+_bound_key = -1  # len(sys.modules) that `_bound_plan` was made for
+_installed_bound: list = []
+
+
+def _bound_names() -> list:
+    """The program's module globals bound to NumPy's or math's objects that a trace replaces:
+    all modules, scanned again when more are imported; every time, ``__main__`` and the
+    globals of the code calling the transform (a notebook, a doctest, ``exec``'d code), whose
+    names change between calls."""
+    global _bound_plan, _bound_key
+    main = sys.modules.get("__main__")
+    if len(sys.modules) != _bound_key:
+        _bound_key = len(sys.modules)
+        _bound_plan = [entry for entry in scan(_BOUND, writes.LIBRARIES)
+                       if entry.namespace is not getattr(main, "__dict__", None)]
+    seen = {id(entry.namespace) for entry in _bound_plan}
+    found = list(_bound_plan)
+    namespaces = [vars(main)] if main is not None else []
+    frame = sys._getframe(2)
+    while frame is not None:
+        namespaces.append(frame.f_globals)
+        frame = frame.f_back
+    for namespace in namespaces:
+        if id(namespace) in seen:
+            continue
+        seen.add(id(namespace))
+        if not writes.library_namespace(namespace) and not stdlib_namespace(namespace):
+            found += scan_namespace(namespace, _BOUND)
+    return found
+
+
 def enter(level: Any = None) -> None:
     """A trace starts: route the entry points above to the engine (first trace only)."""
     global _depth
@@ -226,6 +266,11 @@ def enter(level: Any = None) -> None:
                 swap.install()
             for swap in _routing_plan():
                 swap.install()
+            for swap in _MATH:
+                swap.install()
+            _installed_bound[:] = _bound_names()
+            for name in _installed_bound:
+                name.install()
 
 
 def exit(level: Any = None) -> None:
@@ -239,6 +284,10 @@ def exit(level: Any = None) -> None:
             for name in REPLACEMENTS:
                 setattr(np, name, ORIGINALS[name])
             np.vectorize.__call__ = ORIGINALS["vectorize.__call__"]
+            for name in _installed_bound:
+                name.uninstall()
+            for swap in _MATH:
+                swap.uninstall()
             for swap in reversed(_plan):
                 swap.uninstall()
             for swap in NUMPY_REROUTED:

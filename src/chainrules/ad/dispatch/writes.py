@@ -49,10 +49,11 @@ from ...core.thunks import unthunk
 from ...rules.numpy.indexing import GetitemPullback, normalize_index
 from ..trace.errors import TracingError
 from ..trace.tape import OWNING_PULLBACKS
-from ..trace.traced import Traced, primal_value
+from ..trace.traced import WRITABLE_KINDS, Traced, constant, primal_value
 from ..trace.values import dtype_of, record_meta, shape_of
 
-__all__ = ["write", "augmented", "ufunc_out", "ufunc_at", "created", "is_constant", "read_view",
+__all__ = ["from_program", "library_namespace", "LIBRARIES", "PLAIN_ARRAY_CAUSES", "write", "augmented",
+           "augmented_plain", "ufunc_out", "ufunc_at", "created", "is_constant", "read_view",
            "track_view", "lend_input",
            "setitem", "WritePullback", "enter_level", "exit_level"]
 
@@ -152,43 +153,46 @@ def _minimum() -> tuple[int, int]:
 
 # --- array creation: traced constants -----------------------------------------------------
 
-_LIBRARIES = ("numpy", "scipy", "chainrules", "_pytest", "pytest", "hypothesis")
+# Packages whose own arrays stay plain: NumPy's, SciPy's and chainrules' internals, which
+# differentiate through rules, not through their code; array libraries and compiled packages
+# that hand their arrays to C (a traced value has no buffer); test tools.
+LIBRARIES = frozenset({
+    "numpy", "scipy", "chainrules", "_pytest", "pytest", "hypothesis", "pluggy",
+    "dask", "distributed", "pandas", "xarray", "matplotlib", "sklearn", "numba", "torch",
+    "jax", "jaxlib", "cupy", "array_api_compat", "numexpr", "zarr", "h5py", "PIL",
+    "pyarrow", "tables", "statsmodels", "skimage", "cv2"})
 
 
-def _from_user_code(depth: int) -> bool:
-    """Whether the function ``depth`` frames up is user code, not NumPy, SciPy or chainrules
-    (nor an installed package): only arrays the differentiated program creates are traced."""
-    frame = sys._getframe(depth + 1)
-    name = frame.f_globals.get("__name__", "") or ""
-    if name.split(".", 1)[0] in _LIBRARIES:
+def library_namespace(namespace: dict) -> bool:
+    """Whether ``namespace`` is the globals of a module of one of the `LIBRARIES` (not a copy
+    of them, as a doctest's, nor a namespace that only takes its name)."""
+    name = namespace.get("__name__") or ""
+    if name.partition(".")[0] not in LIBRARIES:
         return False
-    filename = frame.f_code.co_filename
-    return "site-packages" not in filename and "dist-packages" not in filename
+    return getattr(sys.modules.get(name), "__dict__", None) is namespace
+
+
+def from_program(depth: int) -> bool:
+    """Whether the function ``depth`` frames up is the program's code (the user's, or a
+    package it calls, installed or not), not one of the `LIBRARIES`: only arrays the program
+    creates are traced."""
+    return not library_namespace(sys._getframe(depth + 1).f_globals)
 
 
 def created(result: Any, depth: int = 1) -> Any:
     """``result`` of a creation function, made a traced constant at every active level when it
-    is a float or complex array created by user code; anything else unchanged."""
-    if type(result) is not np.ndarray or result.dtype.kind not in "fc":
+    is a numeric array created by the program; anything else unchanged."""
+    if type(result) is not np.ndarray or result.dtype.kind not in WRITABLE_KINDS:
         return result
     levels = _levels()
-    if not levels or not _from_user_code(depth + 1):
+    if not levels or not from_program(depth + 1):
         return result
     value = result
     for level in levels:
         if not level.finished:
-            value = _constant(level, value)
+            value = constant(level, value)
     return value
 
-
-CONSTANT = -1  # the node of a constant of a reverse level: no record, a constant parent
-
-
-def _constant(level: Any, value: Any) -> Any:
-    """``value`` as a constant of ``level``: a traced value with no record (node -1) or a zero
-    tangent. Operations on constants alone compute plain NumPy values (tape.py, forward.py);
-    a write of a traced value makes the array a traced value like any other."""
-    return Traced(value, level, _ZERO if level.forward else CONSTANT)
 
 
 def is_constant(traced: Any) -> bool:
@@ -273,7 +277,7 @@ def _constant_as(source: Any, value: Any) -> Any:
         source = source.primal
     for level in reversed(levels):
         if not level.finished:
-            value = _constant(level, value)
+            value = constant(level, value)
     return value
 
 
@@ -378,7 +382,9 @@ def _write_reverse(tape: Any, target: Any, index: Any, value: Any, value_primal:
 def _record_write(tape: Any, target: Any, index: Any, value_primal: Any, value_node: int,
                   keep: Any, add: bool) -> None:
     """Record ``target[index] = value`` (``add``: ``np.add.at``) on the reverse ``tape``: the
-    target now stands for the new node."""
+    target now stands for the new node. A constant written into a constant stays one."""
+    if value_node < 0 and target.node < 0:
+        return
     project = ProjectTo(value_primal) if value_node >= 0 else None
     pullback = WritePullback(index, tuple(np.shape(value_primal)), project, keep, add)
     records = tape.records
@@ -418,7 +424,7 @@ def _write_forward(trace: Any, target: Any, index: Any, value_primal: Any,
 def _store_direction(tangent: Any, direction: int, index: Any, value: Any) -> Any:
     """``tangent[direction][index] = value`` for a batched tangent, in place."""
     if type(value) is Traced and type(tangent) is not Traced:
-        tangent = _constant(value.tape, tangent)
+        tangent = constant(value.tape, tangent)
     tangent[(direction,) + (index if type(index) is tuple else (index,))] = value
     return tangent
 
@@ -441,7 +447,7 @@ def _store(storage: Any, index: Any, value: Any) -> Any:
     """``storage[index] = value`` in place; a plain storage meeting a value of an outer level
     becomes a constant of that level first. Returns the storage."""
     if type(value) is Traced and type(storage) is not Traced:
-        storage = _constant(value.tape, storage)
+        storage = constant(value.tape, storage)
     storage[index] = value
     return storage
 
@@ -466,8 +472,8 @@ def _own_primal(level: Any, target: Any) -> Any:
             state.inputs[id(storage)] = entry
             entry[1] = _primal_refs(target)
             return storage
-    if plain and ((storage.base is not None and not _is_private_view(storage)) or
-                  not storage.flags.writeable):
+    if plain and ((storage.base is not None and not _is_private_view(storage) and
+                   _base_visible(storage)) or not storage.flags.writeable):
         raise TracingError(
             "writing into a view of another array (made by slicing, .T, reshape, ravel, ...) "
             "would change that array too, which the engine does not follow. Write into the "
@@ -481,6 +487,19 @@ def _own_primal(level: Any, target: Any) -> Any:
 def _copy(storage: Any) -> Any:
     """A copy of a storage that something else holds (copy on write): O(its size)."""
     return storage.copy() if type(storage) is np.ndarray else np.copy(storage)
+
+
+def _base_visible(storage: np.ndarray) -> bool:
+    """Whether the array that the view ``storage`` looks into is the value of a traced array
+    the program still holds (whose views the engine follows). When it is not (``v =
+    np.reshape(x * 2.0, (2, 2)); v -= 1.0``: the temporary is gone), nothing the program can
+    read sees a write through the view, and writing into a copy of it is what NumPy does."""
+    base = storage.base
+    for entry in _views().values():
+        source = entry[0]()
+        if source is not None and primal_value(source) is base:
+            return True
+    return False
 
 
 def _is_private_view(storage: np.ndarray) -> bool:
@@ -586,18 +605,88 @@ _PASSING = {dis.opmap[name] for name in ("SWAP", "ROT_THREE", "ROT_TWO", "CACHE"
                                           "EXTENDED_ARG", "NOP") if name in dis.opmap}
 
 
-def _stores_into_subscript(frame: Any) -> bool:
-    """Whether the augmented operation running in ``frame`` is ``a[index] op= t`` (Python then
-    stores the result with ``a[index] = result``), judged from the instructions after it."""
+_STORE_FAST = dis.opmap["STORE_FAST"]
+_STORE_NAMED = {dis.opmap[name] for name in ("STORE_NAME", "STORE_GLOBAL", "STORE_DEREF",
+                                              "STORE_ATTR")}
+
+
+def _store_after(frame: Any) -> int | None:
+    """The instruction with which Python stores the result of the augmented operation running
+    in ``frame`` (``a[index] op= t``: STORE_SUBSCR; ``a op= t``: a store to the name or
+    attribute), or None when something else follows."""
     code, offset = frame.f_code.co_code, frame.f_lasti + 2
     while offset < len(code):
         instruction = code[offset]
-        if instruction == _STORE_SUBSCR:
-            return True
         if instruction not in _PASSING:
-            return False
+            return instruction
         offset += 2
-    return False
+    return None
+
+
+def _stores_into_subscript(frame: Any) -> bool:
+    """Whether the augmented operation running in ``frame`` is ``a[index] op= t`` (Python then
+    stores the result with ``a[index] = result``), judged from the instructions after it."""
+    return _store_after(frame) == _STORE_SUBSCR
+
+
+def _out_references(kwargs: dict) -> int:
+    """The reference count of the ``out=`` array of a ufunc call that reached
+    ``__array_ufunc__`` (measured here, for the real call and the probe alike)."""
+    return sys.getrefcount(kwargs["out"][0])
+
+
+class _Probe:
+    """A stand-in for a traced operand: how many references NumPy's ``a op= t`` holds to a
+    plain ``a`` that one name (a local variable, or an attribute) holds alone."""
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        _PLAIN_MINIMUM.append(_out_references(kwargs))
+        return kwargs["out"][0]
+
+
+class _Holder:
+    __slots__ = ("array",)
+
+
+_PLAIN_MINIMUM: list = []
+
+
+def _plain_minimum(local: bool) -> int:
+    """The reference count of `_out_references` for an ``a op= t`` whose ``a`` nothing but its
+    name holds: ``local``, a local variable; else an attribute (module and closure names load
+    as attributes do)."""
+    if not _PLAIN_MINIMUM:
+        array = np.zeros(1)
+        array += _Probe()
+        holder = _Holder()
+        holder.array = np.zeros(1)
+        holder.array += _Probe()
+    return _PLAIN_MINIMUM[0 if local else 1]
+
+
+def augmented_plain(ufunc: Any, method: str, inputs: tuple, kwargs: dict, frame: Any) -> Any:
+    """``a op= t`` (NumPy's ``ufunc(a, t, out=(a,))``) in ``frame`` where ``a`` is a plain float
+    or complex array that nothing but the name being assigned holds (``self.x += dt * v``,
+    with ``self.x = np.arange(n) * 1.0``): the array becomes a constant and takes the write,
+    and Python binds the name to the traced result. None when ``a`` is held elsewhere too
+    (NumPy would change it there, where the engine cannot follow) or this is not ``a op= t``."""
+    if method != "__call__" or len(kwargs) != 1 or len(kwargs["out"]) != 1 or \
+            len(inputs) != 2 or inputs[0] is not kwargs["out"][0]:
+        return None
+    references = _out_references(kwargs)
+    store = _store_after(frame)
+    if store != _STORE_FAST and store not in _STORE_NAMED:
+        return None
+    plain = inputs[0]
+    if type(plain) is not np.ndarray or plain.base is not None or \
+            not plain.flags.writeable or plain.dtype.kind not in WRITABLE_KINDS or \
+            references > _plain_minimum(store == _STORE_FAST):
+        return None
+    value = plain
+    for level in _levels():
+        if not level.finished:
+            value = constant(level, value)
+    return _augment(value, ufunc, inputs[1])
 
 
 def augmented_subscript(ufunc: Any, method: str, inputs: tuple, kwargs: dict,
@@ -624,6 +713,11 @@ def augmented(target: Any, ufunc: Any, other: Any) -> Any:
         if type(target.primal) is not np.ndarray or target.primal.base is not None:
             target = target.copy()
         return ufunc(target, other)
+    return _augment(target, ufunc, other)
+
+
+def _augment(target: Any, ufunc: Any, other: Any) -> Any:
+    """``target op= other`` for a traced array ``target``, in place."""
     # The operation runs on a copy (O(size), as the operation itself), so that its rule keeps
     # the copy, not the storage about to be written (which would copy it, or refuse a write
     # into an input array).
@@ -655,11 +749,23 @@ def ufunc_out(ufunc: Any, method: str, inputs: tuple, kwargs: dict) -> Any:
     return target
 
 
+# Where the plain arrays that cannot take traced values come from, and what to write instead:
+# said by every error about a write into one (here and in ad/dispatch/methods.py).
+PLAIN_ARRAY_CAUSES = (
+    "The engine follows the float and complex arrays the program makes while it is "
+    "differentiated (np.zeros, np.empty, np.array, np.asarray of a list, copies, arithmetic "
+    "on them, in your code or in a package's); this array was made otherwise: before the "
+    "differentiated function was called (a buffer kept between calls: make it inside the "
+    "function), from an integer array (`np.arange(n) * 1.0`: write np.arange(n, "
+    "dtype=float)), or by one of the libraries whose arrays stay plain (NumPy's and SciPy's "
+    "internals, pandas, ...: copy it with np.array(a) inside the function). Or build the "
+    "values in a list and np.stack(values) them.")
+
+
 def _plain_out_message(ufunc: Any, inputs: tuple, out: Any) -> str:
     return (f"np.{ufunc.__name__}(..., out=a) writes a traced value into the plain NumPy array "
-            f"`a`, which the engine cannot follow. Create `a` inside the differentiated "
-            f"function with np.zeros/np.empty/... (called as np.zeros, not a name imported "
-            f"before differentiating), or use the returned value.")
+            f"`a`, which the engine cannot follow: use the returned value, or write into an "
+            f"array the engine follows. " + PLAIN_ARRAY_CAUSES)
 
 
 def ufunc_at(ufunc: Any, inputs: tuple, kwargs: dict) -> Any:
@@ -781,7 +887,7 @@ def full(original: Any, args: tuple, kwargs: dict) -> Any:
         kwargs = {**kwargs, name: np.zeros((), fill.dtype)}
     out = created(original(*args, **kwargs), depth=2)
     if type(out) is not Traced:
-        out = _constant(fill.tape, out)
+        out = constant(fill.tape, out)
     out[...] = fill
     return out
 
@@ -790,7 +896,7 @@ def _lifted(storage: Any, value: Any) -> Any:
     """``storage``, as a constant of ``value``'s level when ``value`` is traced and the storage
     is plain (see `_store`)."""
     if type(value) is Traced and type(storage) is not Traced:
-        return _constant(value.tape, storage)
+        return constant(value.tape, storage)
     return storage
 
 

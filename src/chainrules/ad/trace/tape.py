@@ -40,7 +40,7 @@ from ...core.structure import (is_structure, leaves, replace_leaves, replace_pat
                               tangent_at, tangent_from_paths)
 
 from .errors import NoRuleError, RuleError, TracingError
-from .traced import Traced
+from .traced import Traced, constant_result
 from .values import (NO_META, PLAIN, SCALAR_META, dtype_of, holds_traced, is_differentiable,
                      is_float_leaf, is_plain_tuple, is_traced, record_meta, shape_of)
 
@@ -232,7 +232,7 @@ def record_unary(function: Any, x: "Traced") -> Any:
     if entry is None or entry[1] is not False or not tape.active:
         return _apply(tape, function, primals, parents, _NO_KEYWORDS)  # as in record_binary
     if x.node < 0:  # a constant (an array the function created: ad/dispatch/writes.py)
-        return function(x.primal)
+        return constant_result(tape, function(x.primal))
     if type(x.primal) is Traced and x.primal.tape.runs_dual_forms:
         recorded = _record_dual(tape, function, entry[0], primals, parents, _NO_KEYWORDS)
         if recorded is not None:
@@ -268,7 +268,7 @@ def record_binary(function: Any, a: Any, b: Any) -> Any:
         return _apply(tape, function, (first, second), (first_node, second_node),
                       _NO_KEYWORDS)
     if first_node < 0 and second_node < 0:  # constants (arrays the function created)
-        return function(first, second)
+        return constant_result(tape, function(first, second))
     if type(first) is Traced or type(second) is Traced:  # values of an outer level
         outer = first.tape if type(first) is Traced else second.tape
         found = DUAL_FORMS.get(function) if outer.runs_dual_forms else None
@@ -360,8 +360,9 @@ def _apply(tape: Tape, function: Any, primals: tuple, parents: tuple, kwargs: di
             f"differentiated (store primal values, or return them as has_aux output).")
     if max(parents, default=-1) < 0:
         # Only constants (node -1: arrays the function created and wrote no traced value
-        # into, ad/dispatch/writes.py): computed as plain NumPy, as forward mode does.
-        return function(*primals, **kwargs)
+        # into, ad/dispatch/writes.py): computed as plain NumPy, as forward mode does; an
+        # array result is a constant too.
+        return constant_result(tape, function(*primals, **kwargs))
     entry = _RULES.get(function) or rrule.lookup(function)  # a miss: rules loaded lazily
     if entry is None:
         if function in WRITES_IN_PLACE:

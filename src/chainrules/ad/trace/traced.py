@@ -25,8 +25,9 @@ from typing import Any
 import numpy as np
 
 from ...core.structure import register_leaf_type
+from ...core.tangents import ZeroTangent
 
-__all__ = ["Traced", "primal_value"]
+__all__ = ["Traced", "primal_value", "constant", "constant_result", "CONSTANT", "WRITABLE_KINDS"]
 
 
 class Traced:
@@ -142,6 +143,31 @@ def primal_value(x: Any) -> Any:
     while type(x) is Traced:
         x = x.primal
     return x
+
+
+CONSTANT = -1  # the node of a constant of a reverse level: no record, a constant parent
+_ZERO = ZeroTangent()
+
+# The dtypes of arrays a program may write traced values into: float and complex. (Integer
+# arrays stay plain: they are indexes, shapes and counts far more often than values.)
+WRITABLE_KINDS = frozenset("fc")
+
+
+def constant(level: Any, value: Any) -> Traced:
+    """``value`` as a constant of ``level``: a traced value with no record (node -1) or a zero
+    tangent (forward). Operations on constants alone compute plain NumPy values and give
+    constants again (`constant_result`); a write of a traced value into a constant makes it a
+    traced value like any other (ad/dispatch/writes.py)."""
+    return Traced(value, level, _ZERO if level.forward else CONSTANT)
+
+
+def constant_result(level: Any, value: Any) -> Any:
+    """The result of an operation on constants of ``level`` alone: a float or complex array
+    stays a constant (the program may write traced values into it: ``out = np.zeros(n) +
+    1.0``); a number, or an array of integers or booleans, is plain."""
+    if type(value) is np.ndarray and value.dtype.kind in WRITABLE_KINDS:
+        return Traced(value, level, _ZERO if level.forward else CONSTANT)
+    return value
 
 
 register_leaf_type(Traced)

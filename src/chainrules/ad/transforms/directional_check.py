@@ -6,7 +6,9 @@ one random direction ``v`` of its differentiated arguments: ``<g, v>`` against
 ``(f(x + h v) - f(x - h v)) / 2h``, two more evaluations of ``f``. No structural check can see
 a library that returns a value it cached from an untraced call, or a user's rule with a wrong
 formula; this one does, whatever the cause. The direction comes from a generator of its own
-(the user's random streams are not touched). A kink exactly at ``x`` can fail it.
+(the user's random streams are not touched). A kink exactly at ``x`` can fail it. A
+gradient that is zero along ``v`` is also checked with a step of 1e-3 (relative), which a cache
+matched by tolerance (``np.allclose(z, last_z)``) does not take for its cached point.
 
 >>> import numpy as np
 >>> check_direction(lambda x: np.sum(x ** 2), (np.ones(2),), {}, (0,), (2 * np.ones(2),), 2.0)
@@ -62,6 +64,12 @@ def check_direction(f: Callable, args: tuple, kwargs: dict, numbers: Sequence[in
     fd = (value_at(h) - value_at(-h)) / (2 * h)
     rtol = 1e-2 if low else 1e-5
     atol = (1e-3 if low else 1e-8) * (1.0 + abs(float(np.real(y))))
+    if predicted == 0.0 and abs(fd) <= atol:
+        # A zero gradient along a random direction: also from a larger step, which a cache
+        # matched by tolerance (np.allclose(z, last_z)) cannot mistake for the cached point.
+        h = 1e-3 * (1.0 + scale)
+        fd = (value_at(h) - value_at(-h)) / (2 * h)
+        atol = 1e-3 * (1.0 + abs(float(np.real(y))))
     if not abs(predicted - fd) <= atol + rtol * max(abs(predicted), abs(fd)):
         raise CheckError(
             f"checking: the gradient of {function_name(f)} disagrees with finite differences "

@@ -37,7 +37,7 @@ from ...core.thunks import unthunk
 from ..trace.errors import NoRuleError, RuleError
 from ..trace.tape import Level, no_rule_message, record_output
 from ..trace.float_errors import user_error_or_retry
-from ..trace.traced import Traced, primal_value
+from ..trace.traced import Traced, constant_result, primal_value
 from ..trace.values import PLAIN, is_differentiable, is_plain_tuple, record_meta
 
 __all__ = ["ForwardTrace"]
@@ -85,7 +85,7 @@ class ForwardTrace(Level):
                     if type(second) not in _VALUES:
                         second = None if type(second) is int else _plain(second)
                     if first is None and second is None:
-                        return function(*primals, **kwargs)  # constants in, a constant out
+                        return constant_result(self, function(*primals, **kwargs))  # constants in
                     plain: Any = (first, second) if first is not _OTHER and second is not _OTHER \
                         else None
                 else:
@@ -98,7 +98,7 @@ class ForwardTrace(Level):
                         if t is not None:
                             constant = False
                     if constant:
-                        return function(*primals, **kwargs)  # constants in, a constant out
+                        return constant_result(self, function(*primals, **kwargs))  # constants in
             else:
                 plain = None
             if plain is not None:
@@ -117,7 +117,7 @@ class ForwardTrace(Level):
                     constant = False
                     break
             if constant:
-                return function(*primals, **kwargs)  # constants in, a constant out
+                return constant_result(self, function(*primals, **kwargs))  # constants in
             tangents = tuple(_ZERO if type(t) is int else t for t in tangents)
             entry = _FRULES.get(function) or frule.lookup(function)  # a miss: rules loaded lazily
             result = None

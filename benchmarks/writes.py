@@ -56,6 +56,27 @@ def columns_stack(np, x, n):
     return np.sum(np.stack([np.sin(x * j) for j in range(n)], axis=1) ** 2)
 
 
+def smoothed_grid(np, params, n):
+    """Operations on arrays the function creates, with no write into them (labtools has the
+    same lines): what treating created arrays as constants costs where nothing is written."""
+    grid = np.linspace(0.0, 1.0, 8)
+    weights = np.exp(-grid) / np.sum(np.exp(-grid))
+    total = 0.0
+    for i in range(n):
+        total = total + np.sum(weights * np.sin(grid * params[0] + i * 0.01))
+    return total
+
+
+def package_cases():
+    """The same loops inside an installed package (tests/site_package: ``labtools``), to
+    compare with the user-code ones: None where it is not installed."""
+    try:
+        from labtools import recurrences
+    except ImportError:
+        return None
+    return recurrences
+
+
 def best(call, repeats: int) -> float:
     call()
     times = []
@@ -128,6 +149,11 @@ def main() -> None:
                 print(f"GRADIENT MISMATCH: {name} n={n}: relative error {error:.2e}")
             rows.append(row)
             print(_line(row), flush=True)
+    package = package_cases()
+    if package is not None:
+        lines_package = _package_rows(cr, package, sizes, params, repeats)
+    else:
+        lines_package = ["(labtools is not installed: `make test` installs it)"]
     lines = [f"# Arrays written in place: gradient of a fill loop ({platform.python_version()}, "
              f"NumPy {np.__version__}, {platform.machine()})", "",
              "Best of %d, milliseconds per gradient (forward + backward)." % repeats, "",
@@ -139,9 +165,35 @@ def main() -> None:
         lines.append(f"| {row['case']} | {row['n']} | {row['fill'] * 1e3:.1f} | "
                      f"{row['stack'] * 1e3:.1f} | {torch_ms} | {row['numpy'] * 1e3:.2f} | "
                      f"{row['fill'] / row['stack']:.2f} | {row['error']:.1e} |")
+    lines += ["", "## The same loops inside an installed package", "",
+              "Best of %d, milliseconds per gradient; `package / user` near 1 means code "
+              "inside a package costs what the same lines cost in user code." % repeats, "",
+              "| case | n | user code | installed package | package / user |",
+              "|---|---|---|---|---|"] + lines_package
     arguments.out.parent.mkdir(parents=True, exist_ok=True)
     arguments.out.write_text("\n".join(lines) + "\n")
     print(f"wrote {arguments.out}")
+
+
+def _package_rows(cr, package, sizes, params, repeats) -> list:
+    """Table rows: the fill loop and the no-write loop, in user code and in the package."""
+    rows = []
+    for n in sizes:
+        for name, user, inside, size in (("fill loop", fill, package.fill, n),
+                                         ("no write (created arrays read)", smoothed_grid,
+                                          package.smoothed_grid, n // 10)):
+            grad_user = cr.grad(lambda a: user(np, a, size))
+            grad_package = cr.grad(lambda a: inside(a, size))
+            error = float(np.max(np.abs(grad_user(params) - grad_package(params))))
+            if error > 1e-10 * (1 + float(np.max(np.abs(grad_user(params))))):
+                print(f"GRADIENT MISMATCH: {name} in the package, n={size}")
+            user_time = best(lambda: grad_user(params), repeats)
+            package_time = best(lambda: grad_package(params), repeats)
+            print(f"{name:>31} n={size:>6}: user {user_time * 1e3:8.1f} ms, package "
+                  f"{package_time * 1e3:8.1f} ms", flush=True)
+            rows.append(f"| {name} | {size} | {user_time * 1e3:.1f} | "
+                        f"{package_time * 1e3:.1f} | {package_time / user_time:.2f} |")
+    return rows
 
 
 def _line(row: dict) -> str:

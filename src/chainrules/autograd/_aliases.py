@@ -4,7 +4,9 @@ chainrules differentiates plain NumPy and SciPy code, so autograd's wrapped ``au
 is not needed: ``import chainrules.autograd.numpy as np`` gives the ``numpy`` module itself,
 ``import chainrules.autograd.numpy.random as npr`` gives ``numpy.random``, and
 ``chainrules.autograd.scipy.stats`` is ``scipy.stats`` (SciPy is imported only when such a name
-is). One import hook maps the names; no module is copied or wrapped.
+is). One import hook maps the names; no module is copied or wrapped. autograd's modules that
+are objects in SciPy (``import chainrules.autograd.scipy.stats.multivariate_normal as mvn``,
+``...stats.norm``) import as the object itself.
 
 >>> import numpy
 >>> import chainrules.autograd.numpy as anp
@@ -38,6 +40,38 @@ class _AliasLoader(importlib.abc.Loader):
         sys.modules[module.__name__] = importlib.import_module(self.target)
 
 
+class _ObjectModuleLoader(importlib.abc.Loader):
+    """autograd's modules that are objects in SciPy (``autograd.scipy.stats.multivariate_normal``
+    is a module; ``scipy.stats.multivariate_normal`` a distribution object): the import gives
+    the object itself (``mvn.logpdf`` is ``scipy.stats.multivariate_normal.logpdf``), which is
+    also what the import system then binds in the parent (SciPy's) module: nothing changes
+    there."""
+
+    def __init__(self, owner: str, attribute: str):
+        self.owner, self.attribute = owner, attribute
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
+        return types.ModuleType(spec.name)
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        sys.modules[module.__name__] = getattr(importlib.import_module(self.owner),
+                                               self.attribute)
+
+
+def _object_spec(fullname: str, name: str) -> importlib.machinery.ModuleSpec | None:
+    """The spec of the alias ``fullname`` of ``name`` when ``name`` is an attribute of a module
+    (not a module); None when it is neither."""
+    owner, _, attribute = name.rpartition(".")
+    try:
+        module = importlib.import_module(owner) if owner else None
+    except ImportError:
+        return None
+    if module is None or not hasattr(module, attribute) or \
+            isinstance(getattr(module, attribute), types.ModuleType):
+        return None
+    return importlib.machinery.ModuleSpec(fullname, _ObjectModuleLoader(owner, attribute))
+
+
 class _AliasFinder(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname, path, target=None):
         for alias, real in ALIASES.items():
@@ -48,7 +82,7 @@ class _AliasFinder(importlib.abc.MetaPathFinder):
                 except (ImportError, ValueError):
                     found = None
                 if found is None:
-                    return None
+                    return _object_spec(fullname, name)
                 return importlib.machinery.ModuleSpec(fullname, _AliasLoader(name),
                                                       is_package=found.submodule_search_locations
                                                       is not None)

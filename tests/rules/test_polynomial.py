@@ -41,6 +41,9 @@ CASES = [
     case(np.polyfit, X6.astype(F32), normal(6, dtype=F32), 2, rtol=1e-2, atol=1e-2),
     case(np.polyfit, X6, normal(6, dtype=C128), 2),
     case(np.common_type, normal(3), normal(2, dtype=F32), non_differentiable=True),
+    case(np.roots, np.poly([1.0, -2.0, 3.5])),  # real, simple roots: a real output
+    case(np.roots, np.array([1.0, 0.4, 2.0, -1.0])),  # a complex pair and a real root
+    case(np.roots, np.array([1.0 + 0.5j, -2.0, 0.3j])),
 ]
 
 

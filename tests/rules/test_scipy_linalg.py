@@ -71,6 +71,9 @@ def _cases():
         case(solve, HPD_LOWER, B3 + 0.2j, lower=True, assume_a="pos"),
         case(solve, HPD_UPPER, B32, assume_a="her"),
         case(solve, A_C, B3, assume_a="sym", lower=True),   # complex symmetric: no conj
+        case(sla.pinv, A),
+        case(sla.pinv, B32),  # rectangular, full rank
+        case(sla.pinv, A_C[:, :2]),
         case(sla.inv, A),
         case(sla.inv, A.astype(f32)),
         case(sla.inv, A_C),
@@ -146,7 +149,7 @@ ORDER2 = [
     case(sla.solve, A, B32), case(sla.solve, A, B3, transposed=True),
     case(sla.solve, SPD_LOWER, B3, lower=True, assume_a="sym"),
     case(sla.solve, HPD_UPPER, B32, assume_a="pos"),
-    case(sla.inv, A), case(sla.det, A_C), case(sla.cholesky, SPD_UPPER),
+    case(sla.inv, A), case(sla.det, A_C), case(sla.cholesky, SPD_UPPER), case(sla.pinv, A_C[:, :2]),
     case(sla.cholesky, HPD_LOWER, lower=True), case(sla.eigh, SPD_LOWER, eigvals_only=True),
     case(sla.eigh, SPD_UPPER, lower=False),
     case(sla.block_diag, A[:2, :2], B3), case(sla.lu_solve, sla.lu_factor(A), B3),

@@ -28,6 +28,7 @@ SCIPY_RULES = {
     "scipy.optimize": ("scipy.optimize.implicit",),
     "scipy.integrate": ("scipy.integrate.quadrature", "scipy.integrate.ode"),
     "scipy.stats": ("scipy.stats.multivariate", "scipy.stats.univariate"),
+    "scipy.interpolate": ("scipy.interpolate.splines",),
 }
 _scipy_pending = dict(SCIPY_RULES)  # those not registered yet
 

@@ -60,7 +60,7 @@ from ...core.registry import add_lazy_loader, load_lazy_rules
 from ...rules.numpy.callables import vectorized_call
 from ..trace.tape import Level, record
 from ..trace.values import holds_traced
-from . import array_likes, masked, math_functions, methods, writes  # noqa: F401  (methods)
+from . import array_likes, interpolants, masked, math_functions, methods, writes  # noqa: F401
 from .bound_names import scan, scan_namespace, stdlib_namespace
 from .creation import NUMPY_REROUTED, REPLACEMENTS
 from .routes import (INHERITED, ORIGINALS, REROUTED, ROUTED, ROUTED_METHODS, Rerouted, Swap,
@@ -116,7 +116,7 @@ def _routing_plan() -> list:
         add_loaded_method_lists()
         key = (len(sys.modules), len(ROUTED), len(ROUTED_METHODS))
         _seen_routes.clear()
-        _plan, _plan_key = _new_routes() + masked.swaps(), key  # np.ma: dispatch/masked.py
+        _plan, _plan_key = _new_routes() + masked.swaps() + interpolants.swaps(), key
     return _plan
 
 

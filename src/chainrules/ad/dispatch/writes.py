@@ -868,7 +868,25 @@ def _copyto(dst: Any, src: Any, casting: str = "same_kind", where: Any = True) -
             primal_value(src)) else src)
 
 
-IN_PLACE = {np.fill_diagonal: _fill_diagonal, np.copyto: _copyto}
+def _place(arr: Any, mask: Any, vals: Any) -> None:
+    """``np.place(arr, mask, vals)`` into a traced ``arr``: ``arr[mask] = vals`` with ``vals``
+    repeated cyclically to the number of True entries, as NumPy does (NumPy's own checks run
+    first, on the values)."""
+    if type(arr) is not Traced:
+        raise TracingError(_plain_out_message(np.place, (), arr).replace(
+            "np.place(..., out=a)", "np.place(a, ...)"))
+    plain_mask = np.asarray(primal_value(mask), dtype=bool)
+    _NUMPY_PLACE(np.array(primal_value(arr)), plain_mask, primal_value(vals))
+    mask = np.reshape(plain_mask, arr.shape)
+    count = int(np.count_nonzero(mask))
+    if count == 0:
+        return
+    flat = np.ravel(vals)
+    write(arr, mask, flat[np.arange(count) % flat.shape[0]])
+
+
+_NUMPY_PLACE = np.place
+IN_PLACE = {np.fill_diagonal: _fill_diagonal, np.copyto: _copyto, np.place: _place}
 
 
 def full(original: Any, args: tuple, kwargs: dict) -> Any:

@@ -339,7 +339,7 @@ def _axis(axis: int, ndim: int) -> int:
 def _axes(axis: Any, ndim: int) -> Any:
     if axis is None:
         return tuple(range(1, ndim + 1))
-    if isinstance(axis, (tuple, list)):
+    if isinstance(axis, (tuple, list, range)):
         return tuple(_axis(a, ndim) for a in axis)
     return _axis(axis, ndim)
 

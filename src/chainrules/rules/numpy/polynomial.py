@@ -9,6 +9,9 @@
   ``z = G^-1 dc``, ``db = A z`` and ``dA = r z^H - A z c^H`` (``r = b - A c``). This needs
   ``A`` of full column rank (at least ``deg + 1`` distinct ``x``); ``full=True`` and
   ``cov=True`` are refused.
+- ``roots(p)``: each simple root ``r`` moves as ``dr = -sum_j dp_j r^(N-j) / p'(r)``
+  (implicit differentiation of ``p(r) = 0``); multiple roots have no derivative (it is
+  infinite). The roots come in NumPy's order, which stays put under small perturbations.
 - ``numpy.polynomial``: the ``*val`` functions (``polynomial.polyval``, ``chebval``,
   ``legval``, ``hermval``, ...) and the convenience classes' ``__call__`` (``Polynomial(c)(x)``)
   are plain Python over NumPy operations, so the engine traces through them, in ``x`` and in
@@ -74,6 +77,37 @@ def _polyval_forward(call: Call, dp: Any, dx: Any) -> Any:
 
 
 define(np.polyval, _polyval_p, _polyval_x, pushforward=_polyval_forward)
+
+
+# --- roots -------------------------------------------------------------------------------------
+
+def _roots_jacobian(call: Call) -> Any:
+    """``J[k, j] = d r_k / d p_j = -r_k^(N - j) / p'(r_k)`` (implicit differentiation of
+    ``p(r_k) = 0``; simple roots), zero for the leading zero coefficients that np.roots
+    drops. Written in NumPy operations, so that order 2 traces it."""
+    p, roots = np.asarray(call.args[0]), call.y
+    nonzero = np.flatnonzero(p != 0)  # (a comparison: plain values at every order)
+    lead = int(nonzero[0]) if nonzero.size else 0
+    kept = p[lead:]
+    degree = np.shape(kept)[0] - 1
+    powers = _powers(roots, degree + 1)  # r^degree, ..., r, 1
+    slopes = powers[:, 1:] @ (kept[:-1] * np.arange(degree, 0, -1))  # p'(r_k)
+    jacobian = -powers / slopes[:, None]
+    if lead:
+        jacobian = np.concatenate([np.zeros((np.shape(roots)[0], lead)), jacobian], axis=1)
+    return jacobian
+
+
+def _roots_p(call: Call, dy: Any) -> Any:
+    return _H(call.memo(_roots_jacobian)) @ dy
+
+
+def _roots_forward(call: Call, dp: Any) -> Any:
+    tangent = call.memo(_roots_jacobian) @ dp
+    return tangent if np.iscomplexobj(call.y) else np.real(tangent)
+
+
+define(np.roots, _roots_p, pushforward=_roots_forward)
 
 
 # --- polyfit -------------------------------------------------------------------------------------

@@ -40,7 +40,7 @@ from ....core.projection import ProjectTo
 from ....core.thunks import Thunk, unthunk
 from ...define import dense_tangent, define, unsupported
 from ...numpy.linalg import H, _adjugate, _from_triangle, _lower_half, _to_triangle, _trace
-from ...numpy.linalg import _eigh_gradient, _inverse_gaps
+from ...numpy.linalg import _eigh_gradient, _inverse_gaps, _pinv_gradient, _pinv_tangent
 
 __all__: list = []
 
@@ -174,6 +174,19 @@ def _inv_check(call: Any) -> None:
 define(sla.inv, lambda call, dy: -H(call.y) @ dy @ H(call.y),
        pushforward=lambda call, da: -call.y @ da @ call.y, check=_inv_check, refused=(),
        calls=_through_scipy(sla.inv))
+
+
+def _pinv_check(call: Any) -> None:
+    if call["return_rank"]:
+        raise unsupported("scipy.linalg.pinv", "return_rank", True, "False (np.linalg."
+                          "matrix_rank gives the rank)")
+
+
+# The pseudo-inverse at constant rank (numpy.linalg.pinv's formula): a cutoff (atol, rtol) that
+# changes the rank near the point is a kink, as in NumPy's.
+define(sla.pinv, lambda call, dy: _pinv_gradient(call.a, call.y, dy),
+       pushforward=lambda call, da: _pinv_tangent(call.a, call.y, da), check=_pinv_check,
+       refused=(), calls=_through_scipy(sla.pinv))
 
 
 def _adjugate_of(call: Any) -> Any:

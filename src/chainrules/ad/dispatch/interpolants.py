@@ -1,0 +1,359 @@
+"""SciPy's interpolators while tracing: traced data values (``CubicSpline(x, y)``,
+``interp1d(x, y)``, ``make_interp_spline(x, y)`` with a traced ``y``) and traced evaluation
+points (``s(q)`` with a traced ``q``), differentiable in both, at every order.
+
+SciPy builds and evaluates its interpolants in compiled code, which cannot take traced values.
+What the engine uses instead:
+
+- **Evaluation points.** ``s(q)`` of a ``PPoly`` (``CubicSpline``, ``PchipInterpolator``,
+  ``Akima1DInterpolator``...), a ``BSpline`` or an ``interp1d`` is recorded as
+  ``evaluate(s, q)`` (`chainrules.rules.scipy.interpolate.splines`), whose derivative in ``q``
+  is the interpolant's own derivative.
+- **Data values.** Each of these interpolants is linear in ``y`` (affine, with boundary
+  conditions that give derivative values): ``s(q) = Φ(q) y + z(q)``, where ``Φ(q)`` holds the
+  values at ``q`` of the interpolant of each unit vector (one interpolant of the identity
+  matrix, built once per construction) and ``z`` is the interpolant of zeros (the affine part:
+  boundary values, ``interp1d``'s ``fill_value``). With a traced ``y`` the constructor builds
+  the interpolant on the plain values (so every option and check is SciPy's), and keeps the
+  traced ``y``; a call is then ``Φ(q) @ y + z(q)``, ``Φ`` and ``z`` evaluated through
+  ``evaluate`` (so ``q`` may be traced too). The identity's interpolant costs ``n`` times the
+  memory of one: meant for the data sizes interpolation is used with (up to a few thousand
+  nodes).
+- **Not followed** (loud): traced nodes ``x``; other methods of an interpolant built on traced
+  values (``derivative``, ``antiderivative``, ``integrate``, ``roots``, ``solve``) raise a
+  `TracingError` rather than answer from the plain values. Reading the coefficients directly
+  (``s.c``) gives the plain values: an attribute is not something the engine can see.
+
+>>> import numpy as np, chainrules as cr, scipy.interpolate
+>>> nodes = np.array([0.0, 1.0, 2.0, 3.0])
+>>> cr.grad(lambda y: scipy.interpolate.CubicSpline(nodes, y)(1.5))(nodes ** 2)
+array([-0.0625,  0.5625,  0.5625, -0.0625])
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from typing import Any
+
+import numpy as np
+
+from ..trace.errors import TracingError
+from ..trace.traced import primal_value
+from ..trace.values import holds_traced
+from .routes import INHERITED, REROUTED, Rerouted, Swap
+
+__all__ = ["swaps"]
+
+_DATA = "_chainrules_traced_values"  # an interpolant's traced data: (y, axis, basis, zero)
+_REFUSED = ("derivative", "antiderivative", "integrate", "roots", "solve")
+# interp1d's kinds evaluated by its own formula that are a spline of this degree (linear: the
+# same values as a degree-1 spline); spline kinds keep theirs; the others are piecewise constant.
+_SPLINE_DEGREE = {"linear": 1}
+
+
+def _evaluate(interpolant: Any, x: Any, nu: int = 0, extrapolate: Any = None) -> Any:
+    from ...rules.scipy.interpolate.splines import Interpolant, evaluate  # (rerouted)
+    return evaluate(Interpolant(interpolant), x, nu, extrapolate)
+
+
+def _refuse_traced_interpolant(instance: Any) -> None:
+    """An interpolant whose own fields hold traced values (passed to grad as an input): its
+    coefficients' derivatives are not followed, and must not silently be zero."""
+    if holds_traced(instance):
+        raise TracingError(
+            f"{type(instance).__name__}: the interpolant's own coefficients hold traced values "
+            f"(it was passed to the differentiated function as an input, or built from traced "
+            f"arrays by hand); chainrules differentiates interpolants in the data values they "
+            f"are built from and in their evaluation points. Build the interpolant inside the "
+            f"function from the traced data (CubicSpline(x, y), make_interp_spline(x, y)...).")
+
+
+def _argument(args: tuple, kwargs: dict, position: int, name: str) -> Any:
+    return args[position] if len(args) > position else kwargs.get(name)
+
+
+def _replaced(args: tuple, kwargs: dict, position: int, name: str, value: Any) -> tuple:
+    if len(args) > position:
+        return args[:position] + (value,) + args[position + 1:], kwargs
+    return args, {**kwargs, name: value}
+
+
+def _refuse_traced_nodes(where: str, x: Any) -> None:
+    if holds_traced(x):
+        raise TracingError(
+            f"{where}: the interpolation nodes x hold traced values; chainrules differentiates "
+            f"interpolants in their data values y and their evaluation points, not in their "
+            f"nodes. Pass chainrules.primal(x) for the nodes (a constant), or write the "
+            f"interpolation with NumPy (np.interp is differentiable in every argument).")
+
+
+def _unit_values(n: int, like: np.ndarray) -> np.ndarray:
+    return np.eye(n, dtype=np.result_type(like.dtype, np.float64))
+
+
+def _on_traced_values(name: str, build: Any, args: tuple, kwargs: dict, y_position: int,
+                      axis_default: int) -> Any:
+    """``build(*args, **kwargs)`` where ``y`` holds traced values: ``(interpolant of the plain
+    values, (y, axis, basis, zero))``, or None when ``y`` holds none."""
+    y = _argument(args, kwargs, y_position, "y")
+    _refuse_traced_nodes(name, _argument(args, kwargs, y_position - 1, "x"))
+    if not holds_traced(y):
+        return None
+    y = np.asarray(y)
+    plain = np.asarray(primal_value(y))
+    axis = _argument(args, kwargs, y_position + 1 + (name == "make_interp_spline") * 3, "axis")
+    axis = axis_default if axis is None else axis
+    axis = axis % plain.ndim
+    n = plain.shape[axis]
+    plain_args, plain_kwargs = _replaced(args, kwargs, y_position, "y", plain)
+    built = build(*plain_args, **plain_kwargs)
+    basis_args, basis_kwargs = _replaced(args, kwargs, y_position, "y", _unit_values(n, plain))
+    zero_args, zero_kwargs = _replaced(args, kwargs, y_position, "y", np.zeros_like(plain))
+    bc_position = y_position + (3 if name == "make_interp_spline" else 2)
+    bc = _argument(basis_args, basis_kwargs, bc_position, "bc_type")
+    if bc is not None:  # derivative values: the zero interpolant's; the basis' are zeros
+        basis_args, basis_kwargs = _replaced(basis_args, basis_kwargs, bc_position,
+                                             "bc_type", _homogeneous(bc, (n,)))
+    if "axis" in kwargs or len(args) > y_position + 1 + (name == "make_interp_spline") * 3:
+        basis_args, basis_kwargs = _replaced(basis_args, basis_kwargs, y_position + 1 + (
+            name == "make_interp_spline") * 3, "axis", 0)
+    else:
+        basis_kwargs = {**basis_kwargs, "axis": 0}
+    return built, (y, axis, (basis_args, basis_kwargs), build(*zero_args, **zero_kwargs))
+
+
+def _homogeneous(bc: Any, shape: tuple) -> Any:
+    """Boundary conditions ``bc`` with every derivative value, ``(order, value)``, made zeros
+    of ``shape``: those of the identity's interpolant (the values are the affine part)."""
+    if isinstance(bc, tuple) and len(bc) == 2 and isinstance(bc[0], (int, np.integer)) and \
+            not isinstance(bc[0], bool):
+        return (bc[0], np.zeros(shape))
+    if isinstance(bc, (tuple, list)):
+        return type(bc)(_homogeneous(part, shape) for part in bc)
+    return bc
+
+
+def _values(data: tuple, q: Any, nu: int, extrapolate: Any, basis: Any) -> Any:
+    """``Φ(q) y + z(q)`` (derivative ``nu``), in SciPy's layout (``q``'s axes at ``axis``)."""
+    y, axis, _, zero = data
+    linear = np.tensordot(_evaluate(basis, q, nu, extrapolate), np.moveaxis(y, axis, 0),
+                          axes=1)
+    if axis:
+        q_axes = np.ndim(primal_value(q))
+        order = list(range(q_axes, q_axes + axis)) + list(range(q_axes)) + \
+            list(range(q_axes + axis, np.ndim(primal_value(linear))))
+        linear = np.transpose(linear, order)
+    return linear + _evaluate(zero, q, nu, extrapolate)
+
+
+def _basis(instance: Any, data: tuple, build: Any) -> Any:
+    """The interpolant of the identity (built at the first call, then kept)."""
+    kept = instance.__dict__.get("_chainrules_basis")
+    if kept is None:
+        args, kwargs = data[2]
+        kept = instance.__dict__["_chainrules_basis"] = build(*args, **kwargs)
+    return kept
+
+
+# --- PPoly, BSpline: construction and calls ---------------------------------------------------
+
+def _spline_init(cls: type, original: Any, y_position: int = 1, axis_default: int = 0) -> Any:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        found = _on_traced_values(cls.__name__, lambda *a, **k: _Plain(cls, original, a, k),
+                                  args, kwargs, y_position, axis_default)
+        if found is None:
+            return original(self, *args, **kwargs)
+        plain, data = found
+        original(self, *plain.args, **plain.kwargs)
+        self.__dict__[_DATA] = data[:3] + (data[3].make(),)
+        self.__dict__["_chainrules_build"] = lambda *a, **k: _Plain(cls, original, a,
+                                                                    k).make()
+
+    return __init__
+
+
+class _Plain:
+    """A construction of ``cls`` on plain values, made when asked for (``make``)."""
+
+    def __init__(self, cls: type, init: Any, args: tuple, kwargs: dict):
+        self.cls, self.init, self.args, self.kwargs = cls, init, args, kwargs
+
+    def make(self) -> Any:
+        instance = self.cls.__new__(self.cls)
+        self.init(instance, *self.args, **self.kwargs)
+        return instance
+
+
+def _spline_call(original: Any) -> Any:
+    def __call__(self, x: Any, nu: int = 0, extrapolate: Any = None) -> Any:
+        data = self.__dict__.get(_DATA)
+        if data is None:
+            _refuse_traced_interpolant(self)
+            if holds_traced(x):
+                return _evaluate(self, x, nu, extrapolate)
+            return original(self, x, nu, extrapolate)
+        basis = _basis(self, data, self.__dict__["_chainrules_build"])
+        return _values(data, x, nu, extrapolate, basis)
+
+    return __call__
+
+
+def _refusing(name: str, original: Any) -> Any:
+    def method(self, *args: Any, **kwargs: Any) -> Any:
+        if _DATA in getattr(self, "__dict__", {}):
+            raise TracingError(
+                f"{type(self).__name__}.{name} of an interpolant built on traced data values: "
+                f"chainrules follows its values at points (calling it), not its {name}. "
+                f"Build the interpolant of the derivative or integral you need from the values "
+                f"(a spline of the same degree), or compute it with NumPy.")
+        return original(self, *args, **kwargs)
+
+    method.__name__ = name
+    return method
+
+
+def _make_interp_spline(own: Any) -> Any:
+    def make_interp_spline(*args: Any, **kwargs: Any) -> Any:
+        found = _on_traced_values("make_interp_spline", own, args, kwargs, 1, 0)
+        if found is None:
+            return own(*args, **kwargs)
+        spline, data = found
+        spline.__dict__[_DATA] = data
+        spline.__dict__["_chainrules_build"] = own
+        return spline
+
+    return make_interp_spline
+
+
+# --- interp1d ---------------------------------------------------------------------------------
+
+def _interp1d_init(cls: type, original: Any) -> Any:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        y = _argument(args, kwargs, 1, "y")
+        _refuse_traced_nodes("interp1d", _argument(args, kwargs, 0, "x"))
+        if not holds_traced(y):
+            return original(self, *args, **kwargs)
+        y = np.asarray(y)
+        plain = np.asarray(primal_value(y))
+        plain_args, plain_kwargs = _replaced(args, kwargs, 1, "y", plain)
+        original(self, *plain_args, **plain_kwargs)
+        axis = self.axis  # (interp1d keeps it non-negative)
+        if not _argument(args, kwargs, 7, "assume_sorted"):  # interp1d sorts the nodes
+            order = np.argsort(np.asarray(primal_value(_argument(args, kwargs, 0, "x"))),
+                               kind="mergesort")
+            y = np.take(y, order, axis=axis)
+        self.__dict__[_DATA] = (y, axis, None, _interp1d_zero(self))
+
+    return __init__
+
+
+def _spline_degree(self: Any) -> int | None:
+    """The degree of the spline an interp1d evaluates, None for a piecewise-constant kind."""
+    if self._kind == "spline":
+        return self._spline.k
+    return _SPLINE_DEGREE.get(self._kind)
+
+
+def _kind(self: Any) -> Any:
+    """interp1d's ``kind`` argument that makes an interpolant like ``self``."""
+    return self._spline.k if self._kind == "spline" else self._kind
+
+
+def _interp1d_basis(self: Any) -> Any:
+    kept = self.__dict__.get("_chainrules_basis")
+    if kept is None:
+        from scipy.interpolate import interp1d, make_interp_spline
+
+        n = self.x.shape[0]
+        degree = _spline_degree(self)
+        if degree is not None:
+            kept = make_interp_spline(self.x, np.eye(n), k=degree, axis=0)
+        else:
+            kept = interp1d(self.x, np.eye(n), kind=self._kind, axis=0, bounds_error=False,
+                            fill_value="extrapolate" if self._extrapolate else 0.0,
+                            assume_sorted=True)
+        self.__dict__["_chainrules_basis"] = kept
+    return kept
+
+
+def _interp1d_call(original: Any) -> Any:
+    def __call__(self, x: Any) -> Any:
+        data = self.__dict__.get(_DATA)
+        if data is None:
+            _refuse_traced_interpolant(self)
+            if not holds_traced(x):
+                return original(self, x)
+        original(self, primal_value(x))  # SciPy's checks (bounds_error), on the values
+        if data is None:
+            plain = np.asarray(self.y)
+            data = (plain, self.axis, None, self._chainrules_zero())
+        basis = _interp1d_basis(self)
+        points = np.asarray(primal_value(x))
+        inside = (points >= self.x[0]) & (points <= self.x[-1]) | \
+            bool(getattr(self, "_extrapolate", False))
+        y, axis, _, zero = data
+        linear = np.tensordot(_evaluate(basis, x, 0) * inside[..., None],
+                              np.moveaxis(y, axis, 0), axes=1)
+        if axis:
+            q_axes = inside.ndim
+            order = list(range(q_axes, q_axes + axis)) + list(range(q_axes)) + \
+                list(range(q_axes + axis, np.ndim(primal_value(linear))))
+            linear = np.transpose(linear, order)
+        return linear + _evaluate(zero, x, 0)
+
+    return __call__
+
+
+def _interp1d_zero(self: Any) -> Any:
+    """The interp1d of zeros with this one's options (its fill values outside)."""
+    kept = self.__dict__.get("_chainrules_zero_interpolant")
+    if kept is None:
+        kept = self.__dict__["_chainrules_zero_interpolant"] = type(self)(
+            self.x, np.zeros_like(np.asarray(self.y)), kind=_kind(self), axis=self.axis,
+            bounds_error=False, fill_value=self.fill_value, assume_sorted=True)
+    return kept
+
+
+# --- the swaps --------------------------------------------------------------------------------
+
+_made: list = []
+
+
+def swaps() -> list:
+    """The replacements to install while tracing, once ``scipy.interpolate`` is imported."""
+    module = sys.modules.get("scipy.interpolate")
+    if module is None or getattr(getattr(module, "__spec__", None), "_initializing", False):
+        return []
+    if _made:
+        return _made
+    from scipy.interpolate import BSpline, CubicSpline, PPoly, interp1d
+
+    ppoly_base = next(c for c in PPoly.__mro__ if "__call__" in vars(c))
+    made = [Swap(ppoly_base, "__call__", _spline_call(vars(ppoly_base)["__call__"]),
+                 vars(ppoly_base)["__call__"]),
+            Swap(BSpline, "__call__", _spline_call(vars(BSpline)["__call__"]),
+                 vars(BSpline)["__call__"]),
+            Swap(CubicSpline, "__init__",
+                 _spline_init(CubicSpline, vars(CubicSpline)["__init__"]),
+                 vars(CubicSpline)["__init__"]),
+            Swap(interp1d, "__init__", _interp1d_init(interp1d, vars(interp1d)["__init__"]),
+                 vars(interp1d)["__init__"]),
+            Swap(interp1d, "__call__", _interp1d_call(interp1d.__call__), INHERITED),
+            Swap(interp1d, "_chainrules_zero", _interp1d_zero, INHERITED)]
+    owners = set()
+    for cls in (PPoly, BSpline):
+        for name in _REFUSED:
+            owner = next((c for c in cls.__mro__ if name in vars(c)), None)
+            if owner is not None and (owner, name) not in owners:
+                owners.add((owner, name))
+                made.append(Swap(owner, name, _refusing(name, vars(owner)[name]),
+                                 vars(owner)[name]))
+    function = module.make_interp_spline
+    if type(function) is types.FunctionType:
+        rerouted = REROUTED.get(function)
+        if rerouted is None:
+            rerouted = REROUTED[function] = Rerouted(function, _make_interp_spline)
+        made.append(rerouted)
+    _made.extend(made)
+    return _made

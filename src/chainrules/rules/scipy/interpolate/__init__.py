@@ -1,0 +1,1 @@
+"""Rules for ``scipy.interpolate``: `splines` (an interpolant evaluated at traced points)."""

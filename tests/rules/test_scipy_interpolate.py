@@ -1,0 +1,142 @@
+"""scipy.interpolate: the rule-testing kit on `evaluate` (src/chainrules/rules/scipy/interpolate/
+splines.py) at order 1 and 2, and SciPy's interpolators through the engine
+(src/chainrules/ad/dispatch/interpolants.py), in their data values and their evaluation points,
+against central finite differences: interp1d of every kind (inside and outside the nodes, with
+fill values and extrapolation), CubicSpline and make_interp_spline (with derivative boundary
+values, values with trailing axes, along another axis), Hessians, and the loud refusals."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+interpolate = pytest.importorskip("scipy.interpolate")
+
+import chainrules as cr  # noqa: E402
+from chainrules.rules.scipy.interpolate.splines import Interpolant, evaluate  # noqa: E402
+from chainrules.testing import case, check_case  # noqa: E402
+from chainrules.testing import test_frule_order2, test_rrule_order2  # noqa: E402
+from tests.ad.finite_differences import numerical_gradient  # noqa: E402
+
+NODES = np.array([0.0, 0.7, 1.5, 2.1, 3.0, 3.3])
+VALUES = np.cos(NODES)
+POINTS = np.array([0.4, 1.3, 2.2, 2.9])
+OUTSIDE = np.array([0.4, 1.3, -0.5, 3.6])
+SPLINE = Interpolant(interpolate.CubicSpline(NODES, VALUES))
+B_SPLINE = Interpolant(interpolate.make_interp_spline(NODES, np.stack([VALUES, VALUES ** 2], 1),
+                                                      k=3))
+
+CASES = [
+    case(evaluate, SPLINE, POINTS),
+    case(evaluate, SPLINE, POINTS, 1),
+    case(evaluate, SPLINE, 1.1),
+    case(evaluate, B_SPLINE, POINTS),
+    case(evaluate, Interpolant(interpolate.PchipInterpolator(NODES, VALUES)), POINTS, 0, True),
+    case(evaluate, Interpolant(interpolate.CubicSpline(NODES, VALUES.astype(np.float32))),
+         POINTS.astype(np.float32), rtol=1e-2, atol=1e-2),
+]
+
+
+@pytest.mark.parametrize("rule_case", CASES, ids=lambda c: c.id)
+def test_evaluate_rule(rule_case):
+    check_case(rule_case)
+
+
+@pytest.mark.parametrize("rule_case", CASES[:5], ids=lambda c: c.id)
+def test_evaluate_rule_at_order_2(rule_case):
+    test_rrule_order2(rule_case.function, *rule_case.args, **rule_case.fkwargs)
+    test_frule_order2(rule_case.function, *rule_case.args, **rule_case.fkwargs)
+
+
+def _check(loss, x, atol=1e-6):
+    np.testing.assert_allclose(cr.grad(loss)(x), numerical_gradient(loss, x), atol=atol)
+
+
+@pytest.mark.parametrize("kind", ["linear", "slinear", "quadratic", "cubic", "nearest",
+                                  "previous", "next", "zero"])
+@pytest.mark.parametrize("options", [{}, {"bounds_error": False, "fill_value": 0.3},
+                                     {"fill_value": "extrapolate"}], ids=["inside", "fill",
+                                                                           "extrapolate"])
+def test_interp1d_in_values_and_points(kind, options):
+    points = POINTS if not options else OUTSIDE
+    if kind in ("previous", "next") and options.get("fill_value") == "extrapolate":
+        points = POINTS  # (NaN beyond the nodes on one side, as SciPy gives)
+    constant = kind in ("nearest", "previous", "next", "zero")
+    shifted = points + 0.05 if constant else points  # off the jumps of a step function
+    _check(lambda y: np.sum(interpolate.interp1d(NODES, y, kind=kind, **options)(shifted) ** 2),
+           VALUES)
+    slopes = cr.grad(lambda q: np.sum(interpolate.interp1d(NODES, VALUES, kind=kind,
+                                                           **options)(q) ** 2))(shifted)
+    if constant:
+        np.testing.assert_array_equal(slopes, 0.0)
+    else:
+        _check(lambda q: np.sum(interpolate.interp1d(NODES, VALUES, kind=kind,
+                                                     **options)(q) ** 2), shifted)
+
+
+def test_interp1d_sorts_its_nodes_and_takes_an_axis():
+    order = np.array([3, 0, 5, 1, 4, 2])
+    table = np.stack([VALUES, np.sin(NODES)])  # (2, 6): interpolated along axis 1
+
+    def loss(flat):
+        f = interpolate.interp1d(NODES[order], flat.reshape(2, 6)[:, order], kind="cubic")
+        return np.sum(np.tanh(f(POINTS)))
+
+    _check(loss, table.ravel())
+
+
+def test_interp1d_bounds_error_is_scipys():
+    with pytest.raises(ValueError, match="above the interpolation range"):
+        cr.grad(lambda y: np.sum(interpolate.interp1d(NODES, y)(np.array([4.0]))))(VALUES)
+
+
+@pytest.mark.parametrize("bc", [None, "natural", "clamped",
+                                ((1, np.array([0.5, -0.2])), (2, np.array([-1.0, 0.3])))])
+def test_cubic_spline_with_trailing_axes_and_boundary_values(bc):
+    table = np.stack([VALUES, np.sin(NODES)], axis=1)  # (6, 2)
+
+    def build(y):
+        return interpolate.CubicSpline(NODES, y, bc_type="not-a-knot" if bc is None else bc)
+
+    _check(lambda flat: np.sum(np.sin(build(flat.reshape(6, 2))(POINTS))), table.ravel())
+    _check(lambda q: np.sum(np.sin(build(table)(q, 1))), POINTS)
+
+
+def test_cubic_spline_along_another_axis():
+    table = np.stack([VALUES, np.sin(NODES), NODES ** 2])  # (3, 6), along axis 1
+    _check(lambda flat: np.sum(interpolate.CubicSpline(NODES, flat.reshape(3, 6), axis=1)(
+        POINTS[:2]) * np.arange(6.0).reshape(3, 2)), table.ravel())
+
+
+@pytest.mark.parametrize("k", [1, 3, 5])
+def test_make_interp_spline_in_values_and_points(k):
+    _check(lambda y: np.sum(interpolate.make_interp_spline(NODES, y, k=k)(POINTS) ** 2), VALUES)
+    _check(lambda q: np.sum(interpolate.make_interp_spline(NODES, VALUES, k=k)(q) ** 2), POINTS)
+
+
+def test_hessians_in_values_points_and_both():
+    def mixed(v):
+        return np.sum(interpolate.CubicSpline(NODES, v[:6])(v[6:]) ** 3)
+
+    v = np.concatenate([VALUES, POINTS[:3]])
+    expected = np.array([numerical_gradient(lambda z: cr.grad(mixed)(z)[i], v)
+                         for i in range(v.size)])
+    np.testing.assert_allclose(cr.hessian(mixed)(v), expected, atol=1e-4)
+
+
+def test_forward_mode_in_the_values():
+    _, tangent = cr.jvp(lambda y: interpolate.CubicSpline(NODES, y)(POINTS), (VALUES,),
+                        (np.ones(6),))
+    np.testing.assert_allclose(tangent, 1.0)  # the spline of ones is one
+
+
+def test_traced_nodes_and_other_methods_are_refused():
+    with pytest.raises(cr.TracingError, match="nodes x hold traced values"):
+        cr.grad(lambda x: np.sum(interpolate.CubicSpline(x, VALUES)(POINTS)))(NODES)
+    with pytest.raises(cr.TracingError, match="derivative of an interpolant built on traced"):
+        cr.grad(lambda y: np.sum(interpolate.CubicSpline(NODES, y).derivative()(POINTS)))(VALUES)
+    with pytest.raises(cr.TracingError, match="own coefficients hold traced values"):
+        cr.grad(lambda s: np.sum(s(POINTS)))(interpolate.CubicSpline(NODES, VALUES))
+    # outside a trace the classes are SciPy's own
+    spline = interpolate.CubicSpline(NODES, VALUES)
+    assert spline.derivative()(1.0) == spline(1.0, 1)

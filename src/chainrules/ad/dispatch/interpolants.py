@@ -126,8 +126,8 @@ def _on_traced_values(name: str, build: Any, args: tuple, kwargs: dict, y_positi
 def _homogeneous(bc: Any, shape: tuple) -> Any:
     """Boundary conditions ``bc`` with every derivative value, ``(order, value)``, made zeros
     of ``shape``: those of the identity's interpolant (the values are the affine part)."""
-    if isinstance(bc, tuple) and len(bc) == 2 and isinstance(bc[0], (int, np.integer)) and \
-            not isinstance(bc[0], bool):
+    if type(bc) is tuple and len(bc) == 2 and issubclass(type(bc[0]), (int, np.integer)) and \
+            type(bc[0]) is not bool:
         return (bc[0], np.zeros(shape))
     if isinstance(bc, (tuple, list)):
         return type(bc)(_homogeneous(part, shape) for part in bc)

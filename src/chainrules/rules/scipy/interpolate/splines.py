@@ -60,7 +60,7 @@ class Interpolant:
             return True
         if type(mine) is not type(theirs) or vars(mine).keys() != vars(theirs).keys():
             return False
-        return all(np.array_equal(value, vars(theirs)[key]) if isinstance(value, np.ndarray)
+        return all(np.array_equal(value, vars(theirs)[key]) if issubclass(type(value), np.ndarray)
                    else value == vars(theirs)[key] for key, value in vars(mine).items()
                    if not callable(value))
 

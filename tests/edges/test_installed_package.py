@@ -197,3 +197,44 @@ def test_a_value_cache_is_caught_by_the_checking_mode():
     # a fresh object per call: sin(z) + z cos(z)
     np.testing.assert_allclose(cr.grad(lambda z: cached.CachedModel()(z))(X),
                                np.sin(X) + X * np.cos(X))
+
+
+# --- 6. functions these packages call ---------------------------------------------------------
+
+def test_pseudo_inverse_roots_and_place_in_a_package():
+    from labtools import fitting
+
+    design = np.array([[1.0, 0.2], [1.0, 0.9], [1.0, 1.7], [1.0, 2.4]])
+    targets = np.array([0.3, 1.1, 1.9, 2.2])
+    _check(lambda t: np.sum(fitting.least_squares(design, t) ** 2), targets)
+    _check(lambda d: np.sum(fitting.least_squares(d.reshape(4, 2), targets) ** 2),
+           design.ravel())
+    # the largest root r of x^2 + b x + c: dr/db = -r / (2r + b), dr/dc = -1 / (2r + b)
+    b, c = -3.0, 2.0
+    root = 2.0
+    np.testing.assert_allclose(
+        cr.grad(lambda p: fitting.largest_real_root(p))(np.array([1.0, b, c]))[1:],
+        [-root / (2 * root + b), -1 / (2 * root + b)])
+    np.testing.assert_array_equal(cr.grad(lambda v: np.sum(fitting.clipped(v, 1.0)))(X),
+                                  (X <= 1.0) * 1.0)
+
+
+@pytest.mark.parametrize("kind", ["linear", "cubic", "spline", "bspline"])
+def test_interpolation_in_a_package_in_values_and_points(kind):
+    from labtools import fitting
+
+    nodes = np.linspace(0.0, 2.0, 6)
+    values = np.sin(nodes)
+    points = np.array([0.3, 0.9, 1.55])
+    _check(lambda v: np.sum(fitting.resample(nodes, v, points, kind) ** 2), values)
+    _check(lambda p: np.sum(fitting.resample(nodes, values, p, kind) ** 2), points)
+
+
+def test_image_filters_in_a_package():
+    from labtools import fitting
+
+    image = np.outer(np.sin(np.linspace(0, 3, 6)), np.cos(np.linspace(0, 2, 5)))
+    _check(lambda a: np.sum(fitting.smoothed_edges(a)), image)
+    rows, cols = np.array([0.5, 2.25, 4.1]), np.array([1.2, 0.3, 3.6])
+    _check(lambda r: np.sum(fitting.sample(image, r, cols) ** 2), rows)
+    _check(lambda a: np.sum(fitting.sample(a, rows, cols) ** 2), image)

@@ -14,6 +14,7 @@ True
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import sys
 import types
@@ -25,7 +26,7 @@ from ..trace.tape import record
 from ..trace.values import holds_traced
 
 __all__ = ["ORIGINALS", "ROUTED", "ROUTED_METHODS", "REROUTED", "INHERITED", "Swap", "Rerouted",
-           "routed", "routed_method", "add_loaded_method_lists"]
+           "TRACED_PATHS", "traced_path", "routed", "routed_method", "add_loaded_method_lists"]
 
 
 ORIGINALS = {
@@ -175,6 +176,30 @@ ROUTED = [("numpy", "apply_along_axis"), ("numpy", "piecewise"),
           *[("scipy.integrate", name) for name in ("quad", "quad_vec", "trapezoid",
                                                    "cumulative_trapezoid", "simpson",
                                                    "odeint", "solve_ivp")]]
+
+
+# SciPy functions computed in C, for which a version in NumPy operations exists (in the rules
+# layer, which an engine traces): (module, name, module of the NumPy version). While a trace is
+# active, a call whose arguments hold traced values runs that version (`traced_path`).
+TRACED_PATHS = [
+    *[("scipy.ndimage", name, "chainrules.rules.scipy.ndimage.filters")
+      for name in ("correlate1d", "convolve1d", "correlate", "convolve", "gaussian_filter1d",
+                   "gaussian_filter")],
+    ("scipy.ndimage", "map_coordinates", "chainrules.rules.scipy.ndimage.interpolation"),
+]
+
+
+def traced_path(original: Any, module: str, name: str) -> Any:
+    """``original``, or ``module.name`` (its NumPy version) when an argument holds traced
+    values."""
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if any(holds_traced(a) for a in args) or any(
+                holds_traced(v) for v in kwargs.values()):
+            return getattr(importlib.import_module(module), name)(*args, **kwargs)
+        return original(*args, **kwargs)
+
+    call.__wrapped__ = original
+    return call
 
 
 # Methods of classes whose instances hold the parameters (``scipy.stats`` distributions, plain

@@ -63,8 +63,9 @@ from ..trace.values import holds_traced
 from . import array_likes, interpolants, masked, math_functions, methods, writes  # noqa: F401
 from .bound_names import scan, scan_namespace, stdlib_namespace
 from .creation import NUMPY_REROUTED, REPLACEMENTS
-from .routes import (INHERITED, ORIGINALS, REROUTED, ROUTED, ROUTED_METHODS, Rerouted, Swap,
-                     add_loaded_method_lists, routed, routed_method)
+from .routes import (INHERITED, ORIGINALS, REROUTED, ROUTED, ROUTED_METHODS, TRACED_PATHS,
+                     Rerouted, Swap, add_loaded_method_lists, routed, routed_method,
+                     traced_path)
 
 __all__ = ["enter", "exit", "tracing"]
 
@@ -128,6 +129,19 @@ def _new_routes() -> list:
     (which it adds to): extension shields, routed functions, routed methods."""
     plan = [Swap(module, name, _PLAIN_NUMPY, np)
             for module, name in _numpy_references_of_extensions()]
+    for entry in TRACED_PATHS:
+        module = sys.modules.get(entry[0])
+        if entry in _seen_routes or module is None or getattr(
+                getattr(module, "__spec__", None), "_initializing", False):
+            continue
+        _seen_routes.add(entry)
+        function = getattr(module, entry[1], None)
+        if type(function) is types.FunctionType:
+            rerouted = REROUTED.get(function)
+            if rerouted is None:
+                rerouted = REROUTED[function] = Rerouted(
+                    function, lambda own, entry=entry: traced_path(own, entry[2], entry[1]))
+            plan.append(rerouted)
     for entry in ROUTED + ROUTED_METHODS:
         module = sys.modules.get(entry[0])  # only modules the program imported
         if entry in _seen_routes or module is None or getattr(

@@ -1,0 +1,182 @@
+"""``scipy.ndimage``'s linear filters written in NumPy operations, so that an engine traces
+them: ``correlate1d``, ``convolve1d``, ``correlate``, ``convolve``, ``gaussian_filter1d`` and
+``gaussian_filter``, differentiable in the input and in the weights, at every order.
+
+SciPy computes these in C; an engine reaches these versions instead when an argument holds
+traced values (chainrules routes the SciPy functions here while a trace is active). Each is the
+input extended at its edges as ``mode`` says (``np.pad``: ``reflect`` is NumPy's
+``symmetric``, ``mirror`` NumPy's ``reflect``, ``nearest`` ``edge``, ``wrap``, ``constant``
+with ``cval``), then a sum over the kernel's entries of shifted slices times the weight: cost
+O(input size x kernel size), as SciPy's. ``origin`` shifts the kernel as SciPy does; the
+Gaussian's weights are SciPy's own (``truncate``, ``radius``, ``order``). Refused by name: an
+``output=`` array (use the returned value) and a traced ``sigma``.
+
+>>> import numpy as np, scipy.ndimage
+>>> x = np.array([1.0, 2.0, 4.0, 7.0])
+>>> bool(np.allclose(correlate1d(x, [1.0, 2.0, 0.5]), scipy.ndimage.correlate1d(x, [1.0, 2.0, 0.5])))
+True
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+
+__all__ = ["correlate1d", "convolve1d", "correlate", "convolve", "gaussian_filter1d",
+           "gaussian_filter"]
+
+_PAD_MODES = {"reflect": "symmetric", "grid-mirror": "symmetric", "mirror": "reflect",
+              "nearest": "edge", "wrap": "wrap", "grid-wrap": "wrap", "constant": "constant",
+              "grid-constant": "constant"}
+
+
+def _refuse_output(name: str, output: Any) -> None:
+    if output is not None and not (isinstance(output, type) or type(output) is np.dtype or
+                                   type(output) is str):
+        raise ValueError(
+            f"scipy.ndimage.{name}(..., output=array) of traced values: the result cannot be "
+            f"written into a given array here; use the returned value (output=None).")
+
+
+def _pad_mode(name: str, mode: str) -> str:
+    pad = _PAD_MODES.get(mode)
+    if pad is None:
+        raise ValueError(f"scipy.ndimage.{name}: mode {mode!r} is not supported for traced "
+                         f"values; use one of {sorted(_PAD_MODES)}.")
+    return pad
+
+
+def _per_axis(value: Any, ndim: int) -> list:
+    if isinstance(value, (list, tuple)) or (type(value) is np.ndarray and value.ndim):
+        values = list(value)
+        if len(values) != ndim:
+            raise RuntimeError("sequence argument must have length equal to input rank")
+        return values
+    return [value] * ndim
+
+
+def _correlate(name: str, input: Any, weights: Any, mode: Any, cval: float,
+               origins: list) -> Any:
+    """``input`` correlated with ``weights`` (of the same rank), ``origins`` per axis."""
+    input, weights = np.asarray(input), np.asarray(weights)
+    if weights.ndim != input.ndim:
+        raise RuntimeError("filter weights array has incorrect shape.")
+    modes = _per_axis(mode, input.ndim)
+    widths = []
+    for axis, size in enumerate(weights.shape):
+        left = size // 2 + int(origins[axis])
+        if not -(size // 2) <= int(origins[axis]) <= (size - 1) // 2:
+            raise ValueError(f"Invalid origin; origin must satisfy -(weights.shape[k] // 2) "
+                             f"<= origin[k] <= (weights.shape[k]-1) // 2")
+        widths.append((left, size - 1 - left))
+    padded = input
+    for axis in range(input.ndim):  # one axis at a time: each its own mode
+        pad = _pad_mode(name, modes[axis])
+        width = [(0, 0)] * input.ndim
+        width[axis] = widths[axis]
+        options = {"constant_values": cval} if pad == "constant" else {}
+        padded = np.pad(padded, width, mode=pad, **options)
+    total: Any = 0.0
+    for offset in itertools.product(*(range(size) for size in weights.shape)):
+        weight = weights[offset]
+        window = tuple(slice(o, o + n) for o, n in zip(offset, input.shape))
+        total = total + weight * padded[window]
+    result = total if np.ndim(total) else np.zeros_like(input) + total
+    return result.astype(np.result_type(input.dtype, weights.dtype), copy=False) \
+        if np.result_type(input.dtype, weights.dtype).kind in "fc" else result
+
+
+def correlate1d(input: Any, weights: Any, axis: int = -1, output: Any = None,
+                mode: str = "reflect", cval: float = 0.0, origin: int = 0) -> Any:
+    """``scipy.ndimage.correlate1d`` in NumPy operations."""
+    _refuse_output("correlate1d", output)
+    input, weights = np.asarray(input), np.asarray(weights)
+    if weights.ndim != 1 or weights.shape[0] < 1:
+        raise RuntimeError("no filter weights given")
+    axis = axis % input.ndim
+    shape = [1] * input.ndim
+    shape[axis] = weights.shape[0]
+    origins = [0] * input.ndim
+    origins[axis] = origin
+    return _correlate("correlate1d", input, np.reshape(weights, shape), mode, cval, origins)
+
+
+def convolve1d(input: Any, weights: Any, axis: int = -1, output: Any = None,
+               mode: str = "reflect", cval: float = 0.0, origin: int = 0) -> Any:
+    """``scipy.ndimage.convolve1d``: a correlation with the reversed weights."""
+    _refuse_output("convolve1d", output)
+    weights = np.asarray(weights)[::-1]
+    origin = -origin
+    if not weights.shape[0] & 1:
+        origin -= 1
+    return correlate1d(input, weights, axis, None, mode, cval, origin)
+
+
+def correlate(input: Any, weights: Any, output: Any = None, mode: str = "reflect",
+              cval: float = 0.0, origin: Any = 0) -> Any:
+    """``scipy.ndimage.correlate`` in NumPy operations."""
+    _refuse_output("correlate", output)
+    input = np.asarray(input)
+    return _correlate("correlate", input, weights, mode, cval, _per_axis(origin, input.ndim))
+
+
+def convolve(input: Any, weights: Any, output: Any = None, mode: str = "reflect",
+             cval: float = 0.0, origin: Any = 0) -> Any:
+    """``scipy.ndimage.convolve``: a correlation with the weights reversed along every axis."""
+    _refuse_output("convolve", output)
+    input, weights = np.asarray(input), np.asarray(weights)
+    weights = weights[(slice(None, None, -1),) * weights.ndim]
+    origins = [-int(o) for o in _per_axis(origin, input.ndim)]
+    for axis, size in enumerate(weights.shape):
+        if not size & 1:
+            origins[axis] -= 1
+    return _correlate("convolve", input, weights, mode, cval, origins)
+
+
+def _number(name: str, value: Any) -> float:
+    """``float(value)`` of a parameter that the filters do not differentiate in; an engine's
+    traced value refuses the conversion, and the error then names the parameter."""
+    try:
+        return float(value)
+    except Exception as error:  # noqa: BLE001 - whatever the engine raises: say which
+        raise ValueError(f"scipy.ndimage.gaussian_filter: {name} must be a plain number (a "
+                         f"traced {name} is not differentiated; the derivative is taken in "
+                         f"the input): pass a constant.") from error
+
+
+def _gaussian_weights(sigma: Any, order: int, truncate: float, radius: Any) -> np.ndarray:
+    """SciPy's Gaussian kernel (reversed, as gaussian_filter1d correlates with it)."""
+    from scipy.ndimage import _filters
+
+    sigma = _number("sigma", sigma)
+    width = int(_number("truncate", truncate) * sigma + 0.5) if radius is None else int(radius)
+    return _filters._gaussian_kernel1d(sigma, int(order), width)[::-1]
+
+
+def gaussian_filter1d(input: Any, sigma: float, axis: int = -1, order: int = 0,
+                      output: Any = None, mode: str = "reflect", cval: float = 0.0,
+                      truncate: float = 4.0, *, radius: Any = None) -> Any:
+    """``scipy.ndimage.gaussian_filter1d`` in NumPy operations."""
+    _refuse_output("gaussian_filter1d", output)
+    return correlate1d(input, _gaussian_weights(sigma, order, truncate, radius), axis, None,
+                       mode, cval, 0)
+
+
+def gaussian_filter(input: Any, sigma: Any, order: Any = 0, output: Any = None,
+                    mode: Any = "reflect", cval: float = 0.0, truncate: float = 4.0, *,
+                    radius: Any = None, axes: Any = None) -> Any:
+    """``scipy.ndimage.gaussian_filter``: ``gaussian_filter1d`` along each axis."""
+    _refuse_output("gaussian_filter", output)
+    input = np.asarray(input)
+    axes = list(range(input.ndim)) if axes is None else \
+        [a % input.ndim for a in ((axes,) if np.ndim(axes) == 0 else axes)]
+    count = len(axes)
+    sigmas, orders = _per_axis(sigma, count), _per_axis(order, count)
+    modes, radii = _per_axis(mode, count), _per_axis(radius, count)
+    result = input
+    for axis, s, o, m, r in zip(axes, sigmas, orders, modes, radii):
+        if _number("sigma", s) > 1e-15:
+            result = gaussian_filter1d(result, s, axis, o, None, m, cval, truncate, radius=r)
+    return result + 0.0 if result is input else result

@@ -1,0 +1,101 @@
+"""scipy.ndimage on traced values: the NumPy versions (src/chainrules/rules/scipy/ndimage/)
+equal SciPy's values for every mode, origin and kernel parity; gradients through the engine, in
+the input, the weights and the coordinates, against central finite differences; a Hessian and a
+forward-mode derivative; the refusals by name."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+ndimage = pytest.importorskip("scipy.ndimage")
+
+import chainrules as cr  # noqa: E402
+from chainrules.rules.scipy.ndimage import filters, interpolation  # noqa: E402
+from tests.ad.finite_differences import numerical_gradient  # noqa: E402
+
+_rng = np.random.default_rng(7)
+IMAGE = _rng.normal(size=(6, 5))
+EVEN, ODD = _rng.normal(size=4), _rng.normal(size=3)
+KERNEL = _rng.normal(size=(3, 2))
+COORDINATES = _rng.uniform(-1.3, 6.2, size=(2, 9))
+FILTER_MODES = ["reflect", "mirror", "nearest", "wrap", "constant", "grid-wrap", "grid-mirror",
+                "grid-constant"]
+MAP_MODES = ["constant", "grid-constant", "nearest", "reflect", "grid-mirror", "mirror",
+             "grid-wrap"]
+
+
+@pytest.mark.parametrize("mode", FILTER_MODES)
+def test_filters_compute_scipys_values(mode):
+    for name in ("correlate1d", "convolve1d"):
+        for weights in (EVEN, ODD):
+            for origin in range(-(weights.size // 2), (weights.size - 1) // 2 + 1):
+                np.testing.assert_allclose(
+                    getattr(filters, name)(IMAGE, weights, 0, None, mode, 0.7, origin),
+                    getattr(ndimage, name)(IMAGE, weights, 0, None, mode, 0.7, origin),
+                    atol=1e-12)
+    for name in ("correlate", "convolve"):
+        for origin in ([0, 0], [1, 0], [-1, -1]):
+            np.testing.assert_allclose(
+                getattr(filters, name)(IMAGE, KERNEL, None, mode, 0.3, origin),
+                getattr(ndimage, name)(IMAGE, KERNEL, None, mode, 0.3, origin), atol=1e-12)
+    for sigma, order in ((0.8, 0), ((1.5, 0.5), 1), (2.0, (0, 2))):
+        np.testing.assert_allclose(
+            filters.gaussian_filter(IMAGE, sigma, order, mode=mode, cval=0.2),
+            ndimage.gaussian_filter(IMAGE, sigma, order, mode=mode, cval=0.2), atol=1e-12)
+
+
+@pytest.mark.parametrize("order", [0, 1])
+@pytest.mark.parametrize("mode", MAP_MODES)
+def test_map_coordinates_computes_scipys_values(order, mode):
+    np.testing.assert_allclose(
+        interpolation.map_coordinates(IMAGE, COORDINATES, order=order, mode=mode, cval=0.4),
+        ndimage.map_coordinates(IMAGE, COORDINATES, order=order, mode=mode, cval=0.4),
+        atol=1e-12)
+
+
+def _check(loss, x, atol=1e-6):
+    np.testing.assert_allclose(cr.grad(loss)(x), numerical_gradient(loss, x), atol=atol)
+
+
+@pytest.mark.parametrize("mode", ["reflect", "mirror", "nearest", "wrap", "constant"])
+def test_gradients_of_the_filters_in_input_and_weights(mode):
+    weight = np.linspace(0.5, 1.5, IMAGE.size).reshape(IMAGE.shape)
+    _check(lambda a: np.sum(ndimage.gaussian_filter(a, 1.2, mode=mode) ** 2 * weight), IMAGE)
+    _check(lambda a: np.sum(np.sin(ndimage.convolve(a, KERNEL, mode=mode, cval=0.5))), IMAGE)
+    _check(lambda w: np.sum(np.sin(ndimage.convolve(IMAGE, w, mode=mode))), KERNEL)
+    _check(lambda w: np.sum(ndimage.correlate1d(IMAGE, w, axis=1, mode=mode) ** 2), EVEN)
+    _check(lambda a: np.sum(ndimage.gaussian_filter1d(a, 0.9, axis=0, order=1, mode=mode) ** 2),
+           IMAGE)
+
+
+@pytest.mark.parametrize("mode", MAP_MODES)
+def test_gradients_of_map_coordinates_in_input_and_coordinates(mode):
+    points = COORDINATES + 0.013  # off the cell edges, where order 1 has kinks
+    _check(lambda a: np.sum(ndimage.map_coordinates(a, points, order=1, mode=mode) ** 2), IMAGE)
+    _check(lambda c: np.sum(ndimage.map_coordinates(IMAGE, c.reshape(2, -1), order=1,
+                                                    mode=mode, cval=0.3) ** 2), points.ravel())
+
+
+def test_second_order_and_forward_mode():
+    def loss(a):
+        return np.sum(ndimage.gaussian_filter(a * a, 1.0) ** 2)
+
+    small = IMAGE[:3, :3]
+    expected = np.array([numerical_gradient(lambda z: cr.grad(loss)(z).ravel()[i], small).ravel()
+                         for i in range(small.size)])
+    np.testing.assert_allclose(cr.hessian(loss)(small).reshape(9, 9), expected, atol=1e-4)
+    _, tangent = cr.jvp(lambda a: ndimage.convolve(a, KERNEL), (IMAGE,), (np.ones_like(IMAGE),))
+    np.testing.assert_allclose(tangent, ndimage.convolve(np.ones_like(IMAGE), KERNEL))
+
+
+def test_refusals_name_what_to_do():
+    with pytest.raises(NotImplementedError, match="order=1"):
+        cr.grad(lambda a: np.sum(ndimage.map_coordinates(a, COORDINATES)))(IMAGE)
+    with pytest.raises(ValueError, match="use the returned value"):
+        cr.grad(lambda a: np.sum(ndimage.convolve(a, KERNEL, output=np.empty_like(IMAGE))))(
+            IMAGE)
+    with pytest.raises(ValueError, match="traced sigma"):
+        cr.grad(lambda s: np.sum(ndimage.gaussian_filter(IMAGE, s)))(1.0)
+    # outside a trace, SciPy's own functions
+    assert ndimage.gaussian_filter.__code__.co_filename.endswith("_filters.py")

@@ -19,6 +19,7 @@ from .ad.transforms.gradient_control import checkpoint, stop_gradient
 from .core.check_error import CheckError
 from .core.checking import checking
 from .core.trees import flatten, tree_map
+from .core.vector_spaces import vector_space
 
 __version__ = "0.1.0"
 
@@ -31,5 +32,5 @@ __all__ = [
     "owned_copy", "rrule", "rrule_via_ad", "scalar_rule", "unthunk",
     "checkpoint", "stop_gradient",
     "flatten", "tree_map",
-    "CheckError", "checking",
+    "CheckError", "checking", "vector_space",
 ]

@@ -17,8 +17,11 @@ the VJPs.
 >>> grad(logsumexp)(np.array([0.0, np.log(3.0)]))
 array([0.25, 0.75])
 
-Not provided: ``Box``, ``VSpace``, ``vspace``, ``SparseObject``, ``notrace_primitive``
-(chainrules needs no boxes or vector spaces: see docs/migrating-from-autograd.md).
+``VSpace`` and ``vspace`` declare a type of your own a vector space (`chainrules.vector_space`:
+its values are their own gradients), as autograd's ``VSpace.register`` does; ``Box.register``
+is accepted and does nothing (a traced value needs no box class: reading an attribute of a
+traced vector-space value reads the value's, a constant, as autograd's box properties do). Not
+provided: ``SparseObject``, ``notrace_primitive`` (docs/migrating-from-autograd.md).
 """
 
 from __future__ import annotations
@@ -31,10 +34,12 @@ from ..core.registry import frule, rrule
 from ..core.tangents import AbstractZero, NoTangent, ZeroTangent
 from ..core.thunks import Thunk, unthunk
 from ..core.trees import is_differentiable_leaf
+from ..core.vector_spaces import is_vector_space, vector_space
 from ..core.structure import is_structure
 from .differential_operators import conj
 
-__all__ = ["primitive", "defvjp", "defvjp_argnum", "defjvp", "defjvp_argnum"]
+__all__ = ["primitive", "defvjp", "defvjp_argnum", "defjvp", "defjvp_argnum", "VSpace", "vspace",
+           "Box"]
 
 
 def primitive(f: Callable) -> Callable:
@@ -51,7 +56,7 @@ def primitive(f: Callable) -> Callable:
 
 
 def _may_have_tangent(value: Any) -> bool:
-    return is_differentiable_leaf(value) or is_structure(value)
+    return is_differentiable_leaf(value) or is_structure(value) or is_vector_space(value)
 
 
 def defvjp_argnum(fun: Callable, vjpmaker: Callable) -> None:
@@ -158,3 +163,77 @@ def defjvp(fun: Callable, *jvpfuns: Callable | None, argnums: Sequence[int] | No
         return funs[argnum](g, ans, *args, **kwargs)
 
     defjvp_argnum(fun, jvpmaker)
+
+
+_VSPACES: dict = {}  # a registered value type -> what makes its VSpace from a value
+
+
+class VSpace:
+    """autograd's vector-space description of a type: subclass it with ``_add``,
+    ``_scalar_mul`` (and ``zeros``, ``_inner_prod`` as you need), then
+    ``MySpace.register(MyType)``: ``MyType`` becomes a `chainrules.vector_space`, and
+    ``vspace(value).add(a, b)`` calls your ``_add``, as in autograd.
+
+    >>> class Pair:
+    ...     def __init__(self, a, b): self.a, self.b = a, b
+    ...     def __add__(self, other): return vspace(self).add(self, other)
+    ...     def __mul__(self, s): return vspace(self).scalar_mul(self, s)
+    >>> class PairSpace(VSpace):
+    ...     def _add(self, x, y): return Pair(x.a + y.a, x.b + y.b)
+    ...     def _scalar_mul(self, x, s): return Pair(x.a * s, x.b * s)
+    >>> PairSpace.register(Pair)
+    >>> (Pair(1.0, 2.0) + Pair(0.5, 0.5) * 2.0).b
+    3.0
+    """
+
+    def __init__(self, value: Any):
+        self.value_type = type(value)
+
+    def add(self, x: Any, y: Any) -> Any:
+        return self._add(x, y)
+
+    def mut_add(self, x: Any, y: Any) -> Any:
+        return self._add(x, y)
+
+    def scalar_mul(self, x: Any, a: Any) -> Any:
+        return self._scalar_mul(x, a)
+
+    def inner_prod(self, x: Any, y: Any) -> Any:
+        return self._inner_prod(x, y)
+
+    def covector(self, x: Any) -> Any:
+        return x
+
+    def _add(self, x: Any, y: Any) -> Any:
+        raise NotImplementedError(f"{type(self).__name__}._add")
+
+    def _scalar_mul(self, x: Any, a: Any) -> Any:
+        raise NotImplementedError(f"{type(self).__name__}._scalar_mul")
+
+    def _inner_prod(self, x: Any, y: Any) -> Any:
+        raise NotImplementedError(f"{type(self).__name__}._inner_prod")
+
+    @classmethod
+    def register(cls, value_type: type, vspace_maker: Callable | None = None) -> None:
+        """Declare ``value_type`` a vector space described by this class (or
+        ``vspace_maker(value)``)."""
+        _VSPACES[value_type] = vspace_maker or cls
+        vector_space(value_type)
+
+
+def vspace(value: Any) -> VSpace:
+    """The `VSpace` of a value of a registered type (autograd's ``vspace``)."""
+    maker = _VSPACES.get(type(value))
+    if maker is None:
+        raise TypeError(f"vspace: {type(value).__name__} is not registered; register it with "
+                        f"YourSpace.register({type(value).__name__}) (a VSpace subclass).")
+    return maker(value)
+
+
+class Box:
+    """autograd's box: chainrules traces values without boxes, so ``Box.register(T)`` (and a
+    ``TBox(Box, T)`` subclass) has no effect; kept so that autograd programs import."""
+
+    @classmethod
+    def register(cls, value_type: type) -> None:
+        """Accepted, and nothing to do."""

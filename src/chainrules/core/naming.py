@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["function_name"]
+__all__ = ["function_name", "is_function"]
 
 
 def function_name(f: Any) -> str:
@@ -20,3 +20,15 @@ def function_name(f: Any) -> str:
         module = "numpy"
     name = getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or repr(f)
     return f"{module}.{name}" if module and module not in ("builtins",) else name
+
+
+def is_function(value: Any) -> bool:
+    """Whether ``value`` is a function to call, not a value: callable, and not an array-like
+    (arrays, and an engine's traced values, define ``__array_ufunc__``; a traced value is
+    callable so that values of callable vector spaces can be called).
+
+    >>> import numpy as np
+    >>> is_function(np.sin), is_function(lambda x: x), is_function(np.ones(2))
+    (True, True, False)
+    """
+    return callable(value) and not hasattr(type(value), "__array_ufunc__")

@@ -26,6 +26,7 @@ from .sparse import SparseCotangent
 from .tangents import (AbstractZero, NoTangent, Tangent, ZeroTangent, field_value,
                        structural_fields)
 from .thunks import AbstractThunk, InplaceableThunk, Thunk
+from .vector_spaces import VECTOR_SPACES
 
 __all__ = ["ProjectTo", "ProjectionError"]
 
@@ -306,10 +307,35 @@ for _type in (int, bool, np.int64, np.int32, np.bool_, str, type(None)):
 _ARRAY_PROJECTORS: dict = {}
 
 
+class _ProjectToVectorSpace(ProjectTo):
+    """A value of a type declared with `vector_space`: its cotangents are values of that type
+    (or zeros); anything else is refused, naming both types."""
+
+    __slots__ = ("kind",)
+
+    def __call__(self, cotangent):
+        from .thunks import unthunk
+
+        if isinstance(cotangent, AbstractZero):
+            return cotangent
+        cotangent = unthunk(cotangent)
+        if type(cotangent) is not self.kind and not isinstance(cotangent, AbstractZero):
+            raise ProjectionError(
+                f"ProjectTo: a {self.kind.__name__} (declared a vector space) takes cotangents "
+                f"of type {self.kind.__name__}, got a {type(cotangent).__name__}. A rule's "
+                f"pullback returns a {self.kind.__name__} for such an argument.")
+        return cotangent
+
+    def __repr__(self):
+        return f"ProjectTo({self.kind.__name__})"
+
+
 def _projector_for(x: Any) -> ProjectTo:
     projector = _SCALAR_PROJECTORS.get(type(x))
     if projector is not None:
         return projector
+    if type(x) in VECTOR_SPACES:
+        return _ProjectToVectorSpace._new(kind=type(x))
     if type(x) in _ARRAY_LIKE_TYPES:  # as an array of its shape and dtype (below)
         projector = _ARRAY_PROJECTORS.get((tuple(x.shape), x.dtype))
         if projector is not None:

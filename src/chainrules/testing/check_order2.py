@@ -13,7 +13,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..core.naming import function_name
+from ..core.naming import function_name, is_function
 from ..core.registry import FIRST_ORDER_ONLY, STANDS_FOR, frule, rrule
 from ..core.structure import get_at, replace_paths, tangent_at, tangent_from_paths
 from ..core.tangents import (AbstractZero, NoTangent, ZeroTangent)
@@ -44,7 +44,7 @@ def _float_leaves(value: Any) -> list:
         container, inside_callable = value, False
         for key in leaf.path[:-1]:
             container = get_at(container, (key,))
-            if callable(container) and not issubclass(type(container), (np.ndarray, np.generic)):
+            if is_function(container):
                 inside_callable = True
                 break
         if not inside_callable:

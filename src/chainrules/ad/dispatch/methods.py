@@ -28,6 +28,8 @@ from typing import Any
 
 import numpy as np
 
+from ...core.registry import PRIMITIVE_MARK
+from ...core.vector_spaces import VECTOR_SPACES
 from ...rules.numpy.shape import astype
 from ..trace.errors import ArrayConversionError, TracingError
 from ..trace.tape import record, record_binary, record_unary
@@ -162,6 +164,30 @@ class _ArrayInterface:
             "a view (`v = out[2:]; v[:2] = t`: write into the array itself with the combined "
             "index, `out[2 + i] = t`), and `out[a:b] = t` where `out` is a plain array. "
             + writes.PLAIN_ARRAY_CAUSES)
+
+    def __getattr__(self, name):
+        # (only for names a traced value lacks) A value of a type declared a vector space
+        # answers its own attributes: constants, as autograd's box properties read them.
+        primal = primal_value(self)
+        if type(primal) in VECTOR_SPACES and not name.startswith("__"):
+            return getattr(primal, name)
+        raise AttributeError(f"'Traced' object has no attribute {name!r}")
+
+    def __call__(self, *args, **kwargs):
+        # A traced value of a vector space whose class is callable (a function in an RKHS):
+        # its __call__ must be a primitive, whose rule says how the call depends on it.
+        primal = primal_value(self)
+        method = getattr(type(primal), "__call__", None) if type(primal) in VECTOR_SPACES \
+            else None
+        if method is None:
+            raise TypeError(f"'{type(primal).__name__}' object is not callable")
+        if not getattr(method, PRIMITIVE_MARK, False):
+            raise TracingError(
+                f"a traced {type(primal).__name__} (declared a vector space) was called, and "
+                f"{type(primal).__name__}.__call__ is not a primitive: the engine cannot see "
+                f"how the result depends on the value. Decorate __call__ with "
+                f"@chainrules.primitive and register its rule.")
+        return method(self, *args, **kwargs)
 
     def __array_namespace__(self, *, api_version=None):
         """The array-API namespace of the value it holds: what ``array_api_compat``'s

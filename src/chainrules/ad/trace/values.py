@@ -17,7 +17,8 @@ import numpy as np
 
 from ...core.dtypes import shared_shape
 from ...core.structure import is_structure, leaves
-from .traced import Traced
+from ...core.vector_spaces import VECTOR_SPACES
+from .traced import Traced, primal_value
 
 __all__ = ["shape_of", "dtype_of", "record_meta", "SCALAR_META", "NO_META", "FLOAT_SCALARS", "PLAIN",
            "is_differentiable", "is_traced", "is_plain_tuple", "holds_traced", "is_float_leaf"]
@@ -63,8 +64,13 @@ def is_differentiable(y: Any) -> bool:
     kind = type(y)
     if kind in FLOAT_SCALARS:
         return True
-    if kind is np.ndarray or kind is Traced:
+    if kind is np.ndarray:
         return y.dtype.kind in "fc"
+    if kind is Traced:
+        primal = primal_value(y)
+        return type(primal) in VECTOR_SPACES or y.dtype.kind in "fc"
+    if kind in VECTOR_SPACES:  # a type of the user's, declared its own tangent type
+        return True
     return issubclass(type(y), np.generic) and y.dtype.kind in "fc"
 
 

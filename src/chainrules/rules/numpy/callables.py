@@ -20,7 +20,7 @@ import numpy as np
 from ...core.accumulate import accumulate
 from ...core.broadcast import unbroadcast
 from ...core.config import RuleConfig, frule_via_ad, rrule_via_ad
-from ...core.naming import function_name
+from ...core.naming import function_name, is_function
 from ...core.dtypes import tangent_dtype
 from ...core.projection import ProjectTo
 from ...core.registry import frule, recorded_whole, rrule
@@ -198,7 +198,7 @@ def _piecewise_rule(config: RuleConfig, x: Any, condlist: Any, funclist: Any, *a
     masks.reverse()
     pieces, parts = [], []
     for position, (mask, function) in enumerate(zip(masks, funclist)):
-        if callable(function):
+        if is_function(function):
             y_k, pullback_k = rrule_via_ad(config, function, x[mask], *args, **kwargs)
             parts.append((mask, y_k))
             pieces.append((position, mask, pullback_k))
@@ -328,7 +328,7 @@ def _piecewise_frule(config: RuleConfig, tangents: tuple, x: Any, condlist: Any,
     masks = pullback.masks
     parts, positions = [], []
     for position, (mask, function) in enumerate(zip(masks, funclist)):
-        if callable(function):
+        if is_function(function):
             function_tangent = funclist_tangent if isinstance(funclist_tangent, AbstractZero) \
                 else funclist_tangent[position]
             _, d_k = frule_via_ad(config, (function_tangent, _part(x_tangent, mask),

@@ -39,6 +39,7 @@ from ...._compat import signature
 from ....core.broadcast import unbroadcast
 from ....core.config import frule_via_ad, rrule_via_ad
 from ....core.dtypes import tangent_dtype
+from ....core.naming import is_function
 from ....core.projection import ProjectTo
 from ....core.registry import frule, positional_form, rrule
 from ....core.structure import leaves, tangent_at, tangent_from_paths
@@ -63,7 +64,7 @@ def _is_float_leaf(value: Any) -> bool:
     if issubclass(type(value), (float, complex)):
         return True
     dtype = getattr(value, "dtype", None)
-    return issubclass(type(dtype), np.dtype) and dtype.kind in "fc" and not callable(value)
+    return issubclass(type(dtype), np.dtype) and dtype.kind in "fc" and not is_function(value)
 
 
 class _Parameters:

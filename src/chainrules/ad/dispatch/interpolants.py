@@ -102,7 +102,11 @@ def _on_traced_values(name: str, build: Any, args: tuple, kwargs: dict, y_positi
         return None
     y = np.asarray(y)
     plain = np.asarray(primal_value(y))
-    axis = _argument(args, kwargs, y_position + 1 + (name == "make_interp_spline") * 3, "axis")
+    # (x, y, axis, bc_type, ...) for CubicSpline; (x, y, k, t, bc_type, axis, ...) for
+    # make_interp_spline
+    axis_position = y_position + (4 if name == "make_interp_spline" else 1)
+    bc_position = y_position + (3 if name == "make_interp_spline" else 2)
+    axis = _argument(args, kwargs, axis_position, "axis")
     axis = axis_default if axis is None else axis
     axis = axis % plain.ndim
     n = plain.shape[axis]
@@ -110,16 +114,11 @@ def _on_traced_values(name: str, build: Any, args: tuple, kwargs: dict, y_positi
     built = build(*plain_args, **plain_kwargs)
     basis_args, basis_kwargs = _replaced(args, kwargs, y_position, "y", _unit_values(n, plain))
     zero_args, zero_kwargs = _replaced(args, kwargs, y_position, "y", np.zeros_like(plain))
-    bc_position = y_position + (3 if name == "make_interp_spline" else 2)
     bc = _argument(basis_args, basis_kwargs, bc_position, "bc_type")
     if bc is not None:  # derivative values: the zero interpolant's; the basis' are zeros
         basis_args, basis_kwargs = _replaced(basis_args, basis_kwargs, bc_position,
                                              "bc_type", _homogeneous(bc, (n,)))
-    if "axis" in kwargs or len(args) > y_position + 1 + (name == "make_interp_spline") * 3:
-        basis_args, basis_kwargs = _replaced(basis_args, basis_kwargs, y_position + 1 + (
-            name == "make_interp_spline") * 3, "axis", 0)
-    else:
-        basis_kwargs = {**basis_kwargs, "axis": 0}
+    basis_args, basis_kwargs = _replaced(basis_args, basis_kwargs, axis_position, "axis", 0)
     return built, (y, axis, (basis_args, basis_kwargs), build(*zero_args, **zero_kwargs))
 
 
@@ -134,11 +133,15 @@ def _homogeneous(bc: Any, shape: tuple) -> Any:
     return bc
 
 
-def _values(data: tuple, q: Any, nu: int, extrapolate: Any, basis: Any) -> Any:
-    """``Φ(q) y + z(q)`` (derivative ``nu``), in SciPy's layout (``q``'s axes at ``axis``)."""
+def _values(data: tuple, q: Any, nu: int, extrapolate: Any, basis: Any,
+            inside: Any = None) -> Any:
+    """``Φ(q) y + z(q)`` (derivative ``nu``), in SciPy's layout (``q``'s axes at ``axis``);
+    ``inside``: where ``Φ`` applies (interp1d's fill values are ``z``'s alone outside)."""
     y, axis, _, zero = data
-    linear = np.tensordot(_evaluate(basis, q, nu, extrapolate), np.moveaxis(y, axis, 0),
-                          axes=1)
+    unit_values = _evaluate(basis, q, nu, extrapolate)
+    if inside is not None:
+        unit_values = unit_values * inside[..., None]
+    linear = np.tensordot(unit_values, np.moveaxis(y, axis, 0), axes=1)
     if axis:
         q_axes = np.ndim(primal_value(q))
         order = list(range(q_axes, q_axes + axis)) + list(range(q_axes)) + \
@@ -292,15 +295,7 @@ def _interp1d_call(original: Any) -> Any:
         points = np.asarray(primal_value(x))
         inside = (points >= self.x[0]) & (points <= self.x[-1]) | \
             bool(getattr(self, "_extrapolate", False))
-        y, axis, _, zero = data
-        linear = np.tensordot(_evaluate(basis, x, 0) * inside[..., None],
-                              np.moveaxis(y, axis, 0), axes=1)
-        if axis:
-            q_axes = inside.ndim
-            order = list(range(q_axes, q_axes + axis)) + list(range(q_axes)) + \
-                list(range(q_axes + axis, np.ndim(primal_value(linear))))
-            linear = np.transpose(linear, order)
-        return linear + _evaluate(zero, x, 0)
+        return _values(data, x, 0, None, basis, inside)
 
     return __call__
 

@@ -84,6 +84,7 @@ CATEGORIES: dict[str, list[str]] = {
         "np.median", "np.percentile", "np.quantile", "np.nanmedian", "np.nanpercentile",
         "np.nanquantile", "np.cov", "np.corrcoef", "np.histogram", "np.convolve",
         "np.correlate", "np.interp", "np.trapezoid", "np.trapz", "np.polyval", "np.polyfit",
+        "np.roots",
     ],
     "higher-order": [
         "chainrules.rules.numpy.callables.vectorized_call", "np.apply_along_axis",
@@ -213,10 +214,10 @@ _EXCLUDED_GROUPS: dict[str, str] = {
     "while tracing (chainrules.ad.dispatch.routing); a np.poly1d is evaluated with np.polyval": (
         "np.vectorize np.poly1d"),
     "an array write, followed by the engine's write tracking (chainrules.ad.dispatch.writes, "
-    "docs/mutation.md), not by a rule": "np.copyto np.fill_diagonal ndarray.fill",
+    "docs/mutation.md), not by a rule": "np.copyto np.fill_diagonal np.place ndarray.fill",
     "writes into its argument in a way the engine does not follow (docs/mutation.md): build a "
     "new array (np.where, np.stack, index assignment) instead": (
-        "np.place np.put np.put_along_axis np.putmask ndarray.put "
+        "np.put np.put_along_axis np.putmask ndarray.put "
         "ndarray.itemset ndarray.setfield ndarray.setflags ndarray.resize ndarray.sort "
         "ndarray.partition"),
     "memory views and byte layout: reinterpret bytes, not values": (
@@ -257,8 +258,8 @@ _NO_RULE_YET_GROUPS: dict[str, str] = {
     "library's `define` does not differentiate yet; np.histogram_bin_edges moves with the "
     "data's range": "np.bincount np.histogram2d np.histogramdd np.histogram_bin_edges",
     "np.poly1d-era polynomial arithmetic on coefficient arrays (convolutions, divisions; "
-    "roots and poly through eigenvalues): not yet written": (
-        "np.poly np.polyadd np.polysub np.polymul np.polydiv np.polyder np.polyint np.roots"),
+    "poly through eigenvalues): not yet written": (
+        "np.poly np.polyadd np.polysub np.polymul np.polydiv np.polyder np.polyint"),
     "phase unwrapping: the identity plus piecewise-constant multiples of 2*pi, not yet "
     "written": "np.unwrap",
     "higher-order: calls a function over axes (np.apply_along_axis has a rule)":

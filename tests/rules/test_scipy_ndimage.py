@@ -21,6 +21,7 @@ KERNEL = _rng.normal(size=(3, 2))
 COORDINATES = _rng.uniform(-1.3, 6.2, size=(2, 9))
 FILTER_MODES = ["reflect", "mirror", "nearest", "wrap", "constant", "grid-wrap", "grid-mirror",
                 "grid-constant"]
+CASES: list = []  # no rules here: NumPy versions that the engine traces (tests below)
 MAP_MODES = ["constant", "grid-constant", "nearest", "reflect", "grid-mirror", "mirror",
              "grid-wrap"]
 

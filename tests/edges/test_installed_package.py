@@ -238,3 +238,12 @@ def test_image_filters_in_a_package():
     rows, cols = np.array([0.5, 2.25, 4.1]), np.array([1.2, 0.3, 3.6])
     _check(lambda r: np.sum(fitting.sample(image, r, cols) ** 2), rows)
     _check(lambda a: np.sum(fitting.sample(a, rows, cols) ** 2), image)
+
+
+def test_generated_code_with_names_bound_in_its_own_namespace():
+    from labtools import codegen
+
+    # sum = sin(x) y + x^2 + exp(y) + x y
+    x, y = 0.5, 2.0
+    np.testing.assert_allclose(cr.grad(lambda v: np.sum(codegen.model(v[0], v[1])))(
+        np.array([x, y])), [np.cos(x) * y + 2 * x + y, np.sin(x) + np.exp(y) + x])

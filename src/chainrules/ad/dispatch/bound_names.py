@@ -12,8 +12,11 @@ and bound back when the last trace ends (unless the program rebound it meanwhile
 (`chainrules.ad.dispatch.routes.Rerouted`): neither needs this.
 
 The modules are scanned again when the program has imported more; ``__main__`` and the globals
-of the code calling the transform (a notebook, a doctest, ``exec``'d code) at every trace. Not covered: such objects held elsewhere than a module global (a class
-attribute, a default argument, a dictionary): they raise the error that says what to write.
+of the code calling the transform (a notebook, a doctest, ``exec``'d code) at every trace. The
+globals of functions generated into namespaces of their own and kept in such a global (``f =
+sympy.lambdify(x, expr)``) are scanned too. Not covered: such objects held elsewhere (a class
+attribute, a default argument, a dictionary, a generated function kept only in an attribute):
+they raise the error that says what to write.
 
 >>> import numpy as np, chainrules as cr
 >>> from numpy import zeros
@@ -71,21 +74,34 @@ def stdlib_namespace(namespace: dict) -> bool:
         getattr(sys.modules.get(name), "__dict__", None) is namespace
 
 
-def scan_namespace(namespace: dict, replacements: dict) -> list:
+def scan_namespace(namespace: dict, replacements: dict, foreign: list | None = None) -> list:
     """The `BoundName` entries of one module's globals: ``replacements`` maps ``id`` of each
-    original object to ``(original, replacement)``."""
+    original object to ``(original, replacement)``. ``foreign`` collects the globals of
+    functions found there that are not a module's (code ``exec``'d in a namespace of its own,
+    as ``sympy.lambdify`` makes it), for the caller to scan too."""
     found = []
     for name, value in list(namespace.items()):
         entry = replacements.get(id(value))
         if entry is not None and entry[0] is value:
             found.append(BoundName(namespace, name, entry[1], value))
+        elif foreign is not None and type(value) is types.FunctionType and \
+                value.__globals__ is not namespace:
+            foreign.append(value.__globals__)
     return found
 
 
 def scan(replacements: dict, libraries: frozenset) -> list:
     """The `BoundName` entries of every program module imported so far."""
-    found = []
+    found: list = []
+    foreign: list = []
+    modules = set()
     for name, module in list(sys.modules.items()):
         if _program_module(name, module, libraries):
-            found += scan_namespace(vars(module), replacements)
+            modules.add(id(vars(module)))
+            found += scan_namespace(vars(module), replacements, foreign)
+    seen = set(modules)
+    for namespace in foreign:  # one level: the namespaces of generated functions
+        if id(namespace) not in seen and namespace.get("__name__") not in sys.modules:
+            seen.add(id(namespace))
+            found += scan_namespace(namespace, replacements)
     return found

@@ -250,11 +250,16 @@ def _bound_names() -> list:
     while frame is not None:
         namespaces.append(frame.f_globals)
         frame = frame.f_back
+    foreign: list = []
     for namespace in namespaces:
         if id(namespace) in seen:
             continue
         seen.add(id(namespace))
         if not writes.library_namespace(namespace) and not stdlib_namespace(namespace):
+            found += scan_namespace(namespace, _BOUND, foreign)
+    for namespace in foreign:  # generated functions' own globals (sympy.lambdify's)
+        if id(namespace) not in seen and namespace.get("__name__") not in sys.modules:
+            seen.add(id(namespace))
             found += scan_namespace(namespace, _BOUND)
     return found
 

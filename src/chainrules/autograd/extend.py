@@ -19,9 +19,8 @@ array([0.25, 0.75])
 
 ``VSpace`` and ``vspace`` declare a type of your own a vector space (`chainrules.vector_space`:
 its values are their own gradients), as autograd's ``VSpace.register`` does; ``Box.register``
-is accepted and does nothing (a traced value needs no box class: reading an attribute of a
-traced vector-space value reads the value's, a constant, as autograd's box properties do). Not
-provided: ``SparseObject``, ``notrace_primitive`` (docs/migrating-from-autograd.md).
+is accepted and does nothing (a traced value needs no box class; the value's attributes are
+read inside its rules, which receive the value itself). Not provided: ``SparseObject``, ``notrace_primitive`` (docs/migrating-from-autograd.md).
 """
 
 from __future__ import annotations

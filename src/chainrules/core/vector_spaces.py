@@ -11,7 +11,8 @@ ChainRulesCore lets any type with ``+`` and scalar ``*`` be a tangent; autograd 
   ``cls``, projection refuses anything else, naming the type;
 - cotangents add up with the class's own ``+`` (`chainrules.core.accumulate`), never in place;
 - it reaches a differentiated function as a traced value, which rules (``@primitive``
-  functions with registered rules) receive as the value itself: only such rules look inside it.
+  functions with registered rules, a primitive ``__call__``) receive as the value itself:
+  only such rules look inside it (the traced value has none of its attributes).
 
 >>> import numpy as np, chainrules as cr
 >>> @cr.vector_space

@@ -26,9 +26,8 @@ import numpy as np
 
 from ..trace.errors import TracingError
 from ..trace.traced import Traced, primal_value
-from .routes import Swap
 
-__all__ = ["REPLACED", "swaps"]
+__all__ = ["REPLACED", "install", "uninstall"]
 
 
 def _log(x: Any, base: Any = None) -> Any:
@@ -148,7 +147,15 @@ for _name in _READ_VALUES:
         REPLACED[getattr(math, _name)] = _reading(getattr(math, _name))
 
 
-def swaps() -> list:
-    """The replacements in the ``math`` module, as `Swap` objects to install while tracing."""
-    return [Swap(math, original.__name__, replacement, original)
-            for original, replacement in REPLACED.items()]
+_ON = {original.__name__: replacement for original, replacement in REPLACED.items()}
+_OFF = {original.__name__: original for original in REPLACED}
+
+
+def install() -> None:
+    """Put the replacements in the ``math`` module (one dictionary update: every trace)."""
+    vars(math).update(_ON)
+
+
+def uninstall() -> None:
+    """Give the ``math`` module its own functions back."""
+    vars(math).update(_OFF)

@@ -165,14 +165,6 @@ class _ArrayInterface:
             "index, `out[2 + i] = t`), and `out[a:b] = t` where `out` is a plain array. "
             + writes.PLAIN_ARRAY_CAUSES)
 
-    def __getattr__(self, name):
-        # (only for names a traced value lacks) A value of a type declared a vector space
-        # answers its own attributes: constants, as autograd's box properties read them.
-        primal = primal_value(self)
-        if type(primal) in VECTOR_SPACES and not name.startswith("__"):
-            return getattr(primal, name)
-        raise AttributeError(f"'Traced' object has no attribute {name!r}")
-
     def __call__(self, *args, **kwargs):
         # A traced value of a vector space whose class is callable (a function in an RKHS):
         # its __call__ must be a primitive, whose rule says how the call depends on it.

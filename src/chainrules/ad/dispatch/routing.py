@@ -226,7 +226,6 @@ _BOUND = {id(ORIGINALS[name]): (ORIGINALS[name], replacement)
           for name, replacement in REPLACEMENTS.items()}
 _BOUND.update({id(original): (original, replacement)
                for original, replacement in math_functions.REPLACED.items()})
-_MATH = math_functions.swaps()
 _bound_plan: list = []
 _bound_key = -1  # len(sys.modules) that `_bound_plan` was made for
 _installed_bound: list = []
@@ -255,13 +254,34 @@ def _bound_names() -> list:
         if id(namespace) in seen:
             continue
         seen.add(id(namespace))
-        if not writes.library_namespace(namespace) and not stdlib_namespace(namespace):
-            found += scan_namespace(namespace, _BOUND, foreign)
+        found += _scanned(namespace, foreign)
     for namespace in foreign:  # generated functions' own globals (sympy.lambdify's)
         if id(namespace) not in seen and namespace.get("__name__") not in sys.modules:
             seen.add(id(namespace))
-            found += scan_namespace(namespace, _BOUND)
+            found += _scanned(namespace, None)
     return found
+
+
+_scans: dict = {}  # id(namespace) -> (namespace, its size when scanned, entries, foreign)
+
+
+def _scanned(namespace: dict, foreign: list | None) -> list:
+    """`scan_namespace` of a namespace met at every trace (``__main__``, the caller's
+    globals), kept while its size stays the same: a name bound since (``from numpy import
+    zeros`` typed in a notebook) changes it."""
+    kept = _scans.get(id(namespace))
+    if kept is None or kept[0] is not namespace or kept[1] != len(namespace):
+        if writes.library_namespace(namespace) or stdlib_namespace(namespace):
+            entries, found_foreign = [], []
+        else:
+            found_foreign = []
+            entries = scan_namespace(namespace, _BOUND, found_foreign)
+        if len(_scans) > 1000:
+            _scans.clear()
+        kept = _scans[id(namespace)] = (namespace, len(namespace), entries, found_foreign)
+    if foreign is not None:
+        foreign += kept[3]
+    return kept[2]
 
 
 def enter(level: Any = None) -> None:
@@ -285,8 +305,7 @@ def enter(level: Any = None) -> None:
                 swap.install()
             for swap in _routing_plan():
                 swap.install()
-            for swap in _MATH:
-                swap.install()
+            math_functions.install()
             _installed_bound[:] = _bound_names()
             for name in _installed_bound:
                 name.install()
@@ -305,8 +324,7 @@ def exit(level: Any = None) -> None:
             np.vectorize.__call__ = ORIGINALS["vectorize.__call__"]
             for name in _installed_bound:
                 name.uninstall()
-            for swap in _MATH:
-                swap.uninstall()
+            math_functions.uninstall()
             for swap in reversed(_plan):
                 swap.uninstall()
             for swap in NUMPY_REROUTED:

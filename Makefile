@@ -20,7 +20,7 @@ $(VENV)/bin/python:
 SITE_PACKAGE := $(wildcard tests/site_package/pyproject.toml tests/site_package/src/*/*.py)
 
 $(STAMP): $(VENV)/bin/python pyproject.toml $(SITE_PACKAGE)
-	$(PY) -m pip install --quiet -e ".[test]"
+	$(PY) -m pip install --quiet -e ".[test,dask]"
 	$(PY) -m pip install --quiet --force-reinstall --no-deps ./tests/site_package
 	touch $(STAMP)
 
@@ -48,7 +48,7 @@ test-compat:
 	.venv-$*/bin/python -m pip install --quiet --upgrade pip
 
 .venv-%/.installed-test: .venv-%/bin/python pyproject.toml compat/%.txt $(SITE_PACKAGE)
-	.venv-$*/bin/python -m pip install --quiet -c compat/$*.txt -e ".[test]"
+	.venv-$*/bin/python -m pip install --quiet -c compat/$*.txt -e ".[test,dask]"
 	.venv-$*/bin/python -m pip install --quiet --force-reinstall --no-deps ./tests/site_package
 	touch $@
 
@@ -63,7 +63,7 @@ scipy-coverage: $(STAMP)
 	$(PY) -m chainrules.coverage --scipy > docs/scipy-coverage.md
 
 bench: $(STAMP)
-	$(PY) -m pip install --quiet -e ".[test,bench]"
+	$(PY) -m pip install --quiet -e ".[test,dask,bench]"
 	$(PY) benchmarks/run.py
 	$(PY) benchmarks/higher_order.py
 	$(PY) benchmarks/writes.py
@@ -73,7 +73,7 @@ bench: $(STAMP)
 # Each peer is installed on its own, so one that cannot be installed does not stop the others;
 # run.py reports the missing ones. torch==2.13.0 is the CPU build on local disk.
 bench-peers: $(STAMP)
-	$(PY) -m pip install --quiet -e ".[test,bench]"
+	$(PY) -m pip install --quiet -e ".[test,dask,bench]"
 	for peer in "torch==2.13.0" autograd mygrad "jax jaxlib"; do \
 		$(PY) -m pip install --quiet $$peer || echo "could not install $$peer: it will be reported as not installed"; \
 	done

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from .dtypes import cast_to, tangent_dtype
+from .duck_arrays import is_duck_array_type, like
 from .sparse import SparseCotangent
 from .tangents import (AbstractZero, NoTangent, Tangent, ZeroTangent, field_value,
                        structural_fields)
@@ -167,6 +168,23 @@ class _ProjectToNumeric(ProjectTo):
 
     def __repr__(self):
         return f"ProjectTo(shape={self.shape}, dtype={self.dtype})"
+
+
+class _ProjectToDuckArray(_ProjectToNumeric):
+    """Another library's array (Dask's, CuPy's): as an array of its shape and dtype, in its
+    library, with its chunks (`chainrules.core.duck_arrays.like`)."""
+
+    __slots__ = ("primal",)
+
+    def __call__(self, cotangent):
+        if isinstance(cotangent, AbstractZero):
+            return cotangent
+        if isinstance(cotangent, AbstractThunk):
+            cotangent = cotangent.unthunk()  # lazy already: the library's graph
+        return like(_ProjectToNumeric.__call__(self, cotangent), self.primal)
+
+    def __repr__(self):
+        return f"ProjectTo({type(self.primal).__name__}, shape={self.shape}, dtype={self.dtype})"
 
 
 def _is_array_like(value) -> bool:
@@ -336,6 +354,11 @@ def _projector_for(x: Any) -> ProjectTo:
         return projector
     if type(x) in VECTOR_SPACES:
         return _ProjectToVectorSpace._new(kind=type(x))
+    if is_duck_array_type(type(x)):
+        dtype = tangent_dtype(x.dtype)
+        if dtype is None:
+            return _NOTHING
+        return _ProjectToDuckArray._new(shape=tuple(x.shape), dtype=dtype, kind=_ARRAY, primal=x)
     if type(x) in _ARRAY_LIKE_TYPES:  # as an array of its shape and dtype (below)
         projector = _ARRAY_PROJECTORS.get((tuple(x.shape), x.dtype))
         if projector is not None:

@@ -20,7 +20,7 @@ from .dtypes import cast_to, is_plain
 from .registry import recorded_whole
 from .tangents import _UNSET, AbstractThunk, unthunk
 
-__all__ = ["SparseCotangent", "SparseSum", "scatter_sum", "flat_positions", "has_integer_array"]
+__all__ = ["SparseCotangent", "SparseSum", "scatter_sum", "scatter_like", "flat_positions", "has_integer_array"]
 
 # _TRACED: the values are traced (order 2 and above): never written into a buffer, only
 # gathered into one `scatter_sum` (see SparseSum).
@@ -89,14 +89,15 @@ class SparseCotangent(AbstractThunk):
     array([4., 1., 4., 1.])
     """
 
-    __slots__ = ("index", "values", "shape", "dtype", "_kind", "_groups")
+    __slots__ = ("index", "values", "shape", "dtype", "like", "_kind", "_groups")
 
-    def __init__(self, index: Any, values: Any, shape: tuple, dtype: Any):
+    def __init__(self, index: Any, values: Any, shape: tuple, dtype: Any, like: Any = None):
         if not issubclass(type(dtype), np.dtype):
             dtype = np.dtype(dtype)
         self.dtype = dtype
         self.index = index
         self.shape = shape
+        self.like = like  # another library's array (Dask's): the dense value is of its kind
         self._value = _UNSET
         # x[i] is known to be basic without looking; _groups is set only for _GROUPED.
         self._kind = _BASIC if type(index) is int else None
@@ -107,6 +108,8 @@ class SparseCotangent(AbstractThunk):
                 if getattr(values, "dtype", None) is not dtype:
                     values = cast_to(values, dtype)
                 self._kind = _TRACED
+        if like is not None:
+            self._kind = _TRACED  # summed functionally, into the library's own arrays
         self.values = values
 
     def _classify(self) -> int:
@@ -148,6 +151,8 @@ class SparseCotangent(AbstractThunk):
     def dense(self) -> np.ndarray:
         """A new dense array with this cotangent's value."""
         if self._kind == _TRACED:
+            if self.like is not None:
+                return scatter_like(self.like, self.dtype, (self.index,), (self.values,))
             return scatter_sum(self.shape, self.dtype, (self.index,), self.values)
         out = np.zeros(self.shape, self.dtype)
         if self._classify() == _GROUPED:
@@ -169,11 +174,11 @@ class SparseCotangent(AbstractThunk):
         """The same cotangent with its values cast (projected) to ``dtype``."""
         if np.dtype(dtype) == self.dtype:
             return self
-        return SparseCotangent(self.index, self.values, self.shape, dtype)
+        return SparseCotangent(self.index, self.values, self.shape, dtype, self.like)
 
     def __reduce__(self):
         # Copies and pickles stay sparse: the index, values, shape and dtype, never the memo.
-        return (SparseCotangent, (self.index, self.values, self.shape, self.dtype))
+        return (SparseCotangent, (self.index, self.values, self.shape, self.dtype, self.like))
 
     def __repr__(self) -> str:
         return (f"SparseCotangent(index={self.index!r}, values={self.values!r}, "
@@ -215,6 +220,86 @@ def scatter_sum(shape: tuple, dtype: Any, indices: tuple, *values: Any) -> Any:
     return out
 
 
+def scatter_like(like: Any, dtype: Any, indices: tuple, values: tuple) -> Any:
+    """`scatter_sum` in the library of ``like`` (a Dask array), with its chunks: zeros like
+    ``like`` plus each ``values[k]`` at ``indices[k]``, built by the library's own indexing and
+    writes (which Dask does lazily). A position an integer index repeats is added once per
+    round, each round a write without repeats.
+
+    >>> scatter_like(np.zeros(3), np.float64, (np.array([2, 2]),), (np.array([1.0, 2.0]),))
+    array([0., 0., 3.])
+    """
+    out = np.zeros_like(like, dtype=dtype)
+    for index, value in zip(indices, values):
+        index, value = _without_new_axes(like.ndim, index, value)
+        for part, part_value in _without_repeats(like.shape, index, value):
+            try:
+                out[part] = out[part] + part_value
+            except (NotImplementedError, ValueError, TypeError, IndexError) as error:
+                raise TypeError(
+                    f"the cotangent of x[index] for a {type(like).__module__.split('.')[0]} "
+                    f"array x cannot be written back at this index ({error}); index such "
+                    f"arrays with ints, slices or one integer array, or compute x first "
+                    f"(x.compute()).") from error
+    return out
+
+
+def _without_new_axes(ndim: int, index: Any, value: Any) -> tuple:
+    """``index`` without its ``None`` entries, and ``value`` (shaped as ``x[index]``) without
+    the axes they made: the same positions, in a form every library can write to."""
+    parts = index if isinstance(index, tuple) else (index,)
+    if not any(part is None for part in parts):
+        return index, value
+    if any(part is Ellipsis for part in parts):  # spelled out: the axes it stands for
+        at = parts.index(Ellipsis)
+        taken = sum(1 for part in parts if part is not None and part is not Ellipsis)
+        parts = parts[:at] + (slice(None),) * (ndim - taken) + parts[at + 1:]
+    axis, new_axes, kept = 0, [], []
+    for part in parts:
+        if part is None:
+            new_axes.append(axis)
+            axis += 1
+            continue
+        kept.append(part)
+        if not issubclass(type(part), (int, np.integer)):
+            axis += 1
+    return tuple(kept), np.reshape(value, tuple(
+        length for k, length in enumerate(np.shape(value)) if k not in new_axes))
+
+
+def _without_repeats(shape: tuple, index: Any, value: Any) -> list:
+    """``(index, value)`` as parts whose positions do not repeat: the index itself, or, for
+    an integer array index (one axis) with repeats, one part per occurrence count."""
+    if not has_integer_array(index):
+        return [(index, value)]
+    positions = flat_positions(shape, index).ravel()
+    unique, inverse, counts = np.unique(positions, return_inverse=True, return_counts=True)
+    if len(unique) == positions.size:
+        return [(index, value)]
+    parts = isinstance(index, tuple) and [p for p in index if has_integer_array(p)]
+    if (parts and len(parts) > 1) or np.ndim(index if not isinstance(index, tuple)
+                                             else parts[0]) != 1:
+        raise TypeError("the cotangent of x[index] with repeated positions of a "
+                        "multidimensional integer index cannot be written back lazily; index "
+                        "with one 1-d integer array, or compute x first (x.compute()).")
+    array = index if not isinstance(index, tuple) else parts[0]
+    axis = 0 if not isinstance(index, tuple) else next(
+        k for k, p in enumerate(index) if has_integer_array(p))
+    occurrence = np.zeros(len(array), np.intp)
+    seen: dict = {}
+    for k, position in enumerate(np.asarray(array).tolist()):
+        occurrence[k] = seen.get(position, 0)
+        seen[position] = occurrence[k] + 1
+    result = []
+    for round_number in range(int(counts.max())):
+        chosen = np.flatnonzero(occurrence == round_number)
+        part = (array[chosen] if not isinstance(index, tuple) else
+                index[:axis] + (array[chosen],) + index[axis + 1:])
+        taken = np.take(value, chosen, axis=axis)
+        result.append((part, taken))
+    return result
+
+
 class SparseSum(AbstractThunk):
     """An owned accumulator of traced cotangents: ``dense + sum of sparse pieces``, kept lazy.
 
@@ -232,10 +317,11 @@ class SparseSum(AbstractThunk):
     array([2., 1., 1.])
     """
 
-    __slots__ = ("shape", "dtype", "dense", "indices", "pieces")
+    __slots__ = ("shape", "dtype", "dense", "indices", "pieces", "like")
 
     def __init__(self, shape: tuple, dtype: Any, dense: Any = None):
         self.shape, self.dtype, self.dense = shape, np.dtype(dtype), dense
+        self.like = None  # as in SparseCotangent
         self.indices: list = []
         self.pieces: list = []
         self._value = _UNSET
@@ -248,6 +334,8 @@ class SparseSum(AbstractThunk):
             self.dense, self._value = self._value, _UNSET
             self.indices, self.pieces = [], []
         if type(t) is SparseCotangent:
+            if t.like is not None:
+                self.like = t.like
             self.indices.append(t.index)
             self.pieces.append(t.values)
             if t.dtype is not self.dtype:
@@ -261,7 +349,11 @@ class SparseSum(AbstractThunk):
     def _compute(self):
         if not self.pieces:
             return self.dense
-        scattered = scatter_sum(self.shape, self.dtype, tuple(self.indices), *self.pieces)
+        if self.like is not None:
+            scattered = scatter_like(self.like, self.dtype, tuple(self.indices),
+                                     tuple(self.pieces))
+        else:
+            scattered = scatter_sum(self.shape, self.dtype, tuple(self.indices), *self.pieces)
         return scattered if self.dense is None else self.dense + scattered
 
     def _release(self):

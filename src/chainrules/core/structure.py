@@ -23,6 +23,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
+from .duck_arrays import is_duck_array_type
 from .tangents import AbstractZero, Tangent, ZeroTangent, field_value, structural_fields
 from .thunks import unthunk
 
@@ -67,6 +68,8 @@ def is_structure(x: Any, object_arrays: bool = False) -> bool:
         return False
     if dataclasses.is_dataclass(x):
         return True
+    if is_duck_array_type(type(x)):  # another library's array (Dask's): a leaf
+        return False
     return hasattr(x, "__dict__") or any(
         getattr(k, "__slots__", ()) for k in type(x).__mro__[:-1])
 

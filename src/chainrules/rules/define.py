@@ -78,6 +78,7 @@ import numpy as np
 from ..core.accumulate import accumulate
 from ..core.naming import function_name
 from ..core.dtypes import cast_to, shared_shape, tangent_dtype
+from ..core.duck_arrays import as_array, is_duck_array
 from ..core.projection import NO_TANGENT_PROJECTOR, ProjectionError, ProjectTo, _has_tangent
 from ..core.registry import dual_form, frule, rrule
 from ..core.tangents import AbstractZero, NoTangent, Tangent, ZeroTangent
@@ -246,7 +247,7 @@ class Call:
     def a(self) -> np.ndarray:
         """The first argument as an array."""
         if self._array is None:
-            self._array = np.asarray(self.args[0])
+            self._array = as_array(self.args[0])
         return self._array
 
     @property
@@ -260,6 +261,13 @@ class Call:
         if self._dtype is not None:
             return self._dtype
         return tangent_dtype(self.a.dtype) or np.dtype(np.float64)
+
+    @property
+    def duck_array(self) -> Any:
+        """The first argument if it is another library's array (Dask's), else None: kept when
+        the values are forgotten (it is a graph, not data), for its chunks."""
+        array = self._array if self.args is None else self.a
+        return array if is_duck_array(array) else None
 
     @property
     def is_array(self) -> bool:
@@ -296,7 +304,9 @@ class Call:
             self.is_array
         if "keepdims" in self.rule.defaults:
             _ = self.axes
-        self.args = self.kwargs = self.y = self._array = None
+        self.args = self.kwargs = self.y = None
+        if not is_duck_array(self._array):  # a Dask array is kept: a graph, not data
+            self._array = None
 
 
 # --- default pushforwards ------------------------------------------------------------------------

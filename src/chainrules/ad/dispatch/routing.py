@@ -60,7 +60,7 @@ from ...core.registry import add_lazy_loader, load_lazy_rules
 from ...rules.numpy.callables import vectorized_call
 from ..trace.tape import Level, record
 from ..trace.values import holds_traced
-from . import array_likes, interpolants, masked, math_functions, methods, writes  # noqa: F401
+from . import array_likes, dask_arrays, interpolants, masked, math_functions, methods, writes  # noqa: F401
 from .bound_names import scan, scan_namespace, stdlib_namespace
 from .creation import NUMPY_REROUTED, REPLACEMENTS
 from .routes import (INHERITED, ORIGINALS, REROUTED, ROUTED, ROUTED_METHODS, TRACED_PATHS,
@@ -70,6 +70,7 @@ from .routes import (INHERITED, ORIGINALS, REROUTED, ROUTED, ROUTED_METHODS, TRA
 __all__ = ["enter", "exit", "tracing"]
 
 _lock = threading.Lock()
+_guard: list = []  # while tracing with Dask imported: dask_arrays.lazy_guard(), entered
 _depth = 0  # traces running, in all threads
 
 
@@ -117,7 +118,8 @@ def _routing_plan() -> list:
         add_loaded_method_lists()
         key = (len(sys.modules), len(ROUTED), len(ROUTED_METHODS))
         _seen_routes.clear()
-        _plan, _plan_key = _new_routes() + masked.swaps() + interpolants.swaps(), key
+        _plan, _plan_key = _new_routes() + masked.swaps() + interpolants.swaps() + \
+            dask_arrays.swaps(), key
     return _plan
 
 
@@ -309,6 +311,9 @@ def enter(level: Any = None) -> None:
             _installed_bound[:] = _bound_names()
             for name in _installed_bound:
                 name.install()
+            if "dask.array" in sys.modules:
+                _guard[:] = [dask_arrays.lazy_guard()]
+                _guard[0].__enter__()
 
 
 def exit(level: Any = None) -> None:
@@ -319,6 +324,8 @@ def exit(level: Any = None) -> None:
     with _lock:
         _depth -= 1
         if _depth == 0:
+            if _guard:
+                _guard.pop().__exit__(None, None, None)
             for name in REPLACEMENTS:
                 setattr(np, name, ORIGINALS[name])
             np.vectorize.__call__ = ORIGINALS["vectorize.__call__"]

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from ...core.duck_arrays import exclude_type
 from ...core.structure import register_leaf_type
 from ...core.tangents import ZeroTangent
 
@@ -171,3 +172,4 @@ def constant_result(level: Any, value: Any) -> Any:
 
 
 register_leaf_type(Traced)
+exclude_type(Traced)  # it implements NumPy's protocols to record, not to hold data

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ...core.dtypes import shared_shape
+from ...core.duck_arrays import is_duck_array_type
 from ...core.structure import is_structure, leaves
 from ...core.vector_spaces import VECTOR_SPACES
 from .traced import Traced, primal_value
@@ -71,6 +72,8 @@ def is_differentiable(y: Any) -> bool:
         return type(primal) in VECTOR_SPACES or y.dtype.kind in "fc"
     if kind in VECTOR_SPACES:  # a type of the user's, declared its own tangent type
         return True
+    if is_duck_array_type(kind):  # another library's array (Dask's, CuPy's)
+        return y.dtype.kind in "fc"
     return issubclass(type(y), np.generic) and y.dtype.kind in "fc"
 
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import collections.abc
 import functools
+import math
+import types
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -20,6 +22,7 @@ import numpy as np
 from ...core.accumulate import owned_copy
 from ...core.checking import checks_directions
 from ...core.config import RuleConfig
+from ...core.duck_arrays import compute_all, is_duck_array, is_lazy
 from ...core.naming import function_name
 from ...core.projection import ProjectTo
 from ...core.registry import recorded_whole, rrule
@@ -33,6 +36,7 @@ from ...core.containers import as_tangent
 from ...core.structure import (fields, get_at, is_structure, leaves, replace_at, replace_leaves,
                               replace_paths, tangent_at, tangent_from_paths)
 from ..dispatch import writes
+from ..dispatch.dask_arrays import lazy_guard
 from .batching import BatchedForwardTrace
 from .batching import lift as batched_lift
 from .batching import output_tangent as batched_output_tangent
@@ -126,6 +130,31 @@ def wraps_callable(f: Any) -> Callable[[Callable], Callable]:
         return wrapper
 
     return decorate
+
+
+class Transformed:
+    """A function a transform made of ``f`` (``grad(f)``): it calls ``call``, reads as ``f``
+    (name, docstring, signature: `wraps_callable`), and pickles as ``transform(*arguments)``,
+    so it goes to other processes (dask.distributed's workers) whenever ``f`` does.
+
+    >>> import pickle, numpy as np
+    >>> g = pickle.loads(pickle.dumps(grad(np.sum)))
+    >>> g(np.ones(2))
+    array([1., 1.])
+    """
+
+    def __init__(self, call: Callable, transform: Callable, arguments: tuple):
+        self._call, self._transform, self._arguments = call, transform, arguments
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._call(*args, **kwargs)
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        # a class attribute (``loss_grad = grad(loss)``) binds as a method, as a function does
+        return self if instance is None else types.MethodType(self, instance)
+
+    def __reduce__(self) -> tuple:
+        return (self._transform, self._arguments)
 
 
 def require_callable(transform: str, f: Any) -> None:
@@ -277,6 +306,8 @@ def _zeros_like(x: Any) -> Any:
         return np.zeros(x.shape, x.dtype)
     if issubclass(type(x), np.generic):
         return x.dtype.type(0)
+    if is_duck_array(x):
+        return np.zeros_like(x)
     return type(x)(0)
 
 
@@ -377,9 +408,11 @@ def _vjp(f: Callable, args: Sequence, kwargs: dict, *, argnums: Sequence[int] | 
     paths = {key: [path for path, _ in leaves(
         f if key == "f" else args[key], _is_input_leaf)] for key in inputs}
 
-    def pullback(dy: Any, retain: bool = True) -> tuple:
+    def pullback(dy: Any, retain: bool = True, value: list | None = None) -> tuple:
         """Cotangents for ``dy``; callable any number of times, unless ``retain=False``
-        (then the tape is freed during the pass: ``grad`` uses that, for memory)."""
+        (then the tape is freed during the pass: ``grad`` uses that, for memory). ``value``:
+        a one-element list holding the output, computed along with the gradients when they
+        are computed (`_compute_lazy_gradients`)."""
         if isinstance(dy, tuple) and not hasattr(type(dy), "_fields") and \
                 hasattr(type(out), "_fields"):
             dy = type(out)(*dy)  # a plain tuple for a namedtuple output
@@ -388,15 +421,17 @@ def _vjp(f: Callable, args: Sequence, kwargs: dict, *, argnums: Sequence[int] | 
             seed = tangent_at(dy, path)
             if not isinstance(seed, AbstractZero) and traced.node >= 0:  # -1: a constant
                 seeds.append((traced.node, ProjectTo(traced.primal)(unthunk(seed))))
-        with no_garbage_collection():
-            slots, owned = backward(records, seeds, retain=retain)
-        results = []
-        with np.errstate(all="ignore"):  # lazy cotangents computed here: rules' work (backward)
-            for key in (["f"] if differentiate_function else []) + list(argnums):
-                gradients = {path: _leaf_cotangent(slots, owned, leaf, materialize)
-                             for path, leaf in zip(paths[key], inputs[key])}
-                source = f if key == "f" else args[key]
-                results.append(_gradient_structure(source, gradients, materialize))
+        keys = (["f"] if differentiate_function else []) + list(argnums)
+        with lazy_guard():  # pullbacks never compute a Dask array
+            with no_garbage_collection():
+                slots, owned = backward(records, seeds, retain=retain)
+            with np.errstate(all="ignore"):  # lazy cotangents computed here: rules' work
+                per_key = [{path: _leaf_cotangent(slots, owned, leaf, materialize)
+                            for path, leaf in zip(paths[key], inputs[key])} for key in keys]
+        if materialize:
+            _compute_lazy_gradients(per_key, [inputs[key] for key in keys], value)
+        results = [_gradient_structure(f if key == "f" else args[key], gradients, materialize)
+                   for key, gradients in zip(keys, per_key)]
         if not differentiate_function:
             results.insert(0, NoTangent())
         elif isinstance(results[0], AbstractZero):
@@ -406,6 +441,24 @@ def _vjp(f: Callable, args: Sequence, kwargs: dict, *, argnums: Sequence[int] | 
     if has_aux:
         return y, pullback, aux
     return y, pullback
+
+
+def _compute_lazy_gradients(per_key: list, inputs: list, value: list | None) -> None:
+    """A NumPy input gets a NumPy gradient: the lazy (Dask) gradients of inputs that are not
+    lazy are computed here, all in one ``dask.compute`` with ``value[0]`` when it is lazy (one
+    pass over the data they share). Gradients of Dask inputs stay lazy."""
+    found = [(gradients, path, x) for gradients, leaves_of_key in zip(per_key, inputs)
+             for (path, gradient), (_, x) in zip(gradients.items(), leaves_of_key)
+             if is_lazy(gradient) and not is_duck_array(x)]
+    if not found:
+        return
+    lazy_value = value is not None and is_lazy(value[0])
+    computed = compute_all([gradients[path] for gradients, path, _ in found] +
+                           ([value[0]] if lazy_value else []))
+    for (gradients, path, x), result in zip(found, computed):
+        gradients[path] = ProjectTo(x)(result)  # a float's gradient is a float again
+    if lazy_value:
+        value[0] = computed[-1]
 
 
 def _unwrap(traced: Traced) -> Any:
@@ -490,7 +543,8 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool 
     (np.float64(5.0), array([2., 4.]))
     """
     require_callable("value_and_grad", f)
-    return wraps_callable(f)(_value_and_gradient(f, argnums, has_aux, allow_int))
+    return wraps_callable(f)(Transformed(_value_and_gradient(f, argnums, has_aux, allow_int),
+                                         value_and_grad, (f, argnums, has_aux, allow_int)))
 
 
 def _value_and_gradient(f: Callable, argnums: int | Sequence[int], has_aux: bool,
@@ -502,7 +556,9 @@ def _value_and_gradient(f: Callable, argnums: int | Sequence[int], has_aux: bool
         with no_garbage_collection():  # the tape is freed by reference counting
             y, pullback, *aux = _vjp(f, args, kwargs, argnums=numbers, has_aux=has_aux)
             _check_scalar(f, y)
-            gradients = pullback(_one_like(y), retain=False)[1:]
+            value = [y]
+            gradients = pullback(_one_like(y), retain=False, value=value)[1:]
+            y = value[0]
             del pullback  # frees the tape while the collector is paused
         if checks_directions():  # chainrules.checking(directional=True)
             check_direction(f, args, kwargs, numbers, gradients, y)
@@ -516,6 +572,8 @@ def _value_and_gradient(f: Callable, argnums: int | Sequence[int], has_aux: bool
 
 def _check_scalar(f: Callable, y: Any) -> None:
     value = primal(y)
+    if is_duck_array(value) and math.prod(value.shape) == 1 and value.dtype.kind in "fiub":
+        return  # a 0-d Dask array (or one of one element), not computed here
     if not (issubclass(type(value), (float, np.floating, np.ndarray)) and np.size(value) == 1
             and np.isrealobj(value)):
         plain = issubclass(type(value), (np.ndarray, np.generic, float, complex))
@@ -543,6 +601,8 @@ def _one_like(y: Any) -> Any:
         return np.ones(value.shape, value.dtype)  # shape (1,) or (1, 1) too: see `grad`
     if issubclass(type(value), np.generic):
         return value.dtype.type(1)
+    if is_duck_array(value):
+        return np.ones_like(value)
     return 1.0
 
 
@@ -569,14 +629,13 @@ def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
     require_callable("grad", f)
     value_and_gradient = value_and_grad(f, argnums, has_aux, allow_int)
 
-    @wraps_callable(f)
     def gradient(*args: Any, **kwargs: Any):
         value, gradient = value_and_gradient(*args, **kwargs)
         if has_aux:
             return gradient, value[1]
         return gradient
 
-    return gradient
+    return wraps_callable(f)(Transformed(gradient, grad, (f, argnums, has_aux, allow_int)))
 
 
 def jacobian(f: Callable, argnums: int | Sequence[int] = 0, allow_int: bool = False):

@@ -12,6 +12,7 @@ import operator
 import numpy as np
 
 from ...core.broadcast import unbroadcast
+from ...core.duck_arrays import as_array
 from ...core.projection import ProjectTo
 from ...core.registry import frule, non_differentiable, rrule
 from ...core.scalar_rule import scalar_rule
@@ -153,7 +154,7 @@ scalar_rule(np.fmin, lambda y, a, b: _ties(a, b, np.less), lambda y, a, b: _ties
 
 def _ties(a, b, better):
     """1 where ``a`` wins, 1/2 where they tie (the gradient is split evenly), else 0."""
-    return np.where(better(a, b), 1.0, np.where(np.asarray(a) == b, 0.5, 0.0))
+    return np.where(better(a, b), 1.0, np.where(as_array(a) == b, 0.5, 0.0))
 
 
 # --- non-holomorphic functions of complex numbers --------------------------------------------

@@ -17,6 +17,7 @@ from ...core.broadcast import shape_of, unbroadcast
 from ...core.dtypes import is_plain, shared_shape
 from ...core.projection import ProjectionError, ProjectTo
 from ...core.registry import dual_form, frule, rrule
+from ...core.duck_arrays import is_duck_array, library_name
 from ...core.sparse import SparseCotangent, scatter_sum
 from ...core.tangents import (AbstractZero, NoTangent, Tangent, ZeroTangent, field_value,
                              structural_fields)
@@ -93,11 +94,19 @@ def _is_traced_array(x: Any) -> bool:
 
 def _traced_getitem(x: Any, index: Any):
     index = normalize_index(index)
+    if is_duck_array(x) and any(is_duck_array(part) for part in (
+            index if isinstance(index, tuple) else (index,))):
+        raise TypeError(
+            f"x[index] of a {library_name(x)} with an index that is itself a "
+            f"{library_name(x)} (a mask such as x[x > 0], whose size is known only once it "
+            f"is computed): its gradient cannot be built lazily. Keep the shape with "
+            f"np.where(mask, value, 0.0), or index with a NumPy array.")
     y = x[index]  # recorded by the outer trace
     if x.dtype.kind not in "fc":
         return y, _no_index_tangents
     return y, GetitemPullback(index, shared_shape(tuple(x.shape)),
-                               shared_shape(tuple(shape_of(y))), x.dtype)
+                               shared_shape(tuple(shape_of(y))), x.dtype,
+                               x if is_duck_array(x) else None)
 
 
 def _no_index_tangents(dy: Any) -> tuple:
@@ -111,10 +120,12 @@ _NO_TANGENTS = (_NO_TANGENT, _NO_TANGENT, _NO_TANGENT)
 class GetitemPullback:
     """``dy -> SparseCotangent(index, dy)``: O(size of the index), never O(size of x)."""
 
-    __slots__ = ("index", "shape", "y_shape", "dtype")
+    __slots__ = ("index", "shape", "y_shape", "dtype", "like")
 
-    def __init__(self, index: Any, shape: tuple, y_shape: tuple, dtype: np.dtype):
+    def __init__(self, index: Any, shape: tuple, y_shape: tuple, dtype: np.dtype,
+                 like: Any = None):
         self.index, self.shape, self.y_shape, self.dtype = index, shape, y_shape, dtype
+        self.like = like  # a Dask array x: its cotangent is a Dask array of x's chunks
 
     def __call__(self, dy: Any) -> tuple:
         if type(dy) not in _SCALARS or self.y_shape:  # a number for x[i] needs no checks
@@ -125,7 +136,8 @@ class GetitemPullback:
                 raise ProjectionError(
                     f"getitem pullback: the output x[index] has shape {self.y_shape}, but the "
                     f"cotangent given for it has shape {np.shape(dy)}.")
-        return _NO_TANGENT, SparseCotangent(self.index, dy, self.shape, self.dtype), _NO_TANGENT
+        return _NO_TANGENT, SparseCotangent(self.index, dy, self.shape, self.dtype,
+                                             self.like), _NO_TANGENT
 
 
 def _container_keys(x: Any, index: Any) -> tuple[list, bool]:

@@ -30,6 +30,7 @@ import numpy as np
 
 from ...core.accumulate import accumulate
 from ...core.broadcast import unbroadcast
+from ...core.duck_arrays import as_array
 from ...core.tangents import AbstractZero, Tangent, ZeroTangent
 from ..define import define, dense_tangent
 from .indexing import _is_traced_array
@@ -73,7 +74,7 @@ def _matmul_da(call, dy):
         # np.outer is np.multiply.outer of vectors; traced values have the function only
         return np.multiply.outer(dy, b) if type(dy) is np.ndarray and type(b) is np.ndarray \
             else np.outer(dy, b)
-    a, b = np.asarray(a), np.asarray(b)
+    a, b = as_array(a), as_array(b)
     matrix_b = b[:, None] if b.ndim == 1 else b
     da = _matmul_dy(dy, a.ndim, b.ndim) @ H(matrix_b)
     return unbroadcast(da[..., 0, :] if a.ndim == 1 else da, a.shape)
@@ -84,7 +85,7 @@ def _matmul_db(call, dy):
     if _is_array(a) and _is_array(b) and a.ndim == 2 \
             and a.dtype.kind == "f" and 1 <= b.ndim <= 2:  # real matrix times vector or matrix
         return a.T @ dy
-    a, b = np.asarray(a), np.asarray(b)
+    a, b = as_array(a), as_array(b)
     matrix_a = a[None, :] if a.ndim == 1 else a
     db = H(matrix_a) @ _matmul_dy(dy, a.ndim, b.ndim)
     return unbroadcast(db[..., 0] if b.ndim == 1 else db, b.shape)
@@ -106,7 +107,7 @@ def _contracted_axes(a_ndim: int, b_ndim: int, axes) -> tuple[list[int], list[in
 def _tensordot_cotangent(dy, a, b, a_axes: list[int], b_axes: list[int], of_b: bool):
     """The cotangent of a in ``tensordot(a, b, (a_axes, b_axes))``; that of b is the same with
     the operands swapped (and dy's axes: b's free ones first)."""
-    a, b = np.asarray(a), np.asarray(b)
+    a, b = as_array(a), as_array(b)
     if of_b:
         a_free_count = a.ndim - len(a_axes)
         dy = np.moveaxis(dy, range(a_free_count), range(np.ndim(dy) - a_free_count, np.ndim(dy)))
@@ -141,7 +142,7 @@ def _product(axes_of, of_b: bool):
         a, b = call.args[:2]
         if np.ndim(a) == 0 or np.ndim(b) == 0:
             own, other = (b, a) if of_b else (a, b)
-            return unbroadcast(dy * conj(np.asarray(other)), np.shape(own))
+            return unbroadcast(dy * conj(as_array(other)), np.shape(own))
         return _tensordot_cotangent(dy, a, b, *axes_of(call), of_b)
     return cotangent
 
@@ -162,17 +163,17 @@ def _vdot_db(call, dy):
 
 def _outer_da(call, dy):
     a, b = call.args[:2]
-    return np.reshape(np.asarray(dy) @ conj(np.ravel(b)), np.shape(a))
+    return np.reshape(as_array(dy) @ conj(np.ravel(b)), np.shape(a))
 
 
 def _outer_db(call, dy):
     a, b = call.args[:2]
-    return np.reshape(conj(np.ravel(a)) @ np.asarray(dy), np.shape(b))
+    return np.reshape(conj(np.ravel(a)) @ as_array(dy), np.shape(b))
 
 
 def _kron_operands(a, b):
     """a and b reshaped to the same number of dimensions, as np.kron does."""
-    a, b = np.asarray(a), np.asarray(b)
+    a, b = as_array(a), as_array(b)
     ndim = max(a.ndim, b.ndim)
     return a.reshape((1,) * (ndim - a.ndim) + a.shape), b.reshape((1,) * (ndim - b.ndim) + b.shape)
 
@@ -249,8 +250,8 @@ def _einsum_cotangent(call, dy, position: int):
             sizes[label] = max(sizes.get(label, 1), size)
     own = inputs[i]
     labels = "".join(dict.fromkeys(own))
-    dy = np.asarray(dy)
-    terms = [(dy, output)] + [(conj(np.asarray(op)), sub) for j, (op, sub) in
+    dy = as_array(dy)
+    terms = [(dy, output)] + [(conj(as_array(op)), sub) for j, (op, sub) in
                               enumerate(zip(operands, inputs)) if j != i]
     present = set("".join(sub for _, sub in terms))
     terms += [(np.ones(sizes[c], dy.real.dtype), c) for c in labels if c not in present]

@@ -55,10 +55,14 @@ def _check_order(call: Call) -> None:
         _order(call)
 
 
-define(np.reshape, lambda call, dy: np.reshape(dy, call.a.shape, order=_order(call)),
-       pushforward=linear, check=_check_order)
-define(np.ravel, lambda call, dy: np.reshape(dy, call.a.shape, order=_order(call)),
-       pushforward=linear, check=_check_order)
+def _reshape_in_order(call: Call, dy: Any) -> Any:
+    order = _order(call)  # passed only when not "C": Dask's reshape has no order
+    return np.reshape(dy, call.a.shape) if order == "C" else \
+        np.reshape(dy, call.a.shape, order=order)
+
+
+define(np.reshape, _reshape_in_order, pushforward=linear, check=_check_order)
+define(np.ravel, _reshape_in_order, pushforward=linear, check=_check_order)
 
 
 def _transpose_back(call: Call, dy: Any) -> Any:
@@ -76,8 +80,9 @@ define(np.transpose, _transpose_back)
 def _join_back(call: Call, dy: Any, shapes: list[tuple], axis: int) -> list:
     """Split ``dy`` along ``axis`` into pieces of the (reshaped) elements' ``shapes``, and
     reshape each piece back to its element's own shape."""
-    ends = np.cumsum([shape[axis] for shape in shapes])[:-1]
-    pieces = np.split(dy, ends, axis=axis)
+    bounds = np.cumsum([0] + [shape[axis] for shape in shapes]).tolist()
+    before = (slice(None),) * axis
+    pieces = [dy[before + (slice(start, stop),)] for start, stop in zip(bounds[:-1], bounds[1:])]
     pieces = [np.reshape(piece, np.shape(x)) for piece, x in zip(pieces, call.x)]
     # an array (plain, or traced at order 2) gets an array: the cotangents of its rows
     return pieces if isinstance(call.x, (list, tuple)) else np.stack(pieces)

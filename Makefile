@@ -69,6 +69,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/writes.py
 	$(PY) benchmarks/checking.py
 	$(PY) benchmarks/import_time.py
+	$(PY) benchmarks/dask_memory.py  # 400 MB and 4 GB of data as Dask arrays
 
 # Each peer is installed on its own, so one that cannot be installed does not stop the others;
 # run.py reports the missing ones. torch==2.13.0 is the CPU build on local disk.

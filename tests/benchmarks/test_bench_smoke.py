@@ -119,3 +119,13 @@ def test_writes_benchmark_quick_run_agrees_with_its_no_mutation_baseline(tmp_pat
     assert "MISMATCH" not in completed.stdout
     table = out.read_text()
     assert "| fill loop | 1000 |" in table and "| 2-D column fill | 1000 |" in table
+
+
+def test_dask_memory_benchmark_checks_its_gradients_at_a_small_size():
+    pytest.importorskip("dask.array", reason="the dask extra")
+    import dask_memory
+
+    for mode in ("numpy", "dask", "numpy-resident", "dask-resident"):
+        result = dask_memory.measure(mode, 4e6)  # 4 MB: a few chunks of the benchmark's size
+        assert result["gradient_ok"], mode  # against the closed form 2 X^T r / n
+        assert result["gradient_type"] == "ndarray" and result["growth_mib"] >= 0

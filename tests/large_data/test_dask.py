@@ -217,3 +217,70 @@ def test_on_a_local_cluster_of_worker_processes():
                                    rtol=1e-12)
         workers = client.run(lambda: __import__("os").getpid())
         assert len(set(workers.values())) == 2  # two worker processes did the work
+
+
+def test_forward_mode_and_hessian_vector_products_stay_lazy(counting):
+    values = np.linspace(0.0, 1.0, 6)
+    x = da.from_array(values, chunks=3)
+    y, tangent = cr.jvp(lambda x: np.sin(x) ** 2, (x,), (da.ones(6, chunks=3),))
+    product = cr.hvp(lambda x: np.sum(np.sin(x) ** 2), x, da.ones(6, chunks=3))
+    assert counting.calls == 0 and isinstance(tangent, da.Array) and isinstance(product,
+                                                                                 da.Array)
+    np.testing.assert_allclose(tangent.compute(), np.sin(2 * values), rtol=1e-12)
+    np.testing.assert_allclose(product.compute(), 2 * np.cos(2 * values), rtol=1e-12)
+
+
+def test_projection_puts_cotangents_in_the_arrays_library_and_chunks():
+    from chainrules.core.projection import ProjectionError, ProjectTo
+
+    x = da.from_array(np.ones((4, 3), np.float32), chunks=(2, 3))
+    projected = ProjectTo(x)(np.arange(12.0).reshape(4, 3) + 1j)
+    assert isinstance(projected, da.Array) and projected.chunks == x.chunks
+    assert projected.dtype == np.float32  # float32 stays float32, real stays real
+    np.testing.assert_array_equal(projected.compute(), np.arange(12.0).reshape(4, 3))
+    rechunked = ProjectTo(x)(da.ones((4, 3), chunks=(1, 3)))
+    assert rechunked.chunks == x.chunks
+    with pytest.raises(ProjectionError, match=r"shape \(4, 3\), got shape \(3,\)"):
+        ProjectTo(x)(da.ones(3))
+
+
+@pytest.mark.parametrize("kind", ["dense", "numpy", "sparse", "sparse repeated", "thunk"])
+def test_accumulation_into_a_dask_array_is_the_eager_sum_and_mutates_nothing(kind):
+    from chainrules.core.accumulate import accumulate
+    from chainrules.core.sparse import SparseCotangent
+    from chainrules.core.thunks import Thunk
+
+    base = RNG.normal(size=(6, 2))
+    acc = da.from_array(base, chunks=(3, 2))
+    addend = RNG.normal(size=(6, 2))
+    index = np.array([4, 1, 4]) if kind == "sparse repeated" else (slice(1, 3),)
+    values = RNG.normal(size=(3, 2) if kind == "sparse repeated" else (2, 2))
+    t = {"dense": lambda: da.from_array(addend, chunks=(2, 2)), "numpy": lambda: addend,
+         "thunk": lambda: Thunk(lambda: da.from_array(addend, chunks=(3, 2))),
+         "sparse": lambda: SparseCotangent(index, da.from_array(values), (6, 2), np.float64,
+                                           like=acc),
+         "sparse repeated": lambda: SparseCotangent(index, da.from_array(values), (6, 2),
+                                                    np.float64, like=acc)}[kind]()
+    expected = base.copy()
+    if kind.startswith("sparse"):
+        np.add.at(expected, index, values)
+    else:
+        expected += addend
+    result = accumulate(acc, t, owned=True)
+    result = result.unthunk() if hasattr(result, "unthunk") else result
+    np.testing.assert_array_equal(np.asarray(result), expected)  # exactly, as eager
+    np.testing.assert_array_equal(acc.compute(), base)  # the accumulator was not changed
+
+
+def test_parameters_in_structures_and_a_refused_jacobian(counting):
+    x = da.from_array(X, chunks=CHUNKS)
+    gradient = cr.grad(lambda p: np.sum(p["x"] ** 2) * p["scale"])({"x": x, "scale": 2.0})
+    # the Dask leaf's gradient stays lazy; the float's is a float, computed once
+    assert isinstance(gradient["x"], da.Array) and gradient["x"].chunks == x.chunks
+    assert type(gradient["scale"]) is float and counting.calls == 1
+    np.testing.assert_allclose(gradient["scale"], np.sum(X ** 2), rtol=1e-12)
+    np.testing.assert_allclose(gradient["x"].compute(), 4 * X, rtol=1e-12)
+    counting.calls = 0
+    with pytest.raises(TypeError, match="jacobian of .* a Dask array .* Use grad, vjp or jvp"):
+        cr.jacobian(lambda x: x ** 2)(x)
+    assert counting.calls == 0

@@ -28,10 +28,10 @@ engine unchanged: each rule builds Dask graph, forward and backward. Three thing
 
 from __future__ import annotations
 
-import contextlib
 import sys
+import threading
 import warnings
-from typing import Any, Iterator
+from typing import Any
 
 from ..trace.errors import TracingError
 from ..trace.traced import Traced
@@ -84,6 +84,8 @@ def _rule_frame() -> Any:
     frame = sys._getframe(2)
     while frame is not None:
         name = frame.f_globals.get("__name__", "")
+        if name == "chainrules.core.duck_arrays":
+            return None  # compute_all: the one compute the engine asks for, at the end
         if name.startswith(_RULE_MODULES):
             return frame
         if name.startswith("chainrules.ad."):
@@ -103,37 +105,95 @@ def _unimplemented_function() -> str | None:
     return None
 
 
-@contextlib.contextmanager
-def lazy_guard() -> Iterator[None]:
-    """Refuse to compute Dask arrays from rules while the block runs (the program's own
-    computes go to the scheduler they would have gone to)."""
-    dask = sys.modules.get("dask")
-    if dask is None or "dask.array" not in sys.modules:
-        yield
-        return
+_lock = threading.Lock()
+_thread = threading.local()  # .depth: lazy_guard blocks running in this thread
+_guarded_threads = 0  # lazy_guard blocks running, in all threads
+_installed: list = []  # while any runs: the config change, the warning filter, the scheduler
+# configured before it
+
+
+class lazy_guard:
+    """Refuse to compute Dask arrays from rules while the block runs in this thread (the
+    program's own computes, and other threads', go to the scheduler they would have gone to).
+
+    Dask's configuration is process-wide: while any thread runs such a block, Dask's
+    scheduler is `_refuse_from_rules`, which refuses only in threads inside a block.
+    """
+
+    __slots__ = ("active",)
+
+    def __enter__(self) -> None:
+        self.active = "dask.array" in sys.modules
+        if self.active:
+            _enter()
+            _thread.depth = getattr(_thread, "depth", 0) + 1
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.active:
+            _thread.depth -= 1
+            _exit()
+
+
+def _enter() -> None:
+    global _guarded_threads
+    with _lock:
+        _guarded_threads += 1
+        if _guarded_threads > 1:
+            return
+        import dask.config
+
+        previous = dask.config.get("scheduler", None)
+        setting = dask.config.set(scheduler=_refuse_from_rules)
+        setting.__enter__()
+        # Dask warns before computing a function it lacks; that compute is refused here.
+        warnings.filterwarnings("ignore", message=".*is not implemented by Dask array",
+                                category=FutureWarning)
+        _installed[:] = [setting, warnings.filters[0], previous]
+
+
+def _exit() -> None:
+    global _guarded_threads
+    with _lock:
+        _guarded_threads -= 1
+        if _guarded_threads:
+            return
+        setting, entry, _ = _installed
+        _installed.clear()
+        setting.__exit__(None, None, None)
+        if entry in warnings.filters:  # removed by identity: other filters are left alone
+            warnings.filters.remove(entry)
+            getattr(warnings, "_filters_mutated", lambda: None)()
+
+
+def _unguarded_scheduler() -> Any:
+    """The scheduler Dask would use without `_refuse_from_rules`: the configured one, else a
+    distributed Client's, else Dask arrays' default (threads)."""
     import dask.base
     import dask.threaded
 
-    scheduler = dask.base.get_scheduler() or dask.threaded.get  # Dask arrays' default
+    previous = _installed[2] if _installed else None
+    if previous is not None and previous is not _refuse_from_rules:
+        return dask.base.get_scheduler(scheduler=previous)
+    try:
+        from distributed import get_client
 
-    def refuse_from_rules(graph: Any, keys: Any, **kwargs: Any) -> Any:
-        frame = _rule_frame()
-        if frame is None:
-            return scheduler(graph, keys, **kwargs)
-        missing = _unimplemented_function()
-        where = f"{frame.f_globals.get('__name__')}.{frame.f_code.co_name}"
-        cause = (f"{missing} was called on a Dask array (by the rule code in {where}), and "
-                 f"Dask does not implement it" if missing else
-                 f"a rule (in {where}) converts a Dask array to a NumPy array")
-        raise TracingError(
-            f"{cause}: that would compute the whole array into memory, and chainrules never "
-            f"computes a Dask array behind your back. Call .compute() on the input first if "
-            f"it fits in memory (the NumPy path), or write this step with functions that "
-            f"dask.array implements.")
+        return get_client().get
+    except (ImportError, ValueError):
+        return dask.threaded.get
 
-    with warnings.catch_warnings(), dask.config.set(scheduler=refuse_from_rules):
-        # Dask warns before computing an unimplemented function; the compute is refused here.
-        warnings.filterwarnings("ignore", message=".*is not implemented by Dask array",
-                                category=FutureWarning)
-        yield
+
+def _refuse_from_rules(graph: Any, keys: Any, **kwargs: Any) -> Any:
+    frame = _rule_frame() if getattr(_thread, "depth", 0) else None
+    if frame is None:
+        return _unguarded_scheduler()(graph, keys, **kwargs)
+    missing = _unimplemented_function()
+    where = f"{frame.f_globals.get('__name__')}.{frame.f_code.co_name}"
+    cause = (f"{missing} was called on a Dask array (by the rule code in {where}), and "
+             f"Dask does not implement it" if missing else
+             f"a rule (in {where}) converts a Dask array to a NumPy array")
+    raise TracingError(
+        f"{cause}: that would compute the whole array into memory, and chainrules never "
+        f"computes a Dask array behind your back. Call .compute() on the input first if "
+        f"it fits in memory (the NumPy path), or write this step with functions that "
+        f"dask.array implements.")
 

@@ -70,7 +70,6 @@ from .routes import (INHERITED, ORIGINALS, REROUTED, ROUTED, ROUTED_METHODS, TRA
 __all__ = ["enter", "exit", "tracing"]
 
 _lock = threading.Lock()
-_guard: list = []  # while tracing with Dask imported: dask_arrays.lazy_guard(), entered
 _depth = 0  # traces running, in all threads
 
 
@@ -311,9 +310,6 @@ def enter(level: Any = None) -> None:
             _installed_bound[:] = _bound_names()
             for name in _installed_bound:
                 name.install()
-            if "dask.array" in sys.modules:
-                _guard[:] = [dask_arrays.lazy_guard()]
-                _guard[0].__enter__()
 
 
 def exit(level: Any = None) -> None:
@@ -324,8 +320,6 @@ def exit(level: Any = None) -> None:
     with _lock:
         _depth -= 1
         if _depth == 0:
-            if _guard:
-                _guard.pop().__exit__(None, None, None)
             for name in REPLACEMENTS:
                 setattr(np, name, ORIGINALS[name])
             np.vectorize.__call__ = ORIGINALS["vectorize.__call__"]
@@ -355,16 +349,23 @@ class tracing:
     ('Traced', True)
     """
 
-    __slots__ = ("level",)
+    __slots__ = ("level", "guard")
 
     def __init__(self, level: Level):
         self.level = level
+        self.guard = None
 
     def __enter__(self) -> Level:
         level = self.level.__enter__()
         enter(self.level)
+        if "dask.array" in sys.modules:  # rules run in this thread: they never compute Dask
+            self.guard = dask_arrays.lazy_guard()
+            self.guard.__enter__()
         return level
 
     def __exit__(self, *exc: Any) -> None:
+        if self.guard is not None:
+            self.guard.__exit__(None, None, None)
+            self.guard = None
         self.level.__exit__(*exc)
         exit(self.level)

@@ -553,7 +553,8 @@ def _value_and_gradient(f: Callable, argnums: int | Sequence[int], has_aux: bool
     call)."""
     def value_and_gradient(*args: Any, **kwargs: Any):
         numbers, single = _normalize_argnums(f, argnums, args, allow_int)
-        with no_garbage_collection():  # the tape is freed by reference counting
+        # lazy_guard: rules never compute a Dask array (entered once for trace and pullback)
+        with no_garbage_collection(), lazy_guard():  # the tape is freed by reference counting
             y, pullback, *aux = _vjp(f, args, kwargs, argnums=numbers, has_aux=has_aux)
             _check_scalar(f, y)
             value = [y]
@@ -663,6 +664,12 @@ def jacobian(f: Callable, argnums: int | Sequence[int] = 0, allow_int: bool = Fa
                   for number in numbers]
         result = y
         for out_path, out_leaf in list(leaves(y, _is_output_leaf)):
+            if is_lazy(primal(out_leaf)) or any(is_lazy(args[number]) for number in numbers):
+                raise TypeError(
+                    f"jacobian of {function_name(f)}: a Dask array among its inputs or "
+                    f"outputs; the Jacobian is built one dense row at a time, which would "
+                    f"compute it. Use grad, vjp or jvp (they stay lazy), or compute the "
+                    f"arrays first (x.compute()).")
             value = np.asarray(primal(out_leaf))
             rows = []
             for k in range(value.size):

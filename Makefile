@@ -70,6 +70,8 @@ bench: $(STAMP)
 	$(PY) benchmarks/checking.py
 	$(PY) benchmarks/import_time.py
 	$(PY) benchmarks/dask_memory.py  # 400 MB and 4 GB of data as Dask arrays
+	$(PY) benchmarks/vectorized.py   # GLM, MLP, GP, elementwise chain, attention: over hand-written
+	$(PY) benchmarks/linalg_pullbacks.py  # each linear-algebra pullback over its forward
 
 # Each peer is installed on its own, so one that cannot be installed does not stop the others;
 # run.py reports the missing ones. torch==2.13.0 is the CPU build on local disk.
@@ -79,6 +81,7 @@ bench-peers: $(STAMP)
 		$(PY) -m pip install --quiet $$peer || echo "could not install $$peer: it will be reported as not installed"; \
 	done
 	$(PY) benchmarks/run.py --peers
+	$(PY) benchmarks/vectorized.py --peers
 	$(PY) benchmarks/higher_order.py
 	$(PY) benchmarks/writes.py
 

@@ -148,7 +148,9 @@ WIDTH = 1024  # elements of x per loop step: the copies, not the steps, dominate
 def _adds_x_n_times(x):
     total = x
     for _ in range(len(x) // WIDTH - 1):
-        total = total + x  # a new array of x's whole size per step: O(n * size of x)
+        # a new array of x's whole size per step, which sin's record keeps (its derivative
+        # reads its input): O(n * size of x) time and memory. (0.0 * cos is exactly 0.)
+        total = total + np.sin(total) * 0.0 + x
     return np.sum(total)
 
 

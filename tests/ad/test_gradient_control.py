@@ -217,8 +217,8 @@ def test_checkpointed_loop_memory_is_bounded_by_the_segment_length():
     checkpointed = [peak_memory(lambda: cr.grad(_checkpointed_loop)(x0, m)) for m in (n, 8 * n)]
     # Without checkpoints the tape holds a few arrays per step: 8x the steps, ~8x the peak.
     assert plain[1] > 5 * plain[0]
-    # With them: the segment inputs (N / SEGMENT arrays) and one segment's tape at a time.
-    assert checkpointed[1] < 2 * checkpointed[0]
+    # With them: the segment inputs (N / SEGMENT arrays) and one segment's tape at a time:
+    # at most a few arrays more per extra segment, and far below the plain loop's.
     extra_segments = (8 * n - n) // SEGMENT
     assert checkpointed[1] - checkpointed[0] < 4 * ARRAY * extra_segments
     assert checkpointed[1] < plain[1] / 5

@@ -129,3 +129,37 @@ def test_dask_memory_benchmark_checks_its_gradients_at_a_small_size():
         result = dask_memory.measure(mode, 4e6)  # 4 MB: a few chunks of the benchmark's size
         assert result["gradient_ok"], mode  # against the closed form 2 X^T r / n
         assert result["gradient_type"] == "ndarray" and result["growth_mib"] >= 0
+
+
+def test_vectorized_benchmark_checks_every_gradient_against_its_hand_written_one():
+    pytest.importorskip("scipy")
+    import vectorized
+
+    for name in vectorized.WORKLOADS:
+        result = vectorized.measure(name, quick=True, repeats=1)
+        assert result["ok"], name  # chainrules' gradient equals the hand-written one
+        assert result["time"]["hand"] == 1.0 and result["memory"]["chainrules"] > 0
+
+
+def test_hand_written_vectorized_gradients_match_finite_differences():
+    pytest.importorskip("scipy")
+    import vectorized
+
+    for name in ("glm", "gp", "chain"):
+        loss, hand = vectorized.WORKLOADS[name]
+        inputs = vectorized._inputs(name, quick=True)
+        x = inputs[0]
+        direction = np.random.default_rng(1).standard_normal(x.shape)
+        step = 1e-6
+        numeric = (loss(x + step * direction, *inputs[1:]) -
+                   loss(x - step * direction, *inputs[1:])) / (2 * step)
+        np.testing.assert_allclose(np.sum(hand(*inputs)[1] * direction), numeric, rtol=1e-5)
+
+
+def test_linalg_pullback_table_runs_at_a_small_size():
+    pytest.importorskip("scipy")
+    import linalg_pullbacks
+
+    rng = np.random.default_rng(0)
+    for name, (function, args, kwargs) in linalg_pullbacks._cases(8, rng).items():
+        assert linalg_pullbacks.measure(function, args, kwargs, 1, rng) > 0, name

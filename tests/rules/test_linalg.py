@@ -424,3 +424,24 @@ def test_lstsq_rank_gets_no_tangent_and_residual_cotangent_alone():
     error = b - a @ x
     np.testing.assert_allclose(unthunk(db), 2 * error, atol=1e-12)
     np.testing.assert_allclose(unthunk(da), -2 * np.outer(error, x), atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [F64, C128])
+@pytest.mark.parametrize("scipy_imported", [True, False], ids=["lapack", "numpy only"])
+def test_cholesky_pullback_at_order_1_and_2_with_and_without_scipy(dtype, scipy_imported,
+                                                                   monkeypatch):
+    """The Cholesky pullback takes LAPACK's triangular routines when the program imported
+    SciPy, NumPy's solve otherwise: both against finite differences, at order 1 and 2."""
+    import sys
+
+    from chainrules.testing import test_frule_order2, test_rrule_order2
+
+    if scipy_imported:
+        pytest.importorskip("scipy.linalg")
+    else:
+        monkeypatch.delitem(sys.modules, "scipy.linalg", raising=False)
+    a = positive_definite(4, dtype=dtype)
+    test_rrule(np.linalg.cholesky, a)
+    test_frule(np.linalg.cholesky, a)
+    test_rrule_order2(np.linalg.cholesky, a)
+    test_frule_order2(np.linalg.cholesky, a)

@@ -157,6 +157,9 @@ ORDER2 = [
     case(sla.cho_factor, SPD_LOWER, lower=True), case(sla.lu_factor, A.T), case(sla.lu, A_C),
     case(sla.solve_sylvester, A, A.T + np.eye(3), B32 @ B32.T), case(sla.sqrtm, SPD),
     case(sla.logm, A + 2 * np.eye(3)), case(sla.solve_banded, (1, 2), BANDED_12, B32),
+    # cho_solve with one column: the factor's cotangent kept rank-1 (2k < n), at order 2
+    case(sla.cho_solve, (np.linalg.cholesky(SPD), True), B3),
+    case(sla.cho_solve, (np.linalg.cholesky(SPD).T, False), B3),
 ]
 
 

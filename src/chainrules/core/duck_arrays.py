@@ -29,7 +29,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = ["as_array", "is_duck_array", "is_duck_array_type", "is_lazy", "like", "compute_all",
+__all__ = ["is_duck_array", "is_duck_array_type", "is_lazy", "like", "compute_all",
            "exclude_type", "library_name"]
 
 _DUCK_TYPES: dict = {}  # type -> whether it is a duck array type (decided once per type)
@@ -65,16 +65,6 @@ def is_duck_array(x: Any) -> bool:
     False
     """
     return is_duck_array_type(type(x))
-
-
-def as_array(x: Any) -> Any:
-    """``np.asarray(x)``, except that another library's array stays itself (a rule that reads
-    its argument as an array runs on it lazily).
-
-    >>> as_array([1.0, 2.0])
-    array([1., 2.])
-    """
-    return x if is_duck_array_type(type(x)) else np.asarray(x)
 
 
 def is_lazy(x: Any) -> bool:

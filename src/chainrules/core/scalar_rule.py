@@ -14,6 +14,7 @@ is ``dL/dRe(z) + i dL/dIm(z)``).
 from __future__ import annotations
 
 import dis
+import sys
 from typing import Any, Callable
 
 import numpy as np
@@ -136,9 +137,33 @@ def _argument_cotangent(arg: Any, partial: Partial, y: Any, values: tuple, dy: A
         if type(derivative) is np.ndarray:
             if derivative.dtype.kind == "c":
                 derivative = np.conj(derivative)
+            if _is_own_temporary(derivative, dy):  # computed into: no second array
+                return _projected(np.multiply(derivative, dy, out=derivative), arg, kind,
+                                  project, number)
         elif type(derivative) not in _REAL_SCALARS and _is_complex(derivative):
             derivative = np.conj(derivative)
         cotangent = derivative * dy
+    return _projected(cotangent, arg, kind, project, number)
+
+
+def _is_own_temporary(derivative: np.ndarray, dy: Any) -> bool:
+    """Whether the partial's result is a new array nothing else holds (a reference count of
+    two: the caller's name and the call's argument) that ``derivative * dy`` fits: then the
+    product is computed into it, the one allocation a pullback of an elementwise rule saves
+    (``exp``'s partial returns the output itself, which is held elsewhere: not this)."""
+    if sys.getrefcount(derivative) > 3 or derivative.base is not None or \
+            not derivative.flags.writeable:
+        return False
+    kind = type(dy)
+    if kind is np.ndarray:
+        return dy.shape == derivative.shape and np.promote_types(
+            dy.dtype, derivative.dtype) == derivative.dtype
+    # a number: the product's dtype as NumPy makes it (NEP 50 on NumPy 2, values on 1)
+    return kind in _SCALARS and np.result_type(derivative, dy) == derivative.dtype
+
+
+def _projected(cotangent: Any, arg: Any, kind: type, project: Any, number: bool) -> Any:
+    """``cotangent`` summed over broadcast axes and projected onto ``arg``'s tangent space."""
     if type(cotangent) is kind and number:
         return cotangent  # a number of its primal's own type is in the tangent space
     if type(cotangent) is np.ndarray:
@@ -151,34 +176,84 @@ def _argument_cotangent(arg: Any, partial: Partial, y: Any, values: tuple, dy: A
     return (project or ProjectTo(arg))(cotangent)
 
 
-def _uses_first_argument(partial: Callable) -> bool:
-    """Whether ``partial`` reads its first parameter (the output ``y``); True if unsure."""
-    if type(partial) is int:
-        return False
+def reads(partial: Partial, count: int) -> frozenset:
+    """Which parameters ``partial`` reads: 0 for the output ``y``, ``i + 1`` for argument
+    ``i`` (of ``count``); every one when unsure (no code to read, ``*args``, a closure cell).
+    What an elementwise rule keeps for its pullback follows from this: ``exp``'s partial
+    ``lambda y, x: y`` keeps the output, ``sin``'s the argument, ``add``'s nothing.
+
+    >>> sorted(reads(lambda y, x: y, 1)), sorted(reads(lambda y, a, b: b, 2)), reads(1, 2)
+    ([0], [2], frozenset())
+    """
+    if partial is None or type(partial) is int:
+        return frozenset()
+    everything = frozenset(range(count + 1))
     code = getattr(partial, "__code__", None)
-    if code is None or not code.co_varnames:
-        return True
-    name = code.co_varnames[0]
-    if name in code.co_cellvars:
-        return True
+    if code is None or code.co_flags & 0x04 or code.co_argcount != count + 1:  # 0x04: *args
+        return everything
+    names = code.co_varnames[:count + 1]
+    if any(name in code.co_cellvars for name in names):
+        return everything
+    found = set()
     for instruction in dis.get_instructions(code):
         if instruction.opname.startswith("LOAD_FAST"):
             value = instruction.argval
-            if value == name or (isinstance(value, tuple) and name in value):
-                return True
-    return False
+            for position, name in enumerate(names):
+                if value == name or (isinstance(value, tuple) and name in value):
+                    found.add(position)
+    return frozenset(found)
+
+
+def _stand_in(value: Any) -> Any:
+    """What a pullback keeps of an array argument no partial will read: an array of its type,
+    shape and dtype that holds no memory (one zero, broadcast), for projecting its
+    cotangent; numbers and other values are small and kept as they are."""
+    if type(value) is np.ndarray and value.size > 1:
+        return np.broadcast_to(np.zeros((), value.dtype), value.shape)
+    return value
 
 
 class _ScalarPullback:
-    """The pullback of an elementwise rule: ``project_i(unbroadcast(conj(d_i) * dy))``."""
+    """The pullback of an elementwise rule: ``project_i(unbroadcast(conj(d_i) * dy))``.
 
-    __slots__ = ("partials", "args", "y", "values")
+    It keeps what the partials read (`reads`), nothing else: each array argument that no
+    partial reads is kept as a `_stand_in` (its shape and dtype, no memory), and the output
+    only if a partial reads it. `drop_unneeded` narrows that to the partials of the arguments
+    whose cotangents an engine will ask for.
+    """
 
-    def __init__(self, partials: tuple, args: tuple, y: Any, values: tuple):
+    __slots__ = ("partials", "args", "y", "values", "read")
+
+    def __init__(self, partials: tuple, args: tuple, y: Any, values: tuple,
+                 read: tuple = ()):
         self.partials = partials
         self.args = args
         self.y = y
         self.values = values  # the arguments as the partials see them (`as_numpy`)
+        self.read = read  # per partial: the parameters it reads (`reads`)
+
+    def drop_unneeded(self, needed: tuple) -> None:
+        """Forget what only the partials of arguments not ``needed`` read: an engine calls
+        it with one bool per argument, whether it will ask for that argument's cotangent
+        (``x * c`` with a constant ``c``: ``x`` is not kept)."""
+        read = self.read
+        if not read:
+            return
+        kept = set()
+        for position, need in enumerate(needed):
+            if need:
+                kept |= read[position]
+        partials = list(self.partials)
+        for position, need in enumerate(needed):
+            if not need:
+                partials[position] = None  # never asked for: its cotangent is NoTangent
+        self.partials = tuple(partials)
+        if 0 not in kept:
+            self.y = None
+        self.args = tuple(arg if position + 1 in kept else _stand_in(arg)
+                          for position, arg in enumerate(self.args))
+        self.values = tuple(value if position + 1 in kept else _stand_in(value)
+                            for position, value in enumerate(self.values))
 
     def __call__(self, dy: Any) -> tuple:
         partials, args, y, values = self.partials, self.args, self.y, self.values
@@ -362,8 +437,9 @@ def scalar_rule(f: Any, *partials: Partial, on_scalars: Callable | None = None,
     count = len(partials)
     name = function_name(f)
     _check_arity(f, partials, name)
-    keeps_output = any(partial is not None and _uses_first_argument(partial)
-                       for partial in partials)
+    read = tuple(reads(partial, count) for partial in partials)
+    keeps_output = any(0 in parameters for parameters in read)
+    unread = tuple(position + 1 not in frozenset().union(*read) for position in range(count))
 
     # A linear rule (constant partials: add, subtract) reads no values in its pullback, so on
     # two NumPy numbers one pullback serves every call with the same argument types.
@@ -399,9 +475,14 @@ def scalar_rule(f: Any, *partials: Partial, on_scalars: Callable | None = None,
             y = on_scalars(*args)
         else:
             y = f(*args)
-        # The output is kept for the pullback only if a partial reads it (saves memory).
-        return y, _ScalarPullback(partials, args, y if keeps_output else None,
-                                  as_numpy(args, y))
+        # The output is kept for the pullback only if a partial reads it, an array argument
+        # only if a partial reads it (memory: a chain of exp keeps outputs, not inputs).
+        values = as_numpy(args, y)
+        if True in unread:
+            args = tuple(_stand_in(arg) if unused else arg for arg, unused in zip(args, unread))
+            values = tuple(_stand_in(value) if unused else value
+                           for value, unused in zip(values, unread))
+        return y, _ScalarPullback(partials, args, y if keeps_output else None, values, read)
 
     def push(args: tuple, tangents: tuple, kwargs: dict):
         """``(y, dy)`` from plain tangents, one per argument, ``None`` for a zero: the frule

@@ -78,7 +78,8 @@ import numpy as np
 from ..core.accumulate import accumulate
 from ..core.naming import function_name
 from ..core.dtypes import cast_to, shared_shape, tangent_dtype
-from ..core.duck_arrays import as_array, is_duck_array
+from ..core.dtypes import as_array
+from ..core.duck_arrays import is_duck_array
 from ..core.projection import NO_TANGENT_PROJECTOR, ProjectionError, ProjectTo, _has_tangent
 from ..core.registry import dual_form, frule, rrule
 from ..core.tangents import AbstractZero, NoTangent, Tangent, ZeroTangent

@@ -437,6 +437,10 @@ def record_output(tape: Tape, function: Any, primals: tuple, parents: tuple,
     if meta is not None:  # the hot path: a float scalar
         records.append((pullback, function, meta) + parents)
     elif type(y) is np.ndarray and y.dtype.kind in "fc":
+        if len(parents) > 1 and min(parents) < 0:  # a constant argument: its cotangent is
+            drop = getattr(pullback, "drop_unneeded", None)  # never asked for, nor what
+            if drop is not None:                              # only its derivative reads
+                drop(tuple(parent >= 0 for parent in parents))
         records.append((pullback, function, record_meta(y.shape, y.dtype, np.ndarray)) + parents)
     elif type(y) is Traced and y.dtype.kind in "fc":  # order 2: a value of an outer level
         records.append((pullback, function, record_meta(y.shape, y.dtype, Traced)) + parents)

@@ -12,7 +12,7 @@ import operator
 import numpy as np
 
 from ...core.broadcast import unbroadcast
-from ...core.duck_arrays import as_array
+from ...core.dtypes import as_array
 from ...core.projection import ProjectTo
 from ...core.registry import frule, non_differentiable, rrule
 from ...core.scalar_rule import scalar_rule
@@ -121,8 +121,10 @@ scalar_rule(np.log, lambda y, x: 1 / x, second=lambda y, x: -1 / (x * x))
 scalar_rule(np.log2, lambda y, x: 1 / (x * np.log(2)))
 scalar_rule(np.log10, lambda y, x: 1 / (x * np.log(10)))
 scalar_rule(np.log1p, lambda y, x: 1 / (1 + x), second=lambda y, x: -1 / ((1 + x) * (1 + x)))
-scalar_rule(np.logaddexp, lambda y, a, b: np.exp(a - y), lambda y, a, b: np.exp(b - y))
-scalar_rule(np.logaddexp2, lambda y, a, b: np.exp2(a - y), lambda y, a, b: np.exp2(b - y))
+scalar_rule(np.logaddexp, lambda y, a, b: _in_place(np.exp, a - y),
+            lambda y, a, b: _in_place(np.exp, b - y))
+scalar_rule(np.logaddexp2, lambda y, a, b: _in_place(np.exp2, a - y),
+            lambda y, a, b: _in_place(np.exp2, b - y))
 scalar_rule(np.sin, lambda y, x: np.cos(x), second=lambda y, x: -y)
 scalar_rule(np.cos, lambda y, x: -np.sin(x), second=lambda y, x: -y)
 scalar_rule(np.tan, lambda y, x: 1 + y * y, second=lambda y, x: 2 * y * (1 + y * y))
@@ -150,6 +152,14 @@ scalar_rule(np.minimum, lambda y, a, b: _ties(a, b, np.less), lambda y, a, b: _t
             second=(0, 0, 0))
 scalar_rule(np.fmax, lambda y, a, b: _ties(a, b, np.greater), lambda y, a, b: _ties(b, a, np.greater))
 scalar_rule(np.fmin, lambda y, a, b: _ties(a, b, np.less), lambda y, a, b: _ties(b, a, np.less))
+
+
+def _in_place(ufunc, temporary):
+    """``ufunc(temporary)`` computed into ``temporary`` when it is a float array the partial
+    just made (one allocation fewer); else as it is (numbers, traced values at order 2)."""
+    if type(temporary) is np.ndarray and temporary.dtype.kind in "fc":
+        return ufunc(temporary, out=temporary)
+    return ufunc(temporary)
 
 
 def _ties(a, b, better):

@@ -18,11 +18,31 @@ eigenvalues has complex outputs and a real gradient.
 Complex convention: the cotangent of an argument is ``conj(d y / d arg)`` applied to ``dy``, so
 for ``y = a @ b``: ``da = dy @ b^H`` and ``db = a^H @ dy``. Broadcast batch dimensions are
 summed out with `unbroadcast` before projecting.
+
+What each pullback costs, in flops, against its forward (n x n matrices, k right-hand sides);
+triangular factors are solved with, never inverted generally (`triangular_solve`, LAPACK's
+triangular routines when SciPy is imported); `benchmarks/linalg_pullbacks.py` times them:
+
+    function     forward              pullback
+    matmul       2nmp                 2nmp per argument (dy @ b^H, a^H @ dy)
+    inv          2n^3                 4n^3: two products with the output
+    solve        2n^3/3 + 2n^2k       2n^3/3 + 2n^2k (a^-H dy: NumPy keeps no LU) + 2n^2k
+    det          2n^3/3               2n^3: the inverse (an SVD where a is singular)
+    slogdet      2n^3/3               2n^3: the inverse
+    cholesky     n^3/3                3.3n^3: triangular inverse, three triangular products
+                                      (with SciPy); else one product, two triangular solves
+    eigh         ~9n^3                4n^3: two products with the eigenvectors
+    eigvalsh     ~4n^3/3              ~9n^3 + 2n^3: the eigenvectors, then one product
+    svd          ~12n^3               ~8n^3: products with U and V
+    qr           4n^3/3               ~6n^3: three products, a triangular solve with R
+    pinv, lstsq  an SVD (~12n^3)      ~8n^3: products with the pseudo-inverse
+    matrix_power log2(p) products     one product per product of the forward, twice
 """
 
 from __future__ import annotations
 
 import string
+import sys
 from collections import Counter
 from typing import Any
 
@@ -30,7 +50,7 @@ import numpy as np
 
 from ...core.accumulate import accumulate
 from ...core.broadcast import unbroadcast
-from ...core.duck_arrays import as_array
+from ...core.dtypes import as_array
 from ...core.tangents import AbstractZero, Tangent, ZeroTangent
 from ..define import define, dense_tangent
 from .indexing import _is_traced_array
@@ -46,6 +66,25 @@ def conj(x):
 def H(x):
     """The conjugate transpose of (a stack of) matrices: the last two axes swapped."""
     return conj(np.swapaxes(x, -1, -2))
+
+
+def triangular_solve(t, b, lower: bool, adjoint: bool = False):
+    """``op(t)^-1 b`` for a triangular matrix ``t`` (op: ``t`` itself, or ``t^H`` when
+    ``adjoint``): LAPACK's triangular solve, n^2 flops per column of ``b``, through SciPy when
+    the program has imported it (``scipy.linalg.solve_triangular``, which has a rule, so the
+    engine traces it at order 2); else, or for stacks on a SciPy without them, NumPy's
+    general solve (an LU first: 2n^3/3 flops more; SciPy before 1.15 solves no stacks).
+
+    >>> t = np.array([[2.0, 0.0], [1.0, 4.0]])
+    >>> triangular_solve(t, np.array([[2.0], [9.0]]), lower=True)
+    array([[1.],
+           [2.]])
+    """
+    scipy_linalg = sys.modules.get("scipy.linalg")
+    if scipy_linalg is not None and np.ndim(t) == 2 and np.ndim(b) == 2:
+        return scipy_linalg.solve_triangular(t, b, lower=lower, trans=2 if adjoint else 0,
+                                             check_finite=False)
+    return solve(H(t) if adjoint else t, b)
 
 
 # --- matmul: 1-d operands are promoted to matrices, then un-promoted -------------------------
@@ -408,9 +447,30 @@ def _from_triangle(x, lower: bool):
 
 def _to_triangle(g, lower: bool):
     """The adjoint of `_from_triangle`: a Hermitian-input gradient onto the entries read."""
+    if type(g) is np.ndarray:  # in two passes over g: g + g^H, masked, diagonal set
+        out = g + H(g)
+        np.multiply(out, _triangle_mask(g.shape[-1], lower), out=out)
+        diagonal = np.einsum("...ii->...i", out)
+        diagonal[...] = np.real(np.einsum("...ii->...i", g))
+        return out
     g = _hermitian_part(g)
     triangle = 2 * (np.tril(g, -1) if lower else np.triu(g, 1))
     return triangle + _diag(np.real(np.diagonal(g, axis1=-2, axis2=-1)))
+
+
+_MASKS: dict = {}
+
+
+def _triangle_mask(n: int, lower: bool) -> np.ndarray:
+    """The (cached, read-only) 0/1 mask of the lower or upper triangle of an n x n matrix."""
+    mask = _MASKS.get((n, lower))
+    if mask is None:
+        if len(_MASKS) > 64:
+            _MASKS.clear()
+        mask = np.tril(np.ones((n, n), bool)) if lower else np.triu(np.ones((n, n), bool))
+        mask.setflags(write=False)
+        _MASKS[(n, lower)] = mask
+    return mask
 
 
 def _diag(d):
@@ -421,6 +481,10 @@ def _diag(d):
 
 def _lower_half(x):
     """The lower triangle with the diagonal halved (Phi in the Cholesky and QR formulas)."""
+    if type(x) is np.ndarray:  # one pass, and the diagonal in place
+        out = np.tril(x)
+        np.einsum("...ii->...i", out)[...] *= 0.5
+        return out
     return np.tril(x, -1) + _diag(np.diagonal(x, axis1=-2, axis2=-1) / 2)
 
 
@@ -442,19 +506,64 @@ def _inverse_gaps(w):
 # --- cholesky --------------------------------------------------------------------------------
 
 
+def cholesky_gradient(L, dL):
+    """The gradient of the Hermitian ``a = L L^H`` from that of its lower factor:
+    ``L^-H Phi(L^H dL) L^-1`` (Phi: the lower triangle, the diagonal halved).
+
+    Cost against the factorization's n^3/3 flops: on plain matrices with SciPy imported,
+    LAPACK's triangular inverse (n^3/3) and three triangular products (n^3 each): 3.3n^3;
+    otherwise one product and two triangular solves (4n^3). (A general inverse and three
+    dense products took 8n^3.)"""
+    if _has_lapack(L, dL):
+        return _cholesky_gradient_lapack(L, dL)
+    inner = _lower_half(H(L) @ dL)
+    left = triangular_solve(L, inner, lower=True, adjoint=True)             # L^-H Phi
+    return H(triangular_solve(L, H(left), lower=True, adjoint=True))         # ... L^-1
+
+
+def _has_lapack(*matrices) -> bool:
+    """Whether SciPy's BLAS and LAPACK can take ``matrices``: the program imported SciPy, and
+    they are plain 2-D arrays of one float or complex dtype (traced ones, at order 2, take the
+    path of operations the engine records)."""
+    if "scipy.linalg" not in sys.modules:
+        return False
+    dtype = matrices[0].dtype if type(matrices[0]) is np.ndarray else None
+    return all(type(m) is np.ndarray and m.ndim == 2 and m.dtype == dtype for m in matrices) \
+        and dtype.char in "fdFD"
+
+
+def _cholesky_gradient_lapack(L, dL):
+    from scipy.linalg import get_blas_funcs, get_lapack_funcs
+
+    trmm = get_blas_funcs("trmm", (L,))
+    L_inv, info = get_lapack_funcs("trtri", (L,))(L, lower=1)
+    if info != 0:  # a singular factor (info > 0): the generic path says so as NumPy would
+        raise np.linalg.LinAlgError(f"cholesky: the factor is singular (LAPACK trtri: {info})")
+    adjoint = 2 if L.dtype.kind == "c" else 1
+    inner = _lower_half(trmm(1.0, L, dL, lower=1, trans_a=adjoint))           # Phi(L^H dL)
+    left = trmm(1.0, L_inv, inner, lower=1, trans_a=adjoint, overwrite_b=1)   # L^-H Phi
+    return trmm(1.0, L_inv, left, lower=1, side=1, overwrite_b=1)             # ... L^-1
+
+
+def cholesky_tangent(L, da):
+    """The tangent of the lower factor of ``a = L L^H`` for a Hermitian tangent ``da``:
+    ``L Phi(L^-1 da L^-H)``, by two triangular solves and one product (4n^3 flops)."""
+    right = triangular_solve(L, da, lower=True)                               # L^-1 da
+    inner = H(triangular_solve(L, H(right), lower=True))                      # ... L^-H
+    return L @ _lower_half(inner)
+
+
 def _cholesky_da(call, dy):
     # a = L L^H; dL = L Phi(L^-1 da L^-H)  =>  the Hermitian gradient L^-H Phi(L^H dL) L^-1.
     upper = call["upper"]
     L, dL = (H(call.y), H(dy)) if upper else (call.y, dy)
-    L_inv = inv(L)
-    return _to_triangle(H(L_inv) @ _lower_half(H(L) @ dL) @ L_inv, lower=not upper)
+    return _to_triangle(cholesky_gradient(L, dL), lower=not upper)
 
 
 def _cholesky_pushforward(call, da):
     upper = call["upper"]
     L = H(call.y) if upper else call.y
-    L_inv = inv(L)
-    dL = L @ _lower_half(L_inv @ _from_triangle(da, lower=not upper) @ H(L_inv))
+    dL = cholesky_tangent(L, _from_triangle(da, lower=not upper))
     return H(dL) if upper else dL
 
 
@@ -596,7 +705,7 @@ def _qr_tall_gradient(Q, R, dQ, dR):
     """The gradient of a = Q R (m >= n): (dQ + Q (Phi(N - N^H) - N)) R^-H, N = Q^H dQ - dR R^H."""
     N = H(Q) @ dQ - dR @ H(R)
     X = dQ + Q @ (_lower_half(N - H(N)) - N)
-    return H(solve(R, H(X)))
+    return H(triangular_solve(R, H(X), lower=False))  # X R^-H: R is triangular
 
 
 def _qr_da(call, dy):
@@ -617,7 +726,7 @@ def _qr_da(call, dy):
 
 def _qr_tall_pushforward(Q, R, da):
     # C = Q^H da R^-1; Omega = Q^H dQ is C's skew-Hermitian part below the diagonal.
-    da_r = H(solve(H(R), H(da)))
+    da_r = H(triangular_solve(R, H(da), lower=False, adjoint=True))  # da R^-1
     C = H(Q) @ da_r
     lower = np.tril(C, -1)
     omega = lower - H(lower)

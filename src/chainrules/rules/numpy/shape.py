@@ -291,8 +291,12 @@ def diagonal_embed(values: Any, shape: tuple, offset: int, axis1: int, axis2: in
     moved = tuple(n for i, n in enumerate(shape) if i not in (axis1, axis2)) + (
         shape[axis1], shape[axis2])
     index = (Ellipsis, steps + max(-offset, 0), steps + max(offset, 0))
-    return np.moveaxis(scatter_sum(moved, np.dtype(dtype), (index,), values), (-2, -1),
-                       (axis1, axis2))
+    if is_plain(values):  # a diagonal's positions never repeat: a write, not np.add.at
+        out = np.zeros(moved, np.result_type(dtype, values.dtype))
+        out[index] = values
+    else:  # traced (order 2): recorded as one scatter, whose pullback gathers
+        out = scatter_sum(moved, np.dtype(dtype), (index,), values)
+    return np.moveaxis(out, (-2, -1), (axis1, axis2))
 
 
 def _diag_back(call: Call, dy: Any) -> np.ndarray:

@@ -40,6 +40,7 @@ from ....core.projection import ProjectTo
 from ....core.thunks import Thunk, unthunk
 from ...define import dense_tangent, define, unsupported
 from ...numpy.linalg import H, _adjugate, _from_triangle, _lower_half, _to_triangle, _trace
+from ...numpy.linalg import cholesky_gradient, cholesky_tangent
 from ...numpy.linalg import _eigh_gradient, _inverse_gaps, _pinv_gradient, _pinv_tangent
 
 __all__: list = []
@@ -204,15 +205,13 @@ define(sla.det, lambda call, dy: np.expand_dims(dy, (-2, -1)) * H(call.memo(_adj
 def _cholesky_gradient(factor: Any, d_factor: Any, lower: bool) -> Any:
     """The cotangent of the triangle of ``a`` read, from that of its factor (L or U = L^H)."""
     L, dL = (factor, d_factor) if lower else (H(factor), H(d_factor))
-    L_inv = np.linalg.inv(L)
-    return _to_triangle(H(L_inv) @ _lower_half(H(L) @ dL) @ L_inv, lower)
+    return _to_triangle(cholesky_gradient(L, dL), lower)
 
 
 def _cholesky_tangent(factor: Any, da: Any, lower: bool) -> Any:
     """The tangent of the factor (L or U = L^H) from that of the triangle of ``a`` read."""
     L = factor if lower else H(factor)
-    L_inv = np.linalg.inv(L)
-    dL = L @ _lower_half(L_inv @ _from_triangle(da, lower) @ H(L_inv))
+    dL = cholesky_tangent(L, _from_triangle(da, lower))
     return dL if lower else H(dL)
 
 

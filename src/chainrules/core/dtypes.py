@@ -9,6 +9,7 @@ import numpy as np
 __all__ = ["tangent_dtype", "cast_to", "shared_shape", "is_plain", "as_array"]
 
 _PLAIN_NUMBERS = (np.ndarray, np.generic, int, float, complex)
+_CONVERTED = _PLAIN_NUMBERS + (list, tuple)  # what `as_array` converts
 
 
 def is_plain(value: Any) -> bool:
@@ -71,7 +72,7 @@ def as_array(value: Any) -> Any:
     >>> as_array(2.0)
     array(2.)
     """
-    return np.asarray(value) if issubclass(type(value), _PLAIN_NUMBERS + (list, tuple)) else value
+    return np.asarray(value) if issubclass(type(value), _CONVERTED) else value
 
 
 def _cast_traced(value: Any, dtype: np.dtype) -> Any:

@@ -28,7 +28,7 @@ from .registry import dual_form, frule, rrule
 from .tangents import AbstractZero, NoTangent, ZeroTangent
 from .thunks import Thunk, unthunk
 
-__all__ = ["scalar_rule"]
+__all__ = ["scalar_rule", "reads", "STAND_IN_SIZE"]
 
 Partial = Callable[..., Any] | int | None
 
@@ -137,13 +137,26 @@ def _argument_cotangent(arg: Any, partial: Partial, y: Any, values: tuple, dy: A
         if type(derivative) is np.ndarray:
             if derivative.dtype.kind == "c":
                 derivative = np.conj(derivative)
-            if _is_own_temporary(derivative, dy):  # computed into: no second array
-                return _projected(np.multiply(derivative, dy, out=derivative), arg, kind,
-                                  project, number)
-        elif type(derivative) not in _REAL_SCALARS and _is_complex(derivative):
-            derivative = np.conj(derivative)
-        cotangent = derivative * dy
-    return _projected(cotangent, arg, kind, project, number)
+            if derivative.size >= STAND_IN_SIZE and _is_own_temporary(derivative, dy):
+                # computed into: no second array (large arrays: for small ones the checks
+                # cost more than an allocation)
+                cotangent = np.multiply(derivative, dy, out=derivative)
+            else:
+                cotangent = derivative * dy
+        else:
+            if type(derivative) not in _REAL_SCALARS and _is_complex(derivative):
+                derivative = np.conj(derivative)
+            cotangent = derivative * dy
+    if type(cotangent) is kind and number:
+        return cotangent  # a number of its primal's own type is in the tangent space
+    if type(cotangent) is np.ndarray:
+        if project is None and cotangent.dtype is arg.dtype and cotangent.shape == arg.shape:
+            return cotangent  # an array argument's cotangent that already fits
+        cotangent = unbroadcast(cotangent, () if number else
+                                arg.shape if kind is np.ndarray else shape_of(arg))
+    elif type(cotangent) not in _SCALARS:  # an engine's traced value (higher order)
+        cotangent = unbroadcast(cotangent, () if number else shape_of(arg))
+    return (project or ProjectTo(arg))(cotangent)
 
 
 def _is_own_temporary(derivative: np.ndarray, dy: Any) -> bool:
@@ -160,20 +173,6 @@ def _is_own_temporary(derivative: np.ndarray, dy: Any) -> bool:
             dy.dtype, derivative.dtype) == derivative.dtype
     # a number: the product's dtype as NumPy makes it (NEP 50 on NumPy 2, values on 1)
     return kind in _SCALARS and np.result_type(derivative, dy) == derivative.dtype
-
-
-def _projected(cotangent: Any, arg: Any, kind: type, project: Any, number: bool) -> Any:
-    """``cotangent`` summed over broadcast axes and projected onto ``arg``'s tangent space."""
-    if type(cotangent) is kind and number:
-        return cotangent  # a number of its primal's own type is in the tangent space
-    if type(cotangent) is np.ndarray:
-        if project is None and cotangent.dtype is arg.dtype and cotangent.shape == arg.shape:
-            return cotangent  # an array argument's cotangent that already fits
-        cotangent = unbroadcast(cotangent, () if number else
-                                arg.shape if kind is np.ndarray else shape_of(arg))
-    elif type(cotangent) not in _SCALARS:  # an engine's traced value (higher order)
-        cotangent = unbroadcast(cotangent, () if number else shape_of(arg))
-    return (project or ProjectTo(arg))(cotangent)
 
 
 def reads(partial: Partial, count: int) -> frozenset:
@@ -206,11 +205,26 @@ def reads(partial: Partial, count: int) -> frozenset:
 
 def _stand_in(value: Any) -> Any:
     """What a pullback keeps of an array argument no partial will read: an array of its type,
-    shape and dtype that holds no memory (one zero, broadcast), for projecting its
-    cotangent; numbers and other values are small and kept as they are."""
-    if type(value) is np.ndarray and value.size > 1:
-        return np.broadcast_to(np.zeros((), value.dtype), value.shape)
-    return value
+    shape and dtype that holds no memory (one zero, broadcast; one per shape and dtype,
+    shared and read-only), for projecting its cotangent; numbers and other values are small
+    and kept as they are."""
+    if type(value) is not np.ndarray or value.size < STAND_IN_SIZE:
+        return value
+    key = (value.shape, value.dtype)
+    stand_in = _STAND_INS.get(key)
+    if stand_in is None:
+        if len(_STAND_INS) > 10_000:  # a bound, for programs that see endless shapes
+            _STAND_INS.clear()
+        stand_in = _STAND_INS[key] = _broadcast_to(_zeros((), value.dtype), value.shape)
+    return stand_in
+
+
+_STAND_INS: dict = {}
+# Arrays smaller than this are kept as they are: for them the bookkeeping costs more time
+# than the memory is worth (an RNN's hidden state of 32 numbers, a scalar loop's numbers).
+STAND_IN_SIZE = 1024
+# NumPy's own: while a trace runs, np.zeros is the engine's stand-in for the program's arrays
+_zeros, _broadcast_to = np.zeros, np.broadcast_to
 
 
 class _ScalarPullback:
@@ -478,7 +492,7 @@ def scalar_rule(f: Any, *partials: Partial, on_scalars: Callable | None = None,
         # The output is kept for the pullback only if a partial reads it, an array argument
         # only if a partial reads it (memory: a chain of exp keeps outputs, not inputs).
         values = as_numpy(args, y)
-        if True in unread:
+        if True in unread and type(y) is np.ndarray and y.size >= STAND_IN_SIZE:
             args = tuple(_stand_in(arg) if unused else arg for arg, unused in zip(args, unread))
             values = tuple(_stand_in(value) if unused else value
                            for value, unused in zip(values, unread))

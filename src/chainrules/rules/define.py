@@ -248,7 +248,8 @@ class Call:
     def a(self) -> np.ndarray:
         """The first argument as an array."""
         if self._array is None:
-            self._array = as_array(self.args[0])
+            first = self.args[0]
+            self._array = first if type(first) is np.ndarray else as_array(first)
         return self._array
 
     @property

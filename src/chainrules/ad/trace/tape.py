@@ -33,6 +33,7 @@ from ..._compat import signature
 from ...core.checking import is_checking
 from ...core.config import RuleConfig
 from ...core.naming import function_name
+from ...core.scalar_rule import STAND_IN_SIZE
 from ...core.registry import (DUAL_FORMS, FIRST_ORDER_ONLY, POSITIONAL_FORMS, WRITES_IN_PLACE,
                              rrule)
 from ...core.tangents import NoTangent, Tangent
@@ -437,9 +438,11 @@ def record_output(tape: Tape, function: Any, primals: tuple, parents: tuple,
     if meta is not None:  # the hot path: a float scalar
         records.append((pullback, function, meta) + parents)
     elif type(y) is np.ndarray and y.dtype.kind in "fc":
-        if len(parents) > 1 and min(parents) < 0:  # a constant argument: its cotangent is
-            drop = getattr(pullback, "drop_unneeded", None)  # never asked for, nor what
-            if drop is not None:                              # only its derivative reads
+        if y.size >= STAND_IN_SIZE and len(parents) > 1 and min(parents) < 0:
+            # a constant argument: its cotangent is never asked for, nor what only its
+            # derivative reads (large arrays only: for small ones, not worth the time)
+            drop = getattr(pullback, "drop_unneeded", None)
+            if drop is not None:
                 drop(tuple(parent >= 0 for parent in parents))
         records.append((pullback, function, record_meta(y.shape, y.dtype, np.ndarray)) + parents)
     elif type(y) is Traced and y.dtype.kind in "fc":  # order 2: a value of an outer level

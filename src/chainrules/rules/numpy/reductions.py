@@ -57,11 +57,11 @@ def _spread(call: Call, dy: Any, divide_by: Any = 1) -> Any:
     if divide_by != 1:
         with np.errstate(divide="ignore", invalid="ignore"):  # empty slices: NumPy warns
             kept = kept / divide_by
-    like = call.duck_array
-    if like is not None:  # a Dask array: spread in its chunks, not one chunk of its size
-        return np.ones_like(like, dtype=dtype) * kept
-    if not is_plain(kept):  # order 2: a traced value, built by operations that are recorded
-        return np.broadcast_to(kept, shape)
+    if not is_plain(kept):
+        like = call.duck_array
+        if like is not None:  # a Dask array: spread in its chunks, not one chunk of its size
+            return np.ones_like(like, dtype=dtype) * kept
+        return np.broadcast_to(kept, shape)  # order 2: a traced value, by recorded operations
     if not call.is_array:
         return np.array(np.broadcast_to(kept, shape))
 

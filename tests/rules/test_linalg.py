@@ -445,3 +445,23 @@ def test_cholesky_pullback_at_order_1_and_2_with_and_without_scipy(dtype, scipy_
     test_frule(np.linalg.cholesky, a)
     test_rrule_order2(np.linalg.cholesky, a)
     test_frule_order2(np.linalg.cholesky, a)
+
+
+@pytest.mark.parametrize("function, make", [
+    (np.linalg.cholesky, lambda: positive_definite(4)),
+    (np.linalg.qr, lambda: normal(5, 3)),
+    (np.linalg.qr, lambda: normal(3, 3, dtype=C128)),
+])
+def test_triangular_solves_through_scipy_at_order_1_and_2(function, make, monkeypatch):
+    """Large matrices take SciPy's triangular solve (`LAPACK_SIZE`); here every size does:
+    the same rules against finite differences, at order 1 and 2."""
+    pytest.importorskip("scipy.linalg")
+    from chainrules.rules.numpy import linalg
+    from chainrules.testing import test_frule_order2, test_rrule_order2
+
+    monkeypatch.setattr(linalg, "LAPACK_SIZE", 1)
+    a = make()
+    test_rrule(function, a)
+    test_frule(function, a)
+    test_rrule_order2(function, a)
+    test_frule_order2(function, a)

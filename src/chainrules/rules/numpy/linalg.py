@@ -56,6 +56,11 @@ from ..define import define, dense_tangent
 from .indexing import _is_traced_array
 
 inv, solve = np.linalg.inv, np.linalg.solve
+# SciPy's triangular solve is used for matrices of this order or more: below it, NumPy's
+# general solve was as fast in the benchmarks (benchmarks/linalg_pullbacks.py, QR at n=100),
+# SciPy's BLAS being a library of its own whose start after NumPy's costs about as much as
+# the flops it saves.
+LAPACK_SIZE = 256
 
 
 def conj(x):
@@ -72,8 +77,8 @@ def triangular_solve(t, b, lower: bool, adjoint: bool = False):
     """``op(t)^-1 b`` for a triangular matrix ``t`` (op: ``t`` itself, or ``t^H`` when
     ``adjoint``): LAPACK's triangular solve, n^2 flops per column of ``b``, through SciPy when
     the program has imported it (``scipy.linalg.solve_triangular``, which has a rule, so the
-    engine traces it at order 2); else, or for stacks on a SciPy without them, NumPy's
-    general solve (an LU first: 2n^3/3 flops more; SciPy before 1.15 solves no stacks).
+    engine traces it at order 2) for a matrix of order `LAPACK_SIZE` or more; else, and for
+    stacks, NumPy's general solve (an LU first: 2n^3/3 flops more).
 
     >>> t = np.array([[2.0, 0.0], [1.0, 4.0]])
     >>> triangular_solve(t, np.array([[2.0], [9.0]]), lower=True)
@@ -81,7 +86,8 @@ def triangular_solve(t, b, lower: bool, adjoint: bool = False):
            [2.]])
     """
     scipy_linalg = sys.modules.get("scipy.linalg")
-    if scipy_linalg is not None and np.ndim(t) == 2 and np.ndim(b) == 2:
+    if scipy_linalg is not None and np.ndim(t) == 2 and np.ndim(b) == 2 and \
+            np.shape(t)[0] >= LAPACK_SIZE:
         return scipy_linalg.solve_triangular(t, b, lower=lower, trans=2 if adjoint else 0,
                                              check_finite=False)
     return solve(H(t) if adjoint else t, b)

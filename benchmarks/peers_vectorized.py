@@ -86,28 +86,36 @@ def peer_calls(name: str, inputs: tuple) -> dict:
     except ImportError:
         torch = None
     if torch is not None:
-        loss = _torch_losses(torch)[name]
-        first = _tree(inputs[0], lambda v: torch.tensor(v, requires_grad=True))
-        rest = [torch.tensor(v) for v in inputs[1:]]
-        leaves = list(first.values()) if isinstance(first, dict) else [first]
-
-        def torch_call():
-            value = loss(first, *rest)
-            return value, torch.autograd.grad(value, leaves)
-
-        calls["torch"] = torch_call
+        calls["torch"] = _torch_call(torch, name, inputs)
     try:
         import jax
         import jax.numpy as jnp
     except ImportError:
         jax = None
     if jax is not None:
-        jax.config.update("jax_enable_x64", True)
-        loss = _jax_losses(jnp, jax)[name]
-        first = _tree(inputs[0], jnp.asarray)
-        rest = [jnp.asarray(v) for v in inputs[1:]]
-        eager = jax.value_and_grad(loss)
-        jitted = jax.jit(jax.value_and_grad(loss))
-        calls["jax"] = lambda: jax.block_until_ready(eager(first, *rest))
-        calls["jax jit"] = lambda: jax.block_until_ready(jitted(first, *rest))
+        calls.update(_jax_calls(jax, jnp, name, inputs))
     return calls
+
+
+def _torch_call(torch, name: str, inputs: tuple) -> Callable:
+    loss = _torch_losses(torch)[name]
+    first = _tree(inputs[0], lambda v: torch.tensor(v, requires_grad=True))
+    rest = [torch.tensor(v) for v in inputs[1:]]
+    leaves = list(first.values()) if isinstance(first, dict) else [first]
+
+    def call():
+        value = loss(first, *rest)
+        return value, torch.autograd.grad(value, leaves)
+
+    return call
+
+
+def _jax_calls(jax, jnp, name: str, inputs: tuple) -> dict:
+    jax.config.update("jax_enable_x64", True)
+    loss = _jax_losses(jnp, jax)[name]
+    first = _tree(inputs[0], jnp.asarray)
+    rest = [jnp.asarray(v) for v in inputs[1:]]
+    eager = jax.value_and_grad(loss)
+    jitted = jax.jit(jax.value_and_grad(loss))
+    return {"jax": lambda: jax.block_until_ready(eager(first, *rest)),
+            "jax jit": lambda: jax.block_until_ready(jitted(first, *rest))}

@@ -163,3 +163,13 @@ def test_linalg_pullback_table_runs_at_a_small_size():
     rng = np.random.default_rng(0)
     for name, (function, args, kwargs) in linalg_pullbacks._cases(8, rng).items():
         assert linalg_pullbacks.measure(function, args, kwargs, 1, rng) > 0, name
+
+
+def test_per_operation_benchmark_checks_its_gradients_at_small_sizes():
+    pytest.importorskip("scipy")
+    import per_operation
+
+    for name in per_operation._inputs(quick=True):
+        result = per_operation.measure(name, quick=True, repeats=1)
+        assert result["ok"], name  # closed forms, or central differences
+        assert result["ratio"] > 0

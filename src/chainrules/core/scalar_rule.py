@@ -328,23 +328,32 @@ class _NumbersPullback:
     broadcast): `_argument_cotangent` for each, with what numbers make simple done inline,
     since scalar loops spend their time here."""
 
-    __slots__ = ("partials", "a", "b", "y")
+    __slots__ = ("partials", "a", "b", "y", "values")
 
-    def __init__(self, partials: tuple, args: tuple, y: Any):
+    def __init__(self, partials: tuple, args: tuple, y: Any, values: tuple | None = None):
         self.partials = partials
-        self.a, self.b = args  # as the partials see them: `as_numpy` changes nothing
+        self.a, self.b = args
         self.y = y
+        # the arguments as the partials see them (`as_numpy`): a Python float among NumPy
+        # numbers becomes a NumPy number of the output's type (2.0 * x[i] in a stencil loop)
+        self.values = args if values is None else values
+
+    def drop_unneeded(self, needed: tuple) -> None:
+        """No cotangent for an argument an engine will not ask for (a constant)."""
+        first, second = self.partials
+        self.partials = (first if needed[0] else None, second if needed[1] else None)
 
     def __call__(self, dy: Any) -> tuple:
         a, b, y = self.a, self.b, self.y
         if type(dy) not in _SCALARS:
-            return _ScalarPullback(self.partials, (a, b), y, (a, b))(dy)
+            return _ScalarPullback(self.partials, (a, b), y, self.values)(dy)
         first, second = self.partials
+        va, vb = self.values
         # An integer argument (the 2 of x ** 2) has no tangent: no call for it.
         return (_NO_TANGENT,
-                _number_cotangent(first, a, y, a, b, dy) if type(a) in _INEXACT_NUMBERS
+                _number_cotangent(first, a, y, va, vb, dy) if type(a) in _INEXACT_NUMBERS
                 else _NO_TANGENT,
-                _number_cotangent(second, b, y, a, b, dy) if type(b) in _INEXACT_NUMBERS
+                _number_cotangent(second, b, y, va, vb, dy) if type(b) in _INEXACT_NUMBERS
                 else _NO_TANGENT)
 
 
@@ -485,6 +494,11 @@ def scalar_rule(f: Any, *partials: Partial, on_scalars: Callable | None = None,
                 # the general pullback below.
                 if plain and args[0] and args[1]:
                     return y, _NumbersPullback(partials, args, y if keeps_output else None)
+                if plain is False and type(y) in _NUMPY_SCALARS:  # a Python number too
+                    values = as_numpy(args, y)
+                    if type(values[0]) in _NUMPY_SCALARS and type(values[1]) in _NUMPY_SCALARS:
+                        return y, _NumbersPullback(partials, args,
+                                                   y if keeps_output else None, values)
         elif on_scalars is not None and _numpy_scalars(args):
             y = on_scalars(*args)
         else:
@@ -583,7 +597,7 @@ def scalar_rule(f: Any, *partials: Partial, on_scalars: Callable | None = None,
                 return y, ZeroTangent(), pullback, None
             return y, dy if type(dy) is type(y) else _SCALAR_PROJECTORS[type(y)](dy), \
                 pullback, None
-        values = args if type(pullback) is _NumbersPullback else as_numpy(args, y)
+        values = pullback.values if type(pullback) is _NumbersPullback else as_numpy(args, y)
         if values is args and type(y) in _REAL_SCALARS:
             for arg in args:
                 if type(arg) not in _REAL_SCALARS:

@@ -290,6 +290,12 @@ def record_binary(function: Any, a: Any, b: Any) -> Any:
             raise RuleError(_bad_rule_result(function, result))
         meta = SCALAR_META.get(type(y))
         if meta is not None:
+            if (second_node < 0 and type(second) is float) or \
+                    (first_node < 0 and type(first) is float):
+                # a constant Python float (0.5 * x[i]): its cotangent is never asked for
+                drop = getattr(pullback, "drop_unneeded", None)
+                if drop is not None:
+                    drop((first_node >= 0, second_node >= 0))
             records = tape.records
             records.append((pullback, function, meta, first_node, second_node))
             traced = _new_object(Traced)

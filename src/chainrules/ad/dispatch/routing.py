@@ -67,7 +67,7 @@ from .routes import (INHERITED, ORIGINALS, REROUTED, ROUTED, ROUTED_METHODS, TRA
                      Rerouted, Swap, add_loaded_method_lists, routed, routed_method,
                      traced_path)
 
-__all__ = ["enter", "exit", "tracing"]
+__all__ = ["enter", "exit", "routing_held", "tracing"]
 
 _lock = threading.Lock()
 _depth = 0  # traces running, in all threads
@@ -332,6 +332,24 @@ def exit(level: Any = None) -> None:
                 swap.uninstall()
             array_likes.uninstall()
             builtins.__import__ = _import
+
+
+class routing_held:
+    """NumPy's API routed to the engine while the block runs, without a level: a backward
+    pass whose pullbacks call back into the engine many times (an ODE's adjoint traces the
+    right-hand side at every solver stage) enters the routing once, not once per call.
+
+    >>> with routing_held():
+    ...     pass
+    """
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        enter()
+
+    def __exit__(self, *exc: Any) -> None:
+        exit()
 
 
 class tracing:

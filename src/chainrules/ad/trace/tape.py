@@ -111,12 +111,15 @@ class RecordsWithSources(list):
 class Tape(Level):
     """The records of one trace (one ``grad``/``vjp`` call)."""
 
-    __slots__ = ("records", "active")
+    __slots__ = ("records", "active", "calls_back")
 
     def __init__(self, config: RuleConfig):
         super().__init__(config)
         self.records: list = RecordsWithSources() if is_checking() else []
         self.active = False
+        # whether a recorded rule took the config, so its pullback may call back into the
+        # engine (rrule_via_ad: an ODE's adjoint differentiates the right-hand side per step)
+        self.calls_back = False
 
     def leaf(self, primal: Any) -> "Traced":
         """A new input of this trace."""
@@ -387,6 +390,7 @@ def _apply(tape: Tape, function: Any, primals: tuple, parents: tuple, kwargs: di
             f"(grad of grad, hessian, hvp or jvp of grad).")
     rule, needs_config = entry
     if needs_config:
+        tape.calls_back = True
         result = rule(tape.config, *primals, **kwargs)
     elif needs_config is None:  # declared non-differentiable: computed, not recorded
         return function(*primals, **kwargs)

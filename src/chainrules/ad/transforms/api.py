@@ -12,6 +12,7 @@ namedtuple, dataclass, plain object, closure, bound method). Gradients mirror th
 from __future__ import annotations
 
 import collections.abc
+import contextlib
 import functools
 import math
 import types
@@ -42,7 +43,7 @@ from .batching import lift as batched_lift
 from .batching import output_tangent as batched_output_tangent
 from .forward import ForwardTrace, output_tangent
 from .forward import lift as forward_lift
-from ..dispatch.routing import tracing
+from ..dispatch.routing import routing_held, tracing
 from ..trace.tape import Tape, no_garbage_collection, record
 from ..trace.traced import Traced
 from ..trace.values import FLOAT_SCALARS, is_differentiable
@@ -423,7 +424,9 @@ def _vjp(f: Callable, args: Sequence, kwargs: dict, *, argnums: Sequence[int] | 
                 seeds.append((traced.node, ProjectTo(traced.primal)(unthunk(seed))))
         keys = (["f"] if differentiate_function else []) + list(argnums)
         with lazy_guard():  # pullbacks never compute a Dask array
-            with no_garbage_collection():
+            # pullbacks that call back into the engine: the routing entered once for them all
+            with no_garbage_collection(), \
+                    routing_held() if tape.calls_back else _NOTHING_HELD:
                 slots, owned = backward(records, seeds, retain=retain)
             with np.errstate(all="ignore"):  # lazy cotangents computed here: rules' work
                 per_key = [{path: _leaf_cotangent(slots, owned, leaf, materialize)
@@ -441,6 +444,9 @@ def _vjp(f: Callable, args: Sequence, kwargs: dict, *, argnums: Sequence[int] | 
     if has_aux:
         return y, pullback, aux
     return y, pullback
+
+
+_NOTHING_HELD = contextlib.nullcontext()
 
 
 def _compute_lazy_gradients(per_key: list, inputs: list, value: list | None) -> None:

@@ -284,3 +284,14 @@ def test_parameters_in_structures_and_a_refused_jacobian(counting):
     with pytest.raises(TypeError, match="jacobian of .* a Dask array .* Use grad, vjp or jvp"):
         cr.jacobian(lambda x: x ** 2)(x)
     assert counting.calls == 0
+
+
+def test_an_in_place_loop_into_a_dask_array_is_refused_by_name():
+    def fill(x):
+        out = np.zeros_like(x)
+        for i in range(3):
+            out[i] = x[i] ** 2  # a Dask array cannot hold a traced value
+        return np.sum(out)
+
+    with pytest.raises(cr.TracingError, match="a write into a Dask array"):
+        cr.grad(fill)(da.from_array(X[:, 0], chunks=4))

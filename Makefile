@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-test
 
-.PHONY: demo test test-compat bench bench-peers clean scipy-coverage
+.PHONY: demo test docs test-compat bench bench-peers clean coverage-docs
 
 # The NumPy releases the suite runs on (compat/<name>.txt pins NumPy and a SciPy release that
 # supports it); each gets its own venv, .venv-<name>.
@@ -20,7 +20,7 @@ $(VENV)/bin/python:
 SITE_PACKAGE := $(wildcard tests/site_package/pyproject.toml tests/site_package/src/*/*.py)
 
 $(STAMP): $(VENV)/bin/python pyproject.toml $(SITE_PACKAGE)
-	$(PY) -m pip install --quiet -e ".[test,dask]"
+	$(PY) -m pip install --quiet -e ".[test,dask,docs]"
 	$(PY) -m pip install --quiet --force-reinstall --no-deps ./tests/site_package
 	touch $(STAMP)
 
@@ -31,6 +31,7 @@ test: $(STAMP)
 	$(VENV)/bin/vermin --target=3.10- --no-tips --violations --eval-annotations src tests benchmarks examples conftest.py
 	$(VENV)/bin/lint-imports --no-cache  # the layers and no import cycles: pyproject.toml, docs/architecture.md
 	$(PY) -m pytest -q
+	$(MAKE) --no-print-directory docs
 
 # The whole suite on every release in COMPAT (one at a time: the machine has 2 cores), then a
 # summary; fails if any release failed. `make test-compat-np126` runs one release.
@@ -58,9 +59,16 @@ test-compat-%: .venv-%/.installed-test
 	@.venv-$*/bin/python -c "import numpy, scipy, sys; print('== $*: Python', sys.version.split()[0], 'NumPy', numpy.__version__, 'SciPy', scipy.__version__)"
 	.venv-$*/bin/python -m pytest -q -p no:cacheprovider
 
-# docs/scipy-coverage.md from the registry (tests/test_scipy_coverage_doc.py checks it).
-scipy-coverage: $(STAMP)
+# docs/numpy-coverage.md and docs/scipy-coverage.md from the registry
+# (tests/test_coverage_docs.py checks them).
+coverage-docs: $(STAMP)
+	$(PY) -m chainrules.coverage --numpy > docs/numpy-coverage.md
 	$(PY) -m chainrules.coverage --scipy > docs/scipy-coverage.md
+
+# The documentation site (mkdocs.yml) into site/; --strict fails the build on any warning (a
+# broken link or reference, a page missing from the navigation, a docstring that does not parse).
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
 
 bench: $(STAMP)
 	$(PY) -m pip install --quiet -e ".[test,dask,bench]"

@@ -242,7 +242,7 @@ _NO_RULE_YET_GROUPS: dict[str, str] = {
         "np.i0 np.kaiser",
     "array-API matrix norms and condition numbers: the ord-dependent formulas of "
     "np.linalg.norm on the last two axes, not yet mapped": "np.linalg.matrix_norm np.linalg.cond",
-    "array-API spelling of np.cross (3-vectors only): waits for np.cross's rule (rules13a)":
+    "array-API spelling of np.cross (3-vectors only): waits for a rule for np.cross":
         "np.linalg.cross",
     "tensor inverse and solve: reshapes around np.linalg.inv and np.linalg.solve, not yet "
     "written": "np.linalg.tensorinv np.linalg.tensorsolve",
@@ -563,6 +563,49 @@ def _count_lines(counts: dict, markdown: bool) -> Iterator[str]:
                                for i, (cell, w) in enumerate(zip(row, widths)))
 
 
+# --- NumPy: docs/numpy-coverage.md --------------------------------------------------------
+
+
+def numpy_coverage_markdown() -> str:
+    """docs/numpy-coverage.md: the NumPy functions chainrules differentiates, from the
+    registry and the namespace walk (``python -m chainrules.coverage --numpy``)."""
+    import numpy as np
+
+    walk = namespace_walk()
+    lines = [
+        "# NumPy coverage",
+        "",
+        f"Generated from chainrules' registry by `python -m chainrules.coverage --numpy` "
+        f"(NumPy {np.__version__}); `tests/test_coverage_docs.py` checks that it is up to date. "
+        f"\"rrule + frule\": a reverse and a forward rule, checked by the test kit against "
+        f"finite differences; \"declared non-differentiable\": predicates, indices and counts, "
+        f"whose traced arguments get no gradient (not an error).",
+        "",
+        "## Every public callable, by namespace",
+        "",
+    ]
+    counts = list(_count_lines(namespace_counts(walk), markdown=True))
+    lines += [counts[0], "", *counts[1:], ""]
+    current = None
+    for category, name, has_rrule, has_frule, non_differentiable in coverage_rows():
+        if category.startswith("scipy"):
+            continue
+        if category != current:
+            lines += ["", f"## {category[:1].upper()}{category[1:]}", "",
+                      "| function | rules |", "|---|---|"]
+            current = category
+        lines.append(f"| `{name}` | {_status(has_rrule, has_frule, non_differentiable)} |")
+    lines += ["", "## Differentiable, without a rule yet", "",
+              "Calling one of these on a traced value raises an error naming it and how to "
+              "register a rule.", "", "| function | why not yet |", "|---|---|"]
+    for entries in walk.values():
+        for name, (status, detail) in entries.items():
+            if status == "no rule yet":
+                lines.append(f"| `{name}` | {detail or '—'} |")
+    lines.append("")
+    return "\n".join(lines)
+
+
 # --- SciPy: the table in docs/scipy-coverage.md ----------------------------------------------
 
 # What the peers differentiate in SciPy (HIPS autograd 1.7, jax 0.4: their scipy namespaces).
@@ -626,7 +669,7 @@ def scipy_coverage_markdown() -> str:
         "# SciPy coverage",
         "",
         f"Generated from chainrules' registry by `python -m chainrules.coverage --scipy` "
-        f"(SciPy {scipy.__version__}); `tests/test_scipy_coverage_doc.py` checks that it is up "
+        f"(SciPy {scipy.__version__}); `tests/test_coverage_docs.py` checks that it is up "
         f"to date. Every function here has a reverse rule (rrule) and a forward rule (frule) "
         f"checked by the test kit against finite differences, and passes the order-2 checks "
         f"unless it says otherwise; every one works however it was imported "
@@ -688,7 +731,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--namespaces", action="store_true",
                         help="list every public callable of numpy, numpy.linalg, numpy.fft "
                              "and ndarray with its status (the namespace walk)")
+    parser.add_argument("--numpy", action="store_true",
+                        help="print docs/numpy-coverage.md: the NumPy functions covered")
     options = parser.parse_args(argv)
+    if options.numpy:
+        print(numpy_coverage_markdown(), end="")
+        return 0
     if options.scipy:
         print(scipy_coverage_markdown(), end="")
         return 0

@@ -8,7 +8,7 @@ Complex convention: for a real ``L`` of a complex ``z`` the gradient is
 ``dL/dRe(z) + i dL/dIm(z)``, so the gradient of ``abs2(z) = |z|**2`` at ``3+4j`` is ``6+8j``.
 """
 
-from .core import (InplaceableThunk, NoTangent, ProjectTo, RuleConfig, SparseCotangent,
+from .core import (InplaceableThunk, NoTangent, NotImplementedCotangent, ProjectTo, RuleConfig, SparseCotangent,
                    Tangent, Thunk, ZeroTangent, accumulate, frule, frule_via_ad,
                    non_differentiable, owned_copy, rrule, rrule_via_ad, scalar_rule, unthunk)
 from . import rules  # noqa: F401  (registers the NumPy rules)
@@ -18,6 +18,7 @@ from .ad import (EngineConfig, NoRuleError, RuleError, TracingError, elementwise
 from .ad.transforms.gradient_control import checkpoint, stop_gradient
 from .core.check_error import CheckError
 from .core.checking import checking
+from .core.registry import KeywordArgumentError, positional_call
 from .core.trees import flatten, tree_map
 from .core.vector_spaces import vector_space
 
@@ -27,10 +28,10 @@ __all__ = [
     "EngineConfig", "NoRuleError", "RuleError", "TracingError", "elementwise_grad", "grad",
     "hessian", "hvp", "jacfwd", "jacobian", "jacrev", "jvp", "primal", "primitive",
     "value_and_grad", "vjp",
-    "InplaceableThunk", "NoTangent", "ProjectTo", "RuleConfig", "SparseCotangent", "Tangent",
+    "InplaceableThunk", "NoTangent", "NotImplementedCotangent", "ProjectTo", "RuleConfig", "SparseCotangent", "Tangent",
     "Thunk", "ZeroTangent", "accumulate", "frule", "frule_via_ad", "non_differentiable",
     "owned_copy", "rrule", "rrule_via_ad", "scalar_rule", "unthunk",
     "checkpoint", "stop_gradient",
     "flatten", "tree_map",
-    "CheckError", "checking", "vector_space",
+    "CheckError", "checking", "vector_space", "KeywordArgumentError", "positional_call",
 ]

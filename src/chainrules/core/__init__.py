@@ -13,10 +13,10 @@ from .scalar_rule import scalar_rule
 from .sparse import SparseCotangent
 from .tangents import (AbstractZero, NoTangent, Tangent, ZeroTangent, field_value,
                        is_zero_tangent, structural_fields, tangents_equal)
-from .thunks import AbstractThunk, InplaceableThunk, Thunk, unthunk
+from .thunks import AbstractThunk, InplaceableThunk, NotImplementedCotangent, Thunk, unthunk
 
 __all__ = [
-    "AbstractThunk", "AbstractZero", "InplaceableThunk", "NoTangent", "ProjectTo",
+    "AbstractThunk", "AbstractZero", "InplaceableThunk", "NoTangent", "NotImplementedCotangent", "ProjectTo",
     "ProjectionError", "RuleConfig", "RuleTable", "SparseCotangent", "Tangent", "Thunk",
     "UnusedRuleWarning",
     "ZeroTangent", "accumulate", "cast_to", "field_value", "frule", "frule_via_ad",

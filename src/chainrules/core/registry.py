@@ -12,18 +12,22 @@ Looking a rule up is one dict access (``rrule.lookup(f)``), for engines on the h
 
 from __future__ import annotations
 
+import inspect
 import sys
 import types
 import warnings
 from typing import Any, Callable
 
+from .._compat import signature
 from .naming import function_name
 from .pushforward import pushforward_from_pullbacks
 from .tangents import NoTangent, ZeroTangent
 
 __all__ = ["RuleConfig", "DEFAULT_CONFIG", "RuleTable", "rrule", "frule", "non_differentiable", "NON_DIFFERENTIABLE",
            "PRIMITIVE_MARK", "UnusedRuleWarning", "recorded_whole", "writes_in_place",
-           "WRITES_IN_PLACE", "add_lazy_loader", "load_lazy_rules", "DUAL_FORMS", "dual_form"]
+           "WRITES_IN_PLACE", "add_lazy_loader", "load_lazy_rules", "DUAL_FORMS", "dual_form",
+           "register_alias", "stands_for", "register_method", "positional_call", "carries_derivative",
+           "KeywordArgumentError"]
 
 # The attribute by which an engine marks a Python function whose calls it records whole
 # (chainrules' `primitive` decorator sets it), so that its rule is used.
@@ -37,14 +41,39 @@ STANDS_FOR = "__chainrules_stands_for__"
 
 
 def stands_for(f: Any) -> Any:
-    """The function that ``f`` stands in for, if an engine put ``f`` in its place while
-    tracing (``f.__chainrules_stands_for__``), else ``f``: its rules are that function's.
+    """The function whose rules are ``f``'s: the one ``f`` stands in for, if an engine put
+    ``f`` in its place while tracing (``f.__chainrules_stands_for__``), or the one ``f`` is an
+    alias of (`register_alias`), else ``f``.
 
     >>> import numpy as np
     >>> stands_for(np.sum) is np.sum
     True
     """
-    return getattr(f, STANDS_FOR, f)
+    target = getattr(f, STANDS_FOR, None)
+    if target is not None:
+        return target
+    try:
+        return _ALIASES.get(f, f)
+    except TypeError:  # unhashable callables are nobody's alias
+        return f
+
+
+# public function -> the function whose rules it has (`register_alias`)
+_ALIASES: dict = {}
+
+
+def register_alias(public: Any, target: Any) -> None:
+    """Give calls of ``public`` the rules of ``target``, called with the same arguments:
+    ``register_alias(operator.add, np.add)`` makes ``rrule(operator.add, x, y)`` (and the
+    frule) those of ``np.add``, so that an engine that sees Python's operators finds their
+    rules under the operators' own names.
+
+    >>> import operator
+    >>> import numpy as np
+    >>> rrule(operator.mul, np.array([1.0, 2.0]), 3.0)[1](np.ones(2))[2]
+    3.0
+    """
+    _ALIASES[public] = target
 
 
 _LAZY_LOADERS: list = []
@@ -144,8 +173,9 @@ class RuleTable:
         except TypeError:  # unhashable callables have no rule
             return None
         if entry is None:
-            if hasattr(f, STANDS_FOR):
-                entry = self._rules.get(stands_for(f))
+            target = stands_for(f)
+            if target is not f:
+                entry = self._rules.get(target)
             if entry is None and load_lazy_rules():
                 return self.lookup(f)
         return entry
@@ -192,6 +222,78 @@ def _warn_if_unused(f: Any, kind: str) -> None:
         UnusedRuleWarning, stacklevel=3)
 
 
+# (class, method name) -> redirect(instance, args, kwargs) (`register_method`)
+_METHODS: dict = {}
+
+
+def register_method(owner: type, name: str, redirect: Callable) -> None:
+    """Give the bound methods ``instance.<name>`` of instances of ``owner`` (and its
+    subclasses) the rules of a registered function, so that ``rrule(st.norm.logpdf, x, m, s)``
+    finds one: the method is a new object at each access and cannot be a key itself.
+
+    ``redirect(instance, args, kwargs)`` returns ``(function, arguments, sources)``: the
+    function whose rules apply, its positional ``arguments`` (the call's own positional
+    arguments first), and for each argument after those the place in ``instance`` it was read
+    from, ``(attribute, key)`` (``("args", 0)``, ``("kwds", "loc")``), or ``None`` for a
+    default or a keyword argument of the call (constants). The pullback gives the call's
+    positional arguments their cotangents, and the method itself a `Tangent` of its instance
+    with the cotangents of what was read from it.
+    """
+    _METHODS[owner, name] = redirect
+
+
+def _redirect_method(f: Any, args: tuple, kwargs: dict) -> tuple | None:
+    instance, name = getattr(f, "__self__", None), getattr(f, "__name__", None)
+    if instance is None or name is None or not _METHODS:
+        return None
+    for owner in type(instance).__mro__:
+        redirect = _METHODS.get((owner, name))
+        if redirect is not None:
+            return redirect(instance, args, kwargs)
+    return None
+
+
+def _instance_cotangent(instance: Any, sources: list, cotangents: tuple) -> Any:
+    """The `Tangent` of ``instance`` whose fields hold ``cotangents`` at ``sources``."""
+    from .tangents import AbstractZero, Tangent
+
+    fields: dict = {}
+    for source, cotangent in zip(sources, cotangents):
+        if source is None or isinstance(cotangent, AbstractZero):
+            continue
+        attribute, key = source
+        container = getattr(instance, attribute)
+        if attribute not in fields:
+            fields[attribute] = ({} if isinstance(container, dict)
+                                 else [ZeroTangent()] * len(container))
+        fields[attribute][key] = cotangent
+    if not fields:
+        return NoTangent()
+    return Tangent(type(instance), **{attribute: value if isinstance(value, dict) else tuple(value)
+                                      for attribute, value in fields.items()})
+
+
+def _instance_tangents(tangent: Any, sources: list) -> list:
+    """The tangents of the values read from an instance at ``sources``, from its tangent."""
+    from .tangents import AbstractZero
+
+    if isinstance(tangent, AbstractZero):
+        return [ZeroTangent()] * len(sources)
+    found = []
+    for source in sources:
+        value: Any = ZeroTangent()
+        if source is not None:
+            attribute, key = source
+            container = getattr(tangent, attribute, ZeroTangent())
+            if not isinstance(container, AbstractZero):
+                try:
+                    value = container[key]
+                except (KeyError, IndexError):
+                    value = ZeroTangent()
+        found.append(value)
+    return found
+
+
 class _RRuleTable(RuleTable):
     def __call__(self, *args: Any, **kwargs: Any):
         """``rrule([config,] f, *args, **kwargs) -> (y, pullback)`` or ``None``."""
@@ -201,9 +303,29 @@ class _RRuleTable(RuleTable):
         f, *args = args
         entry = self.lookup(f)
         if entry is None:
-            return None
+            return self._call_method(config, f, tuple(args), kwargs)
         rule, needs_config = entry
         return rule(config, *args, **kwargs) if needs_config else rule(*args, **kwargs)
+
+    def _call_method(self, config: Any, f: Any, args: tuple, kwargs: dict):
+        """The rrule of a bound method registered with `register_method`, or ``None``."""
+        redirected = _redirect_method(f, args, kwargs)
+        if redirected is None:
+            return None
+        function, arguments, sources = redirected
+        result = self(config, function, *arguments)
+        if result is None:
+            return None
+        y, pullback = result
+        count = len(args)
+        instance = f.__self__
+
+        def method_pullback(dy: Any) -> tuple:
+            cotangents = tuple(pullback(dy))
+            own = _instance_cotangent(instance, sources, cotangents[1 + count:])
+            return (own, *cotangents[1:1 + count])
+
+        return y, method_pullback
 
 
 class _FRuleTable(RuleTable):
@@ -215,7 +337,12 @@ class _FRuleTable(RuleTable):
         tangents, f, *args = args
         entry = self.lookup(f)
         if entry is None:
-            return None
+            redirected = _redirect_method(f, tuple(args), kwargs)
+            if redirected is None:
+                return None
+            function, arguments, sources = redirected
+            own = _instance_tangents(tangents[0], sources)
+            return self(config, (NoTangent(), *tangents[1:], *own), function, *arguments)
         rule, needs_config = entry
         if needs_config:
             return rule(config, tangents, *args, **kwargs)
@@ -283,6 +410,82 @@ def first_order_only(f: Callable, reason: str) -> Callable:
     """
     FIRST_ORDER_ONLY[f] = reason
     return f
+
+
+class KeywordArgumentError(TypeError):
+    """A keyword argument that carries a derivative cannot be given a position: rules
+    differentiate positional arguments only (`positional_call`).
+
+    >>> def scaled(x, *, scale):
+    ...     return x * scale
+    >>> try:
+    ...     positional_call(scaled, (1.0,), {"scale": 2.0})
+    ... except KeywordArgumentError as error:
+    ...     print(str(error).split(": ", 1)[1][:53])
+    the keyword argument scale= carries a derivative, and
+    """
+
+
+def carries_derivative(value: Any) -> bool:
+    """Whether ``value`` can be perturbed: a float or complex number or array (of any array
+    library), or a list or tuple holding one. Integers, booleans, strings and None cannot.
+
+    >>> import numpy as np
+    >>> carries_derivative(2.0), carries_derivative(np.ones(2)), carries_derivative(2)
+    (True, True, False)
+    """
+    if issubclass(type(value), (float, complex)):
+        return True
+    if issubclass(type(value), (list, tuple)):
+        return any(carries_derivative(item) for item in value)
+    kind = getattr(getattr(value, "dtype", None), "kind", None)
+    return kind in ("f", "c")
+
+
+def positional_call(f: Callable, args: tuple, kwargs: dict,
+                    moves: Callable[[Any], bool] = carries_derivative) -> tuple:
+    """``(function, args, kwargs)``: the call ``f(*args, **kwargs)`` with every keyword
+    argument for which ``moves`` is true given by position, so that a rule gives it a
+    cotangent (rules differentiate positional arguments only; keyword arguments are constants
+    to them). Defaults before it are filled in; a keyword-only argument moves to ``f``'s
+    declared positional form (`positional_form`). Raises `KeywordArgumentError`, naming
+    ``f`` and the keyword, for one that cannot move. Engines call it with ``moves`` saying
+    which values they trace; chainrules' engine does.
+
+    >>> import numpy as np
+    >>> f, args, kwargs = positional_call(np.average, (np.ones(2),), {"weights": np.ones(2)})
+    >>> f is np.average, args[2] is not None, "weights" in kwargs
+    (True, True, False)
+    """
+    def parameters(function: Callable) -> Any:
+        try:
+            return signature(function).parameters
+        except (TypeError, ValueError):  # builtins without a signature
+            return {}
+
+    if not any(moves(value) for value in kwargs.values()):
+        return f, args, kwargs
+    positional = POSITIONAL_FORMS.get(f)
+    if positional is not None and any(
+            moves(value) and key in parameters(f) and
+            parameters(f)[key].kind is inspect.Parameter.KEYWORD_ONLY
+            for key, value in kwargs.items()):
+        f = positional
+    try:
+        bound = signature(f).bind(*args, **kwargs)
+    except (TypeError, ValueError):
+        bound = None
+    if bound is not None:
+        bound.apply_defaults()
+        args, kwargs = bound.args, bound.kwargs
+    for key, value in kwargs.items():
+        if moves(value):
+            raise KeywordArgumentError(
+                f"{function_name(f)}: the keyword argument {key}= carries a derivative, and "
+                f"it cannot be passed by position; rules differentiate positional arguments "
+                f"only (keyword arguments are constants to them). Compute with it outside the "
+                f"call, or register a rule that takes it positionally.")
+    return f, args, kwargs
 
 
 POSITIONAL_FORMS: dict = {}  # function -> the same function taking its keyword-only arguments

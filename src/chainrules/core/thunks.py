@@ -26,7 +26,7 @@ import numpy as np
 
 from .tangents import _UNSET, AbstractThunk, unthunk
 
-__all__ = ["AbstractThunk", "Thunk", "InplaceableThunk", "unthunk"]
+__all__ = ["AbstractThunk", "Thunk", "InplaceableThunk", "NotImplementedCotangent", "unthunk"]
 
 def _check_value_pickles(thunk: AbstractThunk, value: Any, protocol: int) -> None:
     """Raise a `pickle.PicklingError` naming the thunk if its ``value`` does not pickle.
@@ -155,3 +155,32 @@ class InplaceableThunk(AbstractThunk):
 
     def __repr__(self) -> str:
         return f"InplaceableThunk(shape={self.shape}, dtype={self.dtype})"
+
+
+class NotImplementedCotangent(Thunk):
+    """The cotangent of an argument whose derivative is not implemented, as ChainRulesCore's
+    ``@not_implemented``: a `Thunk` that raises ``NotImplementedError(message)`` when it is
+    read, so an engine that never reads it (the argument is a constant) pays nothing. An
+    engine can tell it without reading it, by its type, and report ``message``.
+
+    >>> t = NotImplementedCotangent("f: the derivative with respect to a is not implemented")
+    >>> isinstance(t, NotImplementedCotangent), t.message[:3]
+    (True, 'f: ')
+    >>> try:
+    ...     unthunk(t)
+    ... except NotImplementedError as error:
+    ...     print(error)
+    f: the derivative with respect to a is not implemented
+    """
+
+    __slots__ = ("message",)
+
+    def __init__(self, message: str):
+        super().__init__(self._refuse)
+        self.message = message
+
+    def _refuse(self) -> Any:
+        raise NotImplementedError(self.message)
+
+    def __repr__(self) -> str:
+        return f"NotImplementedCotangent({self.message!r})"

@@ -26,7 +26,7 @@ from ..core.projection import NO_TANGENT_PROJECTOR, ProjectTo
 from ..core.registry import rrule
 from ..core.scalar_rule import scalar_rule
 from ..core.tangents import AbstractZero
-from ..core.thunks import Thunk, unthunk
+from ..core.thunks import NotImplementedCotangent, Thunk, unthunk
 
 __all__ = ["REFUSED", "scalar_rule_refusing", "scalar_rule_deferring"]
 
@@ -48,10 +48,6 @@ class _Refused:
         raise NotImplementedError(self.message)
 
 
-def _raise(refused: _Refused) -> Any:
-    refused()
-
-
 # (function, position) -> why, for the documentation and the tests.
 REFUSED: dict = {}
 
@@ -63,7 +59,8 @@ def scalar_rule_refusing(f: Any, name: str, partials: tuple, refused: dict) -> N
     The frule (and the batched forward trace, which reads its partials) calls the refusing
     partial only for a nonzero tangent. The rrule gives a float argument at a refused position
     a `Thunk` that raises when read: an engine reads the cotangents of traced arguments only,
-    so a constant ``a`` costs nothing."""
+    so a constant ``a`` costs nothing. That thunk is a `NotImplementedCotangent`: other
+    engines can tell it by its type."""
     refusals = {position: _Refused(name, argument, position, why)
                 for position, (argument, why) in refused.items()}
     quiet = tuple(None if position in refused else partial
@@ -85,8 +82,8 @@ def scalar_rule_refusing(f: Any, name: str, partials: tuple, refused: dict) -> N
             cotangents = list(pullback(dy))
             if not isinstance(unthunk(dy), AbstractZero):
                 for position in flagged:
-                    cotangents[position + 1] = Thunk(
-                        lambda refusal=refusals[position]: _raise(refusal))
+                    cotangents[position + 1] = NotImplementedCotangent(
+                        refusals[position].message)
             return tuple(cotangents)
 
         return y, refusing_pullback

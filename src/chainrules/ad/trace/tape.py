@@ -27,15 +27,13 @@ from typing import Any
 
 import numpy as np
 
-from inspect import Parameter
 
-from ..._compat import signature
 from ...core.checking import is_checking
 from ...core.config import RuleConfig
 from ...core.naming import function_name
 from ...core.scalar_rule import STAND_IN_SIZE
-from ...core.registry import (DUAL_FORMS, FIRST_ORDER_ONLY, POSITIONAL_FORMS, WRITES_IN_PLACE,
-                             rrule)
+from ...core.registry import (DUAL_FORMS, FIRST_ORDER_ONLY, WRITES_IN_PLACE, KeywordArgumentError,
+                             positional_call, rrule)
 from ...core.tangents import NoTangent, Tangent
 from ...core.structure import (is_structure, leaves, replace_leaves, replace_paths,
                               tangent_at, tangent_from_paths)
@@ -483,30 +481,13 @@ def _primal_of(traced: "Traced") -> Any:
 
 def _keywords_to_positions(function: Any, args: tuple, kwargs: dict) -> tuple:
     """Move keyword arguments that hold traced values to their positions (rules give
-    cotangents to positional arguments only): ``np.average(x, weights=w)`` is recorded as
-    ``np.average(x, None, w)``; a keyword-only one, as a call of the function's declared
-    positional form (`chainrules.core.registry.positional_form`)."""
-    positional = POSITIONAL_FORMS.get(function)
-    if positional is not None and any(
-            holds_traced(value) and signature(function).parameters.get(key) is not None and
-            signature(function).parameters[key].kind is Parameter.KEYWORD_ONLY
-            for key, value in kwargs.items()):
-        function = positional
+    cotangents to positional arguments only; `chainrules.core.registry.positional_call`):
+    ``np.average(x, weights=w)`` is recorded as ``np.average(x, None, w)``."""
     try:
-        bound = signature(function).bind(*args, **kwargs)
-    except (TypeError, ValueError):
-        bound = None
-    if bound is not None:
-        bound.apply_defaults()
-        args, kwargs = bound.args, bound.kwargs
-    for key, value in kwargs.items():
-        if holds_traced(value):
-            raise TracingError(
-                f"{function_name(function)}: the keyword argument {key}= holds a traced value, and it "
-                f"cannot be passed by position; keyword arguments are not differentiated. "
-                f"Compute with it outside the call, or register a rule that takes it "
-                f"positionally.")
-    return function, args, kwargs
+        return positional_call(function, args, kwargs, moves=holds_traced)
+    except KeywordArgumentError as error:
+        raise TracingError(str(error).replace("carries a derivative", "holds a traced value")
+                           ) from None
 
 
 def no_rule_message(function: Any, primals: list) -> str:

@@ -5,7 +5,7 @@
 `statistics`, `polynomial`, `remainder` (``%``, ``fmod``, ``divmod``), `array_api` (the
 array-API spellings of existing functions), `callables` (functions that take a user callable:
 ``vectorize``, ``apply_along_axis``, ``piecewise``) and `non_differentiable` (predicates and
-index functions, declared so).
+index functions, declared so); `operators` makes Python's operators keys of their ufuncs' rules.
 """
 
 from . import elementwise, fft, indexing, linalg, reductions, selection, shape  # noqa: F401  (registration happens on import)
@@ -13,3 +13,4 @@ from . import callables  # noqa: F401
 from . import remainder, construction  # noqa: F401
 from . import non_differentiable, array_api  # noqa: F401
 from . import polynomial, signal, statistics  # noqa: F401
+from . import operators  # noqa: F401  (Python's operators as keys of their ufuncs' rules)

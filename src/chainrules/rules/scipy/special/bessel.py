@@ -36,7 +36,7 @@ from ....core.projection import _has_tangent
 from ....core.registry import rrule
 from ....core.scalar_rule import scalar_rule
 from ....core.tangents import NoTangent
-from ....core.thunks import Thunk
+from ....core.thunks import NotImplementedCotangent
 
 __all__: list = []
 
@@ -73,11 +73,8 @@ class _RefusedOrder:
     def __call__(self, dy: Any) -> tuple:
         df, dv, dx = self.pullback(dy)
         if isinstance(dv, NoTangent):
-            dv = Thunk(self._refuse)
+            dv = NotImplementedCotangent(str(_order_error(self.name)))
         return df, dv, dx
-
-    def _refuse(self) -> Any:
-        raise _order_error(self.name)
 
 
 def _with_order(f: Any, dx: Callable) -> None:

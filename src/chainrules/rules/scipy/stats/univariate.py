@@ -38,9 +38,10 @@ from typing import Any, Callable
 import numpy as np
 import scipy.special as sps
 import scipy.stats as st
-from scipy.stats._distn_infrastructure import rv_continuous, rv_discrete
+from scipy.stats._distn_infrastructure import (rv_continuous, rv_continuous_frozen, rv_discrete,
+                                               rv_discrete_frozen, rv_frozen)
 
-from ....core.registry import non_differentiable, recorded_whole
+from ....core.registry import non_differentiable, recorded_whole, register_method
 from ....core.scalar_rule import scalar_rule
 from ...refused_arguments import scalar_rule_refusing as _scalar_rule_refusing
 
@@ -369,6 +370,29 @@ def redirect(instance: Any, method: str, args: tuple, kwargs: dict) -> tuple:
     return function, (args[0], *shapes, loc, scale), {}
 
 
+def _key_redirect(method: str) -> Callable:
+    """The redirect by which ``rrule(st.gamma.cdf, x, a)`` and ``rrule(st.gamma(a).cdf, x)``
+    find the stand-in's rules (`chainrules.core.registry.register_method`): a frozen
+    distribution's parameters are read from its ``args`` and ``kwds``, and their cotangents
+    are those of the method's own instance."""
+    def redirect_key(instance: Any, args: tuple, kwargs: dict) -> tuple:
+        if isinstance(instance, rv_frozen):
+            function, arguments, _ = redirect(instance.dist, method,
+                                              (*args, *instance.args), {**instance.kwds, **kwargs})
+            names = [*(instance.dist.shapes or "").replace(",", " ").split(), "loc", "scale"]
+            sources: list = [None] * (len(arguments) - len(args))
+            for index in range(len(instance.args)):
+                sources[index] = ("args", index)
+            for key in instance.kwds:
+                if key in names and key not in kwargs and names.index(key) < len(sources):
+                    sources[names.index(key)] = ("kwds", key)
+            return function, arguments, sources
+        function, arguments, _ = redirect(instance, method, args, kwargs)
+        return function, arguments, [None] * (len(arguments) - len(args))
+
+    return redirect_key
+
+
 def _method_redirect(method: str) -> Callable:
     def redirect_method(instance: Any, args: tuple, kwargs: dict) -> tuple:
         return redirect(instance, method, args, kwargs)
@@ -383,6 +407,13 @@ ROUTED_METHODS = [("scipy.stats._distn_infrastructure", kind.__name__, method,
                   for kind, methods in ((rv_continuous, CONTINUOUS_METHODS),
                                         (rv_discrete, DISCRETE_METHODS))
                   for method in methods]
+
+
+for _kind, _frozen, _methods in ((rv_continuous, rv_continuous_frozen, CONTINUOUS_METHODS),
+                                 (rv_discrete, rv_discrete_frozen, DISCRETE_METHODS)):
+    for _method in _methods:
+        register_method(_kind, _method, _key_redirect(_method))
+        register_method(_frozen, _method, _key_redirect(_method))
 
 
 # --- rules: continuous ------------------------------------------------------------------------------

@@ -57,7 +57,7 @@ test-compat:
 
 test-compat-%: .venv-%/.installed-test
 	@.venv-$*/bin/python -c "import numpy, scipy, sys; print('== $*: Python', sys.version.split()[0], 'NumPy', numpy.__version__, 'SciPy', scipy.__version__)"
-	.venv-$*/bin/python -m pytest -q -p no:cacheprovider
+	.venv-$*/bin/python -m pytest -q -p no:cacheprovider --ignore=tests/docs  # the docs run once, in make test
 
 # docs/numpy-coverage.md and docs/scipy-coverage.md from the registry
 # (tests/test_coverage_docs.py checks them).

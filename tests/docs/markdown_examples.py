@@ -1,5 +1,5 @@
 """The Python examples of the documentation, as a reader sees them: every ```python block of
-README.md and docs/, each a program of its own, pasteable at the plain Python prompt.
+README.md, DEVELOPERS.md and docs/, each a program of its own, pasteable at the plain Python prompt.
 
 A block is written as a session at the prompt would show it, without the prompts: after an
 expression, the lines of comments that follow it are what the prompt displays (its ``repr``
@@ -36,8 +36,8 @@ class Example:
 
 
 def pages() -> list[Path]:
-    """Every page of the documentation: README.md and the Markdown under docs/."""
-    return [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    """Every page of the documentation: README.md, DEVELOPERS.md and the Markdown under docs/."""
+    return [ROOT / "README.md", ROOT / "DEVELOPERS.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 
 def examples(page: Path) -> list[Example]:

@@ -26,6 +26,16 @@ def test_every_page_is_found_and_the_pages_have_examples():
     assert len(EXAMPLES) > 60
 
 
+WIDTH = 85  # what the site's code boxes show without scrolling
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda example: example.name)
+def test_example_lines_fit_the_page(example):
+    wide = [line for line in example.source.splitlines()
+            if len(line) > WIDTH and not line.lstrip().startswith("#")]
+    assert not wide, f"{example.name}: lines wider than {WIDTH} characters: {wide}"
+
+
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda example: example.name)
 def test_example_runs_on_its_own_and_shows_what_it_displays(example, tmp_path):
     problems = paste_problems(example.source)

@@ -91,3 +91,19 @@ def test_refused_derivatives_are_recognisable_without_computing_them():
     assert np.isclose(unthunk(dx), (special.jv(0, 1.5) - special.jv(2, 1.5)) / 2)
     with pytest.raises(NotImplementedError, match="order v"):
         unthunk(dv)
+
+
+def test_multivariate_distributions_are_keys():
+    st = pytest.importorskip("scipy.stats")
+    x, mean = np.array([0.5, -0.2]), np.array([0.1, 0.0])
+    cov = np.array([[2.0, 0.3], [0.3, 1.0]])
+    value, pullback = cr.rrule(st.multivariate_normal.logpdf, x, mean, cov)
+    assert np.isclose(value, st.multivariate_normal.logpdf(x, mean, cov))
+    _, dx, dmean, _ = pullback(1.0)
+    assert np.allclose(unthunk(dx), -np.linalg.solve(cov, x - mean))
+    assert np.allclose(unthunk(dmean), np.linalg.solve(cov, x - mean))
+    special = pytest.importorskip("scipy.special")
+    alpha, p = np.array([2.0, 3.0]), np.array([0.3, 0.7])
+    _, _, dalpha = cr.rrule(st.dirichlet.logpdf, p, alpha)[1](1.0)
+    expected = np.log(p) - special.digamma(alpha) + special.digamma(np.sum(alpha))
+    assert np.allclose(unthunk(dalpha), expected)

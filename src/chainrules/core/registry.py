@@ -231,9 +231,9 @@ def register_method(owner: type, name: str, redirect: Callable) -> None:
     subclasses) the rules of a registered function, so that ``rrule(st.norm.logpdf, x, m, s)``
     finds one: the method is a new object at each access and cannot be a key itself.
 
-    ``redirect(instance, args, kwargs)`` returns ``(function, arguments, sources)``: the
-    function whose rules apply, its positional ``arguments`` (the call's own positional
-    arguments first), and for each argument after those the place in ``instance`` it was read
+    ``redirect(instance, args, kwargs)`` returns ``(function, arguments, keywords,
+    sources)``: the function whose rules apply, its positional ``arguments`` (the call's own
+    positional arguments first) and constant ``keywords``, and for each argument after those the place in ``instance`` it was read
     from, ``(attribute, key)`` (``("args", 0)``, ``("kwds", "loc")``), or ``None`` for a
     default or a keyword argument of the call (constants). The pullback gives the call's
     positional arguments their cotangents, and the method itself a `Tangent` of its instance
@@ -312,8 +312,8 @@ class _RRuleTable(RuleTable):
         redirected = _redirect_method(f, args, kwargs)
         if redirected is None:
             return None
-        function, arguments, sources = redirected
-        result = self(config, function, *arguments)
+        function, arguments, keywords, sources = redirected
+        result = self(config, function, *arguments, **keywords)
         if result is None:
             return None
         y, pullback = result
@@ -340,9 +340,10 @@ class _FRuleTable(RuleTable):
             redirected = _redirect_method(f, tuple(args), kwargs)
             if redirected is None:
                 return None
-            function, arguments, sources = redirected
+            function, arguments, keywords, sources = redirected
             own = _instance_tangents(tangents[0], sources)
-            return self(config, (NoTangent(), *tangents[1:], *own), function, *arguments)
+            return self(config, (NoTangent(), *tangents[1:], *own), function, *arguments,
+                        **keywords)
         rule, needs_config = entry
         if needs_config:
             return rule(config, tangents, *args, **kwargs)

@@ -51,7 +51,7 @@ import scipy.linalg as sla
 import scipy.special as sc
 
 from ....core.broadcast import unbroadcast
-from ....core.registry import recorded_whole
+from ....core.registry import recorded_whole, register_method
 from ....core.tangents import AbstractZero
 from ...define import define
 
@@ -552,6 +552,21 @@ ROUTED_METHODS = [
     (_MODULE, "multinomial_gen", "pmf", _multinomial_method(multinomial_pmf)),
     (_MODULE, "multinomial_frozen", "__init__", _multinomial_frozen_init),
 ]
+
+
+def _key_redirect(redirect: Any) -> Any:
+    """A routed method's redirect as the key of ``rrule(st.dirichlet.logpdf, x, alpha)``
+    (`chainrules.core.registry.register_method`): the parameters are the call's own."""
+    def redirect_key(instance: Any, args: tuple, kwargs: dict) -> tuple:
+        function, arguments, keywords = redirect(instance, args, kwargs)
+        return function, arguments, keywords, [None] * (len(arguments) - len(args))
+
+    return redirect_key
+
+
+for _module, _class, _method, _redirect in ROUTED_METHODS:
+    if _class.endswith("_gen") and _method in ("logpdf", "pdf", "logpmf", "pmf"):
+        register_method(getattr(sys.modules[_module], _class), _method, _key_redirect(_redirect))
 
 
 # The registered function that each public method is recorded as (chainrules.coverage lists them).

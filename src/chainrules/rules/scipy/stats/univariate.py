@@ -386,9 +386,9 @@ def _key_redirect(method: str) -> Callable:
             for key in instance.kwds:
                 if key in names and key not in kwargs and names.index(key) < len(sources):
                     sources[names.index(key)] = ("kwds", key)
-            return function, arguments, sources
+            return function, arguments, {}, sources
         function, arguments, _ = redirect(instance, method, args, kwargs)
-        return function, arguments, [None] * (len(arguments) - len(args))
+        return function, arguments, {}, [None] * (len(arguments) - len(args))
 
     return redirect_key
 

@@ -5,6 +5,7 @@ derivative is ``inf``, as in JAX, while the user's own floating-point errors sti
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 import warnings
@@ -16,7 +17,13 @@ import pytest
 import chainrules as cr
 
 ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = sorted((ROOT / "examples").rglob("*.py"))
+# The bridges to other engines need those engines (tests/examples runs them too).
+NEEDS = {"torch_bridge.py": "torch", "jax_bridge.py": "jax"}
+EXAMPLES = [pytest.param(path, marks=pytest.mark.skipif(
+                NEEDS.get(path.name) is not None and
+                importlib.util.find_spec(NEEDS[path.name]) is None,
+                reason=f"{NEEDS.get(path.name)} is not installed"))
+            for path in sorted((ROOT / "examples").rglob("*.py"))]
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: str(p.relative_to(ROOT)))

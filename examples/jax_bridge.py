@@ -34,10 +34,10 @@ def as_jax(function: Callable, **constants: Any) -> Callable:
     differentiate in reverse mode; ``constants`` are keyword arguments held fixed."""
 
     def host_value(*args: np.ndarray) -> np.ndarray:
-        return np.asarray(rrule(function, *args, **constants)[0])
+        return np.asarray(rrule.with_constants(function, *args, **constants)[0])
 
     def host_cotangents(dy: np.ndarray, *args: np.ndarray) -> tuple:
-        cotangents = rrule(function, *args, **constants)[1](np.asarray(dy))[1:]
+        cotangents = rrule.with_constants(function, *args, **constants)[1](np.asarray(dy))[1:]
         out = []
         for arg, cotangent in zip(args, cotangents):
             if isinstance(cotangent, NotImplementedCotangent):

@@ -50,7 +50,7 @@ class _RuleFunction(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx: Any, function: Callable, kwargs: dict, *args: Any) -> torch.Tensor:
-        result = rrule(function, *map(_to_numpy, args), **kwargs)
+        result = rrule.with_constants(function, *map(_to_numpy, args), **kwargs)
         if result is None:
             raise NotImplementedError(f"no rrule for {function!r}")
         y, ctx.pullback = result

@@ -107,3 +107,14 @@ def test_multivariate_distributions_are_keys():
     _, _, dalpha = cr.rrule(st.dirichlet.logpdf, p, alpha)[1](1.0)
     expected = np.log(p) - special.digamma(alpha) + special.digamma(np.sum(alpha))
     assert np.allclose(unthunk(dalpha), expected)
+
+
+def test_rules_refuse_keywords_that_carry_derivatives_by_name():
+    with pytest.raises(KeywordArgumentError, match=r"rrule\(numpy.average, ...\): the keyword "
+                                                   r"argument weights= carries a derivative"):
+        cr.rrule(np.average, X, weights=Y)
+    with pytest.raises(KeywordArgumentError, match="frule.with_constants"):
+        cr.frule((NoTangent(), np.ones(3)), np.clip, X, a_min=0.0, a_max=1.0)
+    y, _ = cr.rrule.with_constants(np.clip, X, a_min=0.0, a_max=1.0)   # held constant
+    assert np.array_equal(y, np.clip(X, 0.0, 1.0))
+    assert cr.rrule(np.sum, X, axis=0)[0] == np.sum(X)                # integers pass

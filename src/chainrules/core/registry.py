@@ -294,9 +294,39 @@ def _instance_tangents(tangent: Any, sources: list) -> list:
     return found
 
 
+def _refuse_keywords(kind: str, f: Any, kwargs: dict) -> None:
+    """A keyword argument that carries a derivative would get no cotangent (tangent): say so."""
+    for key, value in kwargs.items():
+        if carries_derivative(value):
+            raise KeywordArgumentError(
+                f"{kind}({function_name(f)}, ...): the keyword argument {key}= carries a "
+                f"derivative, and rules give cotangents to positional arguments only, so it "
+                f"would get none. Pass it by position (chainrules.positional_call(f, args, "
+                f"kwargs) moves it there), or, for a constant your engine does not "
+                f"differentiate, call {kind}.with_constants with the same arguments.")
+
+
 class _RRuleTable(RuleTable):
     def __call__(self, *args: Any, **kwargs: Any):
-        """``rrule([config,] f, *args, **kwargs) -> (y, pullback)`` or ``None``."""
+        """``rrule([config,] f, *args, **kwargs) -> (y, pullback)`` or ``None``. A keyword
+        argument that carries a derivative (a float or complex value) is refused
+        (`KeywordArgumentError`); `with_constants` takes it as a constant."""
+        f = args[1] if args and isinstance(args[0], RuleConfig) else args[0]
+        if kwargs:
+            _refuse_keywords("rrule", f, kwargs)
+        return self.with_constants(*args, **kwargs)
+
+    def with_constants(self, *args: Any, **kwargs: Any):
+        """``rrule([config,] f, *args, **kwargs)`` with the keyword arguments held constant:
+        what an engine calls once it has moved the ones it differentiates to their positions
+        (`positional_call`).
+
+        >>> import numpy as np
+        >>> y, pullback = rrule.with_constants(np.clip, np.array([-1.0, 2.0]), a_min=0.0,
+        ...                                    a_max=1.0)
+        >>> y
+        array([0., 1.])
+        """
         config = DEFAULT_CONFIG
         if args and isinstance(args[0], RuleConfig):
             config, args = args[0], args[1:]
@@ -313,7 +343,7 @@ class _RRuleTable(RuleTable):
         if redirected is None:
             return None
         function, arguments, keywords, sources = redirected
-        result = self(config, function, *arguments, **keywords)
+        result = self.with_constants(config, function, *arguments, **keywords)
         if result is None:
             return None
         y, pullback = result
@@ -330,7 +360,16 @@ class _RRuleTable(RuleTable):
 
 class _FRuleTable(RuleTable):
     def __call__(self, *args: Any, **kwargs: Any):
-        """``frule([config,] (df, *dargs), f, *args, **kwargs) -> (y, dy)`` or ``None``."""
+        """``frule([config,] (df, *dargs), f, *args, **kwargs) -> (y, dy)`` or ``None``. A
+        keyword argument that carries a derivative is refused, as by `rrule`."""
+        f = args[2] if args and isinstance(args[0], RuleConfig) else args[1]
+        if kwargs:
+            _refuse_keywords("frule", f, kwargs)
+        return self.with_constants(*args, **kwargs)
+
+    def with_constants(self, *args: Any, **kwargs: Any):
+        """``frule([config,] (df, *dargs), f, *args, **kwargs)`` with the keyword arguments
+        held constant (see `_RRuleTable.with_constants`)."""
         config = DEFAULT_CONFIG
         if args and isinstance(args[0], RuleConfig):
             config, args = args[0], args[1:]
@@ -342,8 +381,8 @@ class _FRuleTable(RuleTable):
                 return None
             function, arguments, keywords, sources = redirected
             own = _instance_tangents(tangents[0], sources)
-            return self(config, (NoTangent(), *tangents[1:], *own), function, *arguments,
-                        **keywords)
+            return self.with_constants(config, (NoTangent(), *tangents[1:], *own), function,
+                                       *arguments, **keywords)
         rule, needs_config = entry
         if needs_config:
             return rule(config, tangents, *args, **kwargs)
@@ -582,7 +621,7 @@ class RuleConfig:
 
     def rrule_via_ad(self, f: Callable, *args: Any, **kwargs: Any):
         """``(y, pullback)`` for ``f(*args, **kwargs)``, by a rule or by this config's AD."""
-        result = rrule(self, f, *args, **kwargs)
+        result = rrule.with_constants(self, f, *args, **kwargs)
         if result is None:
             raise NotImplementedError(
                 f"rrule_via_ad: no rule for {function_name(f)} and {type(self).__name__} has no "
@@ -597,7 +636,7 @@ class RuleConfig:
         one pullback per real output component: fine for the small outputs of the functions
         that higher-order rules call per element, row or piece.
         """
-        result = frule(self, tangents, f, *args, **kwargs)
+        result = frule.with_constants(self, tangents, f, *args, **kwargs)
         if result is not None:
             return result
         try:

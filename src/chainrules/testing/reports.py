@@ -71,7 +71,7 @@ class TestConfig(RuleConfig):
         rule = self._given(f)
         if rule is not None:
             return rule(*args, **kwargs)
-        result = rrule(self, f, *args, **kwargs)
+        result = rrule.with_constants(self, f, *args, **kwargs)
         if result is not None:
             return result
         engine = _engine_config()

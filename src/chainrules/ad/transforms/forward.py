@@ -284,7 +284,7 @@ class _DualPullback:
         else:
             # a value of another level: the rule on the traced arguments, as at any order
             function, primals, kwargs = self.call
-            return rrule(self.trace.config, function, *primals, **kwargs)[1](dy)
+            return rrule.with_constants(self.trace.config, function, *primals, **kwargs)[1](dy)
         trace = self.trace
         cotangents = [_NO_TANGENT]
         for pair in pairs:
@@ -323,7 +323,7 @@ def reverse_for_forward(trace: Level, function: Any, primals: tuple, kwargs: dic
     """``(y, pullback)`` of ``function``'s rrule, for a forward trace that finds no frule: the
     pushforward is derived from it. Raises when there is no rrule, or its output is a
     structure."""
-    reverse = rrule(trace.config, function, *primals, **kwargs)
+    reverse = rrule.with_constants(trace.config, function, *primals, **kwargs)
     if reverse is None:
         raise NoRuleError(no_rule_message(function, primals).replace(
             "no rule for", "no forward rule (frule), and no reverse rule to derive one from, "

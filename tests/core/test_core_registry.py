@@ -106,9 +106,10 @@ def test_config_aware_rules_receive_the_config(forget):
 
     config = RecordingConfig()
     assert rrule.lookup(scaled) == (scaled_rrule, True)
-    y, pullback = rrule(config, scaled, 2.0, factor=3.0)
+    y, pullback = rrule.with_constants(config, scaled, 2.0, factor=3.0)  # factor: a constant
     assert y == 6.0 and pullback(1.0) == (NoTangent(), 3.0)
-    assert frule(config, (NoTangent(), 1.0), scaled, 2.0, factor=3.0) == (6.0, 3.0)
+    assert frule.with_constants(config, (NoTangent(), 1.0), scaled, 2.0, factor=3.0) == \
+        (6.0, 3.0)
     assert seen == [config, config]
 
     rrule(scaled, 2.0)   # without a config: the default one

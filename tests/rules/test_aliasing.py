@@ -53,7 +53,7 @@ def _read_only(value):
 
 
 def aliasing_problems(c) -> list[str]:
-    result = rrule(TestConfig(), c.function, *c.args, **c.fkwargs)
+    result = rrule.with_constants(TestConfig(), c.function, *c.args, **c.fkwargs)
     if result is None:
         return []
     y, pullback = result

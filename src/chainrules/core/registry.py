@@ -295,9 +295,10 @@ def _instance_tangents(tangent: Any, sources: list) -> list:
 
 
 def _refuse_keywords(kind: str, f: Any, kwargs: dict) -> None:
-    """A keyword argument that carries a derivative would get no cotangent (tangent): say so."""
+    """A keyword argument that carries a derivative would get no cotangent (tangent): say so.
+    ``out=`` is where a result goes, not an input: the rules that take it say what they do."""
     for key, value in kwargs.items():
-        if carries_derivative(value):
+        if key != "out" and carries_derivative(value):
             raise KeywordArgumentError(
                 f"{kind}({function_name(f)}, ...): the keyword argument {key}= carries a "
                 f"derivative, and rules give cotangents to positional arguments only, so it "

@@ -166,17 +166,16 @@ def require_callable(transform: str, f: Any) -> None:
             f"{f!r:.60}. Pass the function itself (f), not its value (f(x)).")
 
 
-def _lift(x: Any, tape: Tape, function: Callable, position: Any) -> tuple[Any, list]:
-    """``x`` with every differentiable leaf replaced by an input tracer of ``tape``."""
-    inputs: list = []
-
-    def make_leaf(value):
-        traced = tape.leaf(_as_plain_input(value))
-        inputs.append(traced)
-        return traced
-
-    lifted = replace_leaves(x, make_leaf, _input_selector(function, position))
-    return lifted, inputs
+def _lift(x: Any, tape: Tape, function: Callable, position: Any) -> tuple[Any, list, list]:
+    """``x`` with every differentiable leaf replaced by an input tracer of ``tape``; the
+    tracers, and their paths in ``x``."""
+    if type(x) in FLOAT_SCALARS or type(x) is np.ndarray and x.dtype.kind in "fc":
+        traced = tape.leaf(x)  # a plain array or number: nothing to check or search
+        return traced, [traced], [()]
+    found = list(leaves(x, _input_selector(function, position)))
+    inputs = [tape.leaf(_as_plain_input(value)) for _, value in found]
+    paths = [path for path, _ in found]
+    return replace_paths(x, dict(zip(paths, inputs))), inputs, paths
 
 
 def _plain_inputs(x: Any, function: Callable, position: Any) -> Any:
@@ -376,13 +375,15 @@ def _vjp(f: Callable, args: Sequence, kwargs: dict, *, argnums: Sequence[int] | 
     argnums = range(len(args)) if argnums is None else argnums
     lifted = list(args)
     inputs: dict = {}
+    paths: dict = {}  # key -> the paths of its input leaves
     with tracing(tape), no_garbage_collection():
         if differentiate_function:
-            f_lifted, inputs["f"] = _lift(f, tape, f, "f (the function itself)")
+            f_lifted, inputs["f"], paths["f"] = _lift(f, tape, f, "f (the function itself)")
         else:
             f_lifted = f
         for position in argnums:
-            lifted[position], inputs[position] = _lift(args[position], tape, f, position)
+            lifted[position], inputs[position], paths[position] = _lift(args[position], tape,
+                                                                        f, position)
         # Each input's node and value as lifted (the function may write into its inputs,
         # which changes what their traced values stand for: ad/dispatch/writes.py).
         inputs = {key: [(traced.node, traced.primal) for traced in values]
@@ -404,10 +405,8 @@ def _vjp(f: Callable, args: Sequence, kwargs: dict, *, argnums: Sequence[int] | 
     outputs = list(leaves(out, _is_own(tape)))
     # Only this trace's level is removed: values of outer traces stay traced (the value of an
     # inner vjp or value_and_grad is an ordinary value of the outer trace).
-    y = replace_leaves(out, _unwrap, _is_own(tape))
+    y = replace_paths(out, {path: traced.primal for path, traced in outputs})
     records = tape.records
-    paths = {key: [path for path, _ in leaves(
-        f if key == "f" else args[key], _is_input_leaf)] for key in inputs}
 
     def pullback(dy: Any, retain: bool = True, value: list | None = None) -> tuple:
         """Cotangents for ``dy``; callable any number of times, unless ``retain=False``

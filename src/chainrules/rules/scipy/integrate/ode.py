@@ -84,6 +84,9 @@ def _computed(value: Any) -> Any:
 def _dense(cotangent: Any, shape: tuple, dtype: Any) -> np.ndarray:
     """A cotangent (zero, thunk, sparse, array) as a dense array of ``shape``."""
     cotangent = unthunk(cotangent)
+    if type(cotangent) is np.ndarray and cotangent.shape == shape and (
+            cotangent.dtype == dtype or np.result_type(dtype, cotangent.dtype) == cotangent.dtype):
+        return cotangent  # already dense (callers compute new arrays from it, never write it)
     if isinstance(cotangent, AbstractZero):
         return np.zeros(shape, dtype)
     if isinstance(cotangent, (list, tuple, Tangent)):  # a list output's tangent
@@ -108,6 +111,12 @@ def _flat(value: Any, like: Any, dtype: Any) -> np.ndarray:
     """The tangent ``value`` of a right-hand side's output ``like`` (an array or a list of
     numbers or arrays) as one flat array."""
     value = unthunk(value)
+    if type(value) in (list, tuple) and value is like and _plain_numbers(value):
+        # a right-hand side's own output, a list of numbers (the common case: one array, at
+        # the cost of one call)
+        flat = np.array(value)
+        return flat if flat.dtype == np.result_type(dtype, flat.dtype) else \
+            flat.astype(np.result_type(dtype, flat.dtype))
     if isinstance(like, (list, tuple)) and not isinstance(value, (list, tuple, Tangent,
                                                                   AbstractZero)):
         return np.ravel(_dense(value, np.shape(value), dtype))  # stacked (a pushforward's)
@@ -117,11 +126,23 @@ def _flat(value: Any, like: Any, dtype: Any) -> np.ndarray:
     return np.ravel(_dense(value, np.shape(like), dtype))
 
 
+_INEXACT_NUMBERS = frozenset({float, complex, np.float64, np.float32, np.float16,
+                              np.complex128, np.complex64})
+
+
+def _plain_numbers(values: Any) -> bool:
+    """Whether ``values`` (a list or tuple) holds only plain float and complex numbers."""
+    return all(type(value) in _INEXACT_NUMBERS for value in values)
+
+
 def _shaped_like(flat: np.ndarray, like: Any) -> Any:
     """A cotangent of the output ``like`` (an array, or a list of numbers or arrays) from the
     flat array ``flat``."""
     if not isinstance(like, (list, tuple)):
         return np.reshape(flat, np.shape(like))
+    if type(flat) is np.ndarray and type(like) in (list, tuple) and len(flat) == len(like) \
+            and _plain_numbers(like):
+        return type(like)(flat)  # NumPy numbers of its dtype
     parts, start = [], 0
     for part in like:
         size = int(np.size(part))

@@ -26,6 +26,7 @@ from .tangents import NoTangent, ZeroTangent
 __all__ = ["RuleConfig", "DEFAULT_CONFIG", "RuleTable", "rrule", "frule", "non_differentiable", "NON_DIFFERENTIABLE",
            "PRIMITIVE_MARK", "UnusedRuleWarning", "recorded_whole", "writes_in_place",
            "WRITES_IN_PLACE", "add_lazy_loader", "load_lazy_rules", "DUAL_FORMS", "dual_form",
+           "NUMBER_FORMS", "NumberForm", "INDEX_READ",
            "register_alias", "stands_for", "register_method", "positional_call", "carries_derivative",
            "KeywordArgumentError"]
 
@@ -602,6 +603,59 @@ def dual_form(f: Callable, reverse: Callable, dual: Callable) -> None:
     >>> del DUAL_FORMS[twice]
     """
     DUAL_FORMS[f] = (reverse, dual)
+
+
+NUMBER_FORMS: dict = {}  # function -> its NumberForm
+
+
+# `NumberForm.partials` of an index read: ``x[i]`` of a float64 array and an integer.
+INDEX_READ = "index read"
+
+
+class NumberForm:
+    """How an engine may record ``f(a, b)`` on float64 numbers without calling ``f``'s rrule
+    ``rule``: as a record of plain values, whose cotangents its backward pass computes inline.
+    Scalar loops are made of such calls (``x[i] ** 2``, ``a * b + c``), and a pullback object
+    made and called per operation would be most of their cost.
+
+    - ``compute(a, b)`` is the output, where each argument is a float64 number or, for an
+      argument not differentiated, a Python int or float;
+    - ``partials`` holds, per argument, an integer constant, a function of ``(y, a, b)`` (the
+      arguments as the ufunc saw them: a Python float, or int 0, as a float64), or ``None``
+      for an argument without a derivative: the argument's cotangent is ``partial * dy``. ``partials`` is `INDEX_READ` for ``x[i]``
+      (``a`` a float64 array, ``b`` an integer): ``a``'s cotangent is ``dy`` at position ``b``;
+    - ``keeps_output``: whether a partial reads ``y``;
+    - ``pullback(payload)`` is the pullback ``rule`` returns for the same call, for any
+      cotangent the engine does not handle inline. ``payload`` is what an engine records:
+      ``(form, a, b, y)`` (``y`` is ``None`` unless ``keeps_output``) or, for an index read,
+      ``(form, b, shape of a)``.
+
+    A form is used only while ``rule`` is ``f``'s registered rrule: registering another rrule
+    for ``f`` turns it off. `scalar_rule` makes the forms of binary elementwise rules that have
+    an ``on_scalars``.
+
+    >>> import operator
+    >>> def scaled(a, b): return 3.0 * a * b
+    >>> def scaled_rule(a, b):
+    ...     return scaled(a, b), lambda dy: (NoTangent(), 3.0 * b * dy, 3.0 * a * dy)
+    >>> form = NumberForm(scaled_rule, scaled, (lambda y, a, b: 3.0 * b,
+    ...                                         lambda y, a, b: 3.0 * a), False,
+    ...                   lambda payload: scaled_rule(payload[1], payload[2])[1])
+    >>> NUMBER_FORMS[scaled] = form
+    >>> form.pullback((form, 2.0, 5.0, None))(1.0)
+    (NoTangent(), 15.0, 6.0)
+    >>> del NUMBER_FORMS[scaled]
+    """
+
+    __slots__ = ("rule", "compute", "partials", "keeps_output", "pullback", "payload")
+
+    def __init__(self, rule: Callable, compute: Callable, partials: Any, keeps_output: bool,
+                 pullback: Callable):
+        self.rule, self.compute, self.partials = rule, compute, partials
+        self.keeps_output, self.pullback = keeps_output, pullback
+        # a rule with constant partials reads no values: one payload serves every call
+        self.payload = (self, None, None, None) if partials is not INDEX_READ and all(
+            type(partial) is int or partial is None for partial in partials) else None
 
 
 class RuleConfig:

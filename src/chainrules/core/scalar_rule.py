@@ -24,7 +24,7 @@ from .accumulate import accumulate
 from .broadcast import shape_of, unbroadcast
 from .naming import function_name
 from .projection import _ARRAY_LIKE_TYPES, _SCALAR_PROJECTORS, NO_TANGENT_PROJECTOR, ProjectTo
-from .registry import dual_form, frule, rrule
+from .registry import NUMBER_FORMS, NumberForm, dual_form, frule, rrule
 from .tangents import AbstractZero, NoTangent, ZeroTangent
 from .thunks import Thunk, unthunk
 
@@ -357,6 +357,21 @@ class _NumbersPullback:
                 else _NO_TANGENT)
 
 
+def _numbers_pullback(partials: tuple) -> Callable:
+    """A `NumberForm`'s pullback: the rule's own pullback of two float64 numbers, from the
+    payload ``(form, a, b, y)`` an engine recorded."""
+    def pullback(payload: tuple) -> _NumbersPullback:
+        return _NumbersPullback(partials, payload[1:3], payload[3])
+
+    return pullback
+
+
+def _linear_pullback(partials: tuple) -> Callable:
+    """`_numbers_pullback` of a linear rule, whose pullback reads no values: one serves all."""
+    shared = _LinearPullback(partials, (np.float64(1.0), np.float64(1.0)))
+    return lambda payload: shared
+
+
 def _number_cotangent(partial: Partial, arg: Any, y: Any, a: Any, b: Any, dy: Any) -> Any:
     """``conj(partial(y, a, b)) * dy`` for the float or complex number ``arg``, projected onto
     its type."""
@@ -566,6 +581,10 @@ def scalar_rule(f: Any, *partials: Partial, on_scalars: Callable | None = None,
     forward.partials = partials  # read by the batched forward trace (chainrules.ad.transforms.batching)
     rrule.register(f, replace=True)(reverse)
     frule.register(f, replace=True)(forward)
+    if numbers_fast_path:
+        NUMBER_FORMS[f] = NumberForm(reverse, on_scalars, partials, keeps_output,
+                                     _linear_pullback(partials) if linear else
+                                     _numbers_pullback(partials))
 
     table = _second_partials(name, count, second)
     if table is None and not all(type(p) is int or p is None for p in partials):

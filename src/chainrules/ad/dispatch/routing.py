@@ -227,6 +227,7 @@ _BOUND = {id(ORIGINALS[name]): (ORIGINALS[name], replacement)
           for name, replacement in REPLACEMENTS.items()}
 _BOUND.update({id(original): (original, replacement)
                for original, replacement in math_functions.REPLACED.items()})
+_REPLACED_ORIGINALS = {name: ORIGINALS[name] for name in REPLACEMENTS}
 _bound_plan: list = []
 _bound_key = -1  # len(sys.modules) that `_bound_plan` was made for
 _installed_bound: list = []
@@ -299,8 +300,7 @@ def enter(level: Any = None) -> None:
             if builtins.__import__ is not _import_while_tracing:
                 _import, builtins.__import__ = builtins.__import__, _import_while_tracing
             array_likes.install()  # first: the replacements below take precedence
-            for name in REPLACEMENTS:
-                setattr(np, name, REPLACEMENTS[name])
+            vars(np).update(REPLACEMENTS)  # one dictionary update: every outermost trace
             np.vectorize.__call__ = _vectorize_call
             for swap in NUMPY_REROUTED:
                 swap.install()
@@ -320,8 +320,7 @@ def exit(level: Any = None) -> None:
     with _lock:
         _depth -= 1
         if _depth == 0:
-            for name in REPLACEMENTS:
-                setattr(np, name, ORIGINALS[name])
+            vars(np).update(_REPLACED_ORIGINALS)
             np.vectorize.__call__ = ORIGINALS["vectorize.__call__"]
             for name in _installed_bound:
                 name.uninstall()

@@ -43,6 +43,7 @@ import numpy as np
 from ...core.broadcast import unbroadcast
 from ...core.naming import function_name
 from ...core.projection import ProjectTo
+from ...core.registry import INDEX_READ
 from ...core.sparse import flat_positions, has_integer_array
 from ...core.tangents import AbstractZero, NoTangent, ZeroTangent
 from ...core.thunks import unthunk
@@ -533,7 +534,8 @@ def _check_input_unused(tape: Any, node: int, again: bool) -> None:
                 continue
             pullback = record[0]
             if type(pullback) is GetitemPullback and pullback.y_shape == () and \
-                    not _has_ellipsis(pullback.index):
+                    not _has_ellipsis(pullback.index) or \
+                    type(pullback) is tuple and pullback[0].partials is INDEX_READ:
                 continue  # x[i] reads a number: nothing keeps x
             if record[1] is _NUMPY_COPY:
                 continue  # a copy keeps nothing of x

@@ -5,7 +5,10 @@ graph search, no recursion. A record is a flat tuple ``(pullback, function, meta
 (flat, so that a scalar loop keeps one small tuple per operation until its backward pass):
 
 - ``pullback`` maps the output's cotangent to ``(cotangent for function, *per positional
-  argument)``, as `rrule` returns it (``None`` for an input leaf);
+  argument)``, as `rrule` returns it (``None`` for an input leaf); or, for an operation on
+  float64 numbers whose rule has a `chainrules.core.registry.NumberForm` (``x[i]``, ``a * b``,
+  ``x ** 2``), a tuple of plain values (the form's payload) instead of a pullback object,
+  from which the backward pass computes the cotangents inline;
 - ``meta`` is ``(shape, dtype, number)``, one shared tuple per distinct value: the output's
   shape and dtype, so that cotangents flowing into it are checked, and ``number``, the
   output's type if it is a float or complex number (``None`` otherwise): a cotangent of exactly
@@ -32,8 +35,8 @@ from ...core.checking import is_checking
 from ...core.config import RuleConfig
 from ...core.naming import function_name
 from ...core.scalar_rule import STAND_IN_SIZE
-from ...core.registry import (DUAL_FORMS, FIRST_ORDER_ONLY, WRITES_IN_PLACE, KeywordArgumentError,
-                             positional_call, rrule)
+from ...core.registry import (DUAL_FORMS, FIRST_ORDER_ONLY, INDEX_READ, NUMBER_FORMS,
+                             WRITES_IN_PLACE, KeywordArgumentError, positional_call, rrule)
 from ...core.tangents import NoTangent, Tangent
 from ...core.structure import (is_structure, leaves, replace_leaves, replace_paths,
                               tangent_at, tangent_from_paths)
@@ -271,6 +274,36 @@ def record_binary(function: Any, a: Any, b: Any) -> Any:
                       _NO_KEYWORDS)
     if first_node < 0 and second_node < 0:  # constants (arrays the function created)
         return constant_result(tape, function(first, second))
+    form = _NUMBER_FORMS.get(function)
+    if form is not None and form.rule is entry[0]:
+        # Float64 numbers (x[i] ** 2 in a scalar loop): a record of plain values, whose
+        # cotangents the backward pass computes inline (`chainrules.core.registry.NumberForm`)
+        if form.partials is INDEX_READ:
+            if type(first) is np.ndarray and type(second) is int and first.dtype is _FLOAT64:
+                y = first[second]
+                if type(y) is _F64:
+                    records = tape.records
+                    records.append(((form, second, records[first_node][2][0]), function,
+                                    _F64_META, first_node, -1))
+                    traced = _new_object(Traced)
+                    traced.primal, traced.tape, traced.node = y, tape, len(records) - 1
+                    return traced
+        elif (type(first) is _F64 or first_node < 0 and type(first) in _PYTHON_REALS) and \
+                (type(second) is _F64 or second_node < 0 and type(second) in _PYTHON_REALS):
+            y = form.compute(first, second)
+            if type(y) is _F64:
+                records = tape.records
+                # the arguments as the partials read them (`as_numpy`): a Python float, or
+                # int 0, as a float64; another int as it is (exact, and cheap: the 2 of x ** 2)
+                records.append((form.payload or (
+                    form, first if type(first) is _F64 or type(first) is int and first
+                    else _F64(first), second if type(second) is _F64 or
+                    type(second) is int and second else _F64(second),
+                    y if form.keeps_output else None), function, _F64_META, first_node,
+                    second_node))
+                traced = _new_object(Traced)
+                traced.primal, traced.tape, traced.node = y, tape, len(records) - 1
+                return traced
     if type(first) is Traced or type(second) is Traced:  # values of an outer level
         outer = first.tape if type(first) is Traced else second.tape
         found = DUAL_FORMS.get(function) if outer.runs_dual_forms else None
@@ -305,6 +338,11 @@ def record_binary(function: Any, a: Any, b: Any) -> Any:
     return record_output(tape, function, (first, second), (first_node, second_node), result)
 
 
+_NUMBER_FORMS = NUMBER_FORMS
+_F64 = np.float64
+_FLOAT64 = np.dtype(np.float64)
+_F64_META = SCALAR_META[np.float64]
+_PYTHON_REALS = frozenset({int, float})  # the constants a NumberForm takes (not bool)
 _NO_KEYWORDS: dict = {}  # shared, never mutated: rules receive keyword arguments as copies
 
 

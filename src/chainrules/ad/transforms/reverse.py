@@ -8,6 +8,12 @@ meet an owned buffer, and a slot that is read once is never copied. Forward over
 way: the second contribution makes a new pair of buffers (`owned_pair_sum`), and later ones
 are added into both in place (`add_pair_in_place`). Records and slots are
 dropped as soon as they have been used, so memory falls during the pass.
+
+A record of float64 numbers made by a rule's `NumberForm` (its first entry is the form's
+payload, not a pullback) is pulled back here without a call: each cotangent is its partial
+times ``dy``, summed into a number slot, and ``x[i]``'s is added into ``x``'s owned buffer.
+Any other cotangent (a thunk, a traced value) goes to the rule's own pullback
+(``form.pullback(payload)``), as if the rule had been called.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from ...core.accumulate import accumulate, owned_copy, owned_sum
 from ...core.check_error import CheckError
 from ...core.checking import is_checking
 from ...core.naming import function_name
+from ...core.registry import INDEX_READ
 from ...core.sparse import SparseCotangent, SparseSum
 from ...core.tangents import AbstractZero, NoTangent
 from ...core.thunks import InplaceableThunk, Thunk, unthunk
@@ -68,6 +75,52 @@ def _backward(records: list, seeds: list, retain: bool) -> tuple[list, bytearray
         slots[node] = None
         if not retain:
             records[node] = None
+        if type(pullback) is tuple:
+            # A NumberForm's record (chainrules.core.registry): its float64 cotangents
+            # computed and added here; any other cotangent goes to the rule's own pullback.
+            form = pullback[0]
+            if type(cotangent) is _F64:
+                if form.partials is INDEX_READ:  # x[i]: dy at position i of x's cotangent
+                    parent = record[3]
+                    old = slots[parent]
+                    if old is None:
+                        slots[parent] = SparseCotangent(pullback[1], cotangent, pullback[2],
+                                                        _FLOAT64)
+                        continue
+                    if owned[parent] == 1 and type(old) is np.ndarray:
+                        old[pullback[1]] += cotangent  # as accumulate's add_into does
+                        continue
+                else:
+                    first, second = form.partials
+                    first_parent, second_parent = record[3], record[4]
+                    if first_parent < 0 or first is None:
+                        first = None
+                    elif first == 1:
+                        first = cotangent
+                    else:
+                        first = first * cotangent if type(first) is int else \
+                            first(pullback[3], pullback[1], pullback[2]) * cotangent
+                    if second_parent < 0 or second is None:
+                        second = None
+                    elif second == 1:
+                        second = cotangent
+                    else:
+                        second = second * cotangent if type(second) is int else \
+                            second(pullback[3], pullback[1], pullback[2]) * cotangent
+                    if (first is None or type(first) is _F64) and \
+                            (second is None or type(second) is _F64):
+                        if first is not None:
+                            old = slots[first_parent]
+                            slots[first_parent] = first if old is None else old + first \
+                                if type(old) is _F64 else _sum_into(
+                                    slots, owned, records, first_parent, first, record[1], 1)
+                        if second is not None:
+                            old = slots[second_parent]
+                            slots[second_parent] = second if old is None else old + second \
+                                if type(old) is _F64 else _sum_into(
+                                    slots, owned, records, second_parent, second, record[1], 2)
+                        continue
+            pullback = form.pullback(pullback)
         if type(pullback) in OWNING_PULLBACKS:
             _pull_owned(slots, owned, records, node, record, cotangent, owned[node], handed)
             continue
@@ -123,6 +176,8 @@ def _checked_record(records: list, node: int, record: Any) -> Any:
     """``record`` with its pullback checked (`_CheckedPullback`), in the checking mode."""
     if record is None or record[0] is None or type(record[0]) in OWNING_PULLBACKS:
         return record
+    if type(record[0]) is tuple:  # a NumberForm's record: checked as its rule's pullback
+        record = (record[0][0].pullback(record[0]),) + record[1:]
     return (_CheckedPullback(record, records, node),) + record[1:]
 
 
@@ -260,6 +315,13 @@ def _fold(total: SparseSum, handed: Any) -> Any:
     return dense
 
 
+def _sum_into(slots: list, owned: bytearray, records: list, node: int, cotangent: Any,
+              function: Any, position: int) -> Any:
+    """`_contribute`, returning the slot's new value."""
+    _contribute(slots, owned, records, node, cotangent, function, position)
+    return slots[node]
+
+
 def _contribute(slots: list, owned: bytearray, records: list, node: int, cotangent: Any,
                 function: Any, position: int) -> None:
     if cotangent is None or issubclass(type(cotangent), AbstractZero):
@@ -330,6 +392,7 @@ _NO_TANGENT = NoTangent()
 # `owned[node]` of a slot holding an `owned_pair_sum` (1: any other owned accumulator).
 _OWNED_PAIR = 2
 _FLOAT64 = np.dtype(np.float64)
+_F64 = np.float64
 _COMPLEX128 = np.dtype(np.complex128)
 
 

@@ -16,7 +16,7 @@ import numpy as np
 from ...core.broadcast import shape_of, unbroadcast
 from ...core.dtypes import is_plain, shared_shape
 from ...core.projection import ProjectionError, ProjectTo
-from ...core.registry import dual_form, frule, rrule
+from ...core.registry import INDEX_READ, NUMBER_FORMS, NumberForm, dual_form, frule, rrule
 from ...core.duck_arrays import is_duck_array, library_name
 from ...core.sparse import SparseCotangent, scatter_sum
 from ...core.tangents import (AbstractZero, NoTangent, Tangent, ZeroTangent, field_value,
@@ -138,6 +138,17 @@ class GetitemPullback:
                     f"cotangent given for it has shape {np.shape(dy)}.")
         return _NO_TANGENT, SparseCotangent(self.index, dy, self.shape, self.dtype,
                                              self.like), _NO_TANGENT
+
+
+def _index_read_pullback(payload: tuple) -> GetitemPullback:
+    """The pullback of ``x[i]`` (a float64 array, an integer) from the payload ``(form, i,
+    shape of x)`` an engine recorded by the `NumberForm` below."""
+    return GetitemPullback(payload[1], payload[2], (), _FLOAT64)
+
+
+_FLOAT64 = np.dtype(np.float64)
+NUMBER_FORMS[operator.getitem] = NumberForm(_getitem_rule, operator.getitem, INDEX_READ, False,
+                                            _index_read_pullback)
 
 
 def _container_keys(x: Any, index: Any) -> tuple[list, bool]:

@@ -114,9 +114,8 @@ def _flat(value: Any, like: Any, dtype: Any) -> np.ndarray:
     if type(value) in (list, tuple) and value is like and _plain_numbers(value):
         # a right-hand side's own output, a list of numbers (the common case: one array, at
         # the cost of one call)
-        flat = np.array(value)
-        return flat if flat.dtype == np.result_type(dtype, flat.dtype) else \
-            flat.astype(np.result_type(dtype, flat.dtype))
+        return np.fromiter(value, np.result_type(dtype, *{type(part) for part in value}),
+                           len(value))
     if isinstance(like, (list, tuple)) and not isinstance(value, (list, tuple, Tangent,
                                                                   AbstractZero)):
         return np.ravel(_dense(value, np.shape(value), dtype))  # stacked (a pushforward's)

@@ -163,3 +163,67 @@ def test_python_float_inputs_keep_python_semantics():
     with np.errstate(divide="ignore"):  # the forward's own 0.0 ** -1
         assert cr.grad(lambda x: x ** -1)(0.0) == -np.inf
     assert cr.grad(lambda x: x * 3.0 + x ** 2)(2.0) == 7.0
+
+
+def test_functions_of_one_number():
+    def f(x):
+        return np.sin(x[0]) * np.exp(x[1]) - np.tanh(x[2]) + abs(-x[3]) + np.sqrt(x[3])
+
+    a, b, c, d = X
+    expected = np.array([np.cos(a) * np.exp(b), np.sin(a) * np.exp(b), -(1 - np.tanh(c) ** 2),
+                         1.0 + 0.5 / np.sqrt(d)])
+    assert np.allclose(cr.grad(f)(X), expected, rtol=1e-12)
+    assert NUMBER_FORMS[np.sin].rule is rrule.lookup(np.sin)[0]
+
+
+def test_a_function_of_one_number_without_a_derivative():
+    # np.floor's partial is zero everywhere it is defined: no contribution, no error
+    assert np.allclose(cr.grad(lambda x: np.floor(x[2]) * x[1] + x[2])(X), [0, 2.0, 1.0, 0])
+
+
+def test_two_dimensional_index_reads():
+    # u[k, i] (a tuple index), with NumPy integers and a 0-d index array too
+    u = np.arange(12.0).reshape(3, 4) / 7.0
+
+    def f(u):
+        total = 0.0
+        for k in range(3):
+            for i in range(4):
+                total = total + u[k, i] ** 2
+        return total + u[np.int64(1), np.int64(2)] * u[(2, 3)] + u[1][np.array(0)]
+
+    expected = 2 * u
+    expected[1, 2] += u[2, 3]
+    expected[2, 3] += u[1, 2]
+    expected[1, 0] += 1.0
+    assert np.allclose(cr.grad(f)(u), expected, rtol=1e-12)
+
+
+def test_the_heat_equation_of_the_benchmark_against_central_differences():
+    def heat(u0, steps=6, r=0.4):
+        n = len(u0)
+        u = np.zeros((steps + 1, n))
+        u[0] = u0
+        for k in range(steps):
+            for i in range(1, n - 1):
+                u[k + 1, i] = u[k, i] + r * (u[k, i + 1] - 2.0 * u[k, i] + u[k, i - 1])
+        return np.sum(u[-1] ** 2)
+
+    u0 = np.sin(np.linspace(0.0, np.pi, 9))
+    step = 1e-6
+    numeric = np.array([(heat(u0 + step * e) - heat(u0 - step * e)) / (2 * step)
+                        for e in np.eye(len(u0))])
+    assert np.allclose(cr.grad(heat)(u0), numeric, rtol=1e-7, atol=1e-9)
+
+
+def test_cotangents_the_inline_path_hands_to_the_rules_own_pullback():
+    # np.broadcast_arrays gives 0-d arrays as the numbers' cotangents: each form (a linear one
+    # of one number, -a, included) pulls them back by its rule's own pullback
+    def f(x):
+        a, b = x[0], x[1]
+        parts = np.broadcast_arrays(-a, a * b, np.sin(b), a - b, x[2:])
+        return np.sum(np.stack(parts) * np.arange(1.0, 6.0)[:, None])
+
+    a, b = X[0], X[1]
+    expected = np.array([2 * (-1 + 2 * b + 4), 2 * (2 * a + 3 * np.cos(b) - 4), 5.0, 5.0])
+    assert np.allclose(cr.grad(f)(X), expected, rtol=1e-12)

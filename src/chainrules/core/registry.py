@@ -623,7 +623,8 @@ class NumberForm:
     - ``partials`` holds, per argument, an integer constant, a function of ``(y, a, b)`` (the
       arguments as the ufunc saw them: a Python float, or int 0, as a float64), or ``None``
       for an argument without a derivative: the argument's cotangent is ``partial * dy``. ``partials`` is `INDEX_READ` for ``x[i]``
-      (``a`` a float64 array, ``b`` an integer): ``a``'s cotangent is ``dy`` at position ``b``;
+      (``a`` a float64 array, ``b`` an index selecting one element: an integer, or a tuple
+      such as ``(k, i)``): ``a``'s cotangent is ``dy`` at position ``b``;
     - ``keeps_output``: whether a partial reads ``y``;
     - ``pullback(payload)`` is the pullback ``rule`` returns for the same call, for any
       cotangent the engine does not handle inline. ``payload`` is what an engine records:

@@ -366,9 +366,23 @@ def _numbers_pullback(partials: tuple) -> Callable:
     return pullback
 
 
+_ONE = np.float64(1.0)
+
+
+def _number_pullback(partial: Partial) -> Callable:
+    """`_numbers_pullback` of a rule of one argument, from the payload ``(form, x, None, y)``
+    (``x`` is ``None`` in the payload all calls of a linear rule share: a float64 stands in
+    for it, as its pullback reads only its type)."""
+    def pullback(payload: tuple) -> _ScalarPullback:
+        x = _ONE if payload[1] is None else payload[1]
+        return _ScalarPullback((partial,), (x,), payload[3], (x,))
+
+    return pullback
+
+
 def _linear_pullback(partials: tuple) -> Callable:
     """`_numbers_pullback` of a linear rule, whose pullback reads no values: one serves all."""
-    shared = _LinearPullback(partials, (np.float64(1.0), np.float64(1.0)))
+    shared = _LinearPullback(partials, (_ONE, _ONE))
     return lambda payload: shared
 
 
@@ -585,6 +599,9 @@ def scalar_rule(f: Any, *partials: Partial, on_scalars: Callable | None = None,
         NUMBER_FORMS[f] = NumberForm(reverse, on_scalars, partials, keeps_output,
                                      _linear_pullback(partials) if linear else
                                      _numbers_pullback(partials))
+    elif count == 1:
+        NUMBER_FORMS[f] = NumberForm(reverse, on_scalars or f, partials, keeps_output,
+                                     _number_pullback(partials[0]))
 
     table = _second_partials(name, count, second)
     if table is None and not all(type(p) is int or p is None for p in partials):

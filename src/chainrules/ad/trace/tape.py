@@ -238,6 +238,18 @@ def record_unary(function: Any, x: "Traced") -> Any:
         return _apply(tape, function, primals, parents, _NO_KEYWORDS)  # as in record_binary
     if x.node < 0:  # a constant (an array the function created: ad/dispatch/writes.py)
         return constant_result(tape, function(x.primal))
+    if type(x.primal) is _F64:
+        form = _NUMBER_FORMS.get(function)
+        if form is not None and form.rule is entry[0]:  # as in record_binary
+            y = form.compute(x.primal)
+            if type(y) is _F64:
+                records = tape.records
+                records.append((form.payload or (form, x.primal, None,
+                                                  y if form.keeps_output else None),
+                                function, _F64_META, x.node))
+                traced = _new_object(Traced)
+                traced.primal, traced.tape, traced.node = y, tape, len(records) - 1
+                return traced
     if type(x.primal) is Traced and x.primal.tape.runs_dual_forms:
         recorded = _record_dual(tape, function, entry[0], primals, parents, _NO_KEYWORDS)
         if recorded is not None:
@@ -279,7 +291,8 @@ def record_binary(function: Any, a: Any, b: Any) -> Any:
         # Float64 numbers (x[i] ** 2 in a scalar loop): a record of plain values, whose
         # cotangents the backward pass computes inline (`chainrules.core.registry.NumberForm`)
         if form.partials is INDEX_READ:
-            if type(first) is np.ndarray and type(second) is int and first.dtype is _FLOAT64:
+            if type(first) is np.ndarray and first.dtype is _FLOAT64 and (
+                    type(second) is int or type(second) is tuple):  # x[i], u[k, i]
                 y = first[second]
                 if type(y) is _F64:
                     records = tape.records

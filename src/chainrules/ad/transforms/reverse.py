@@ -90,6 +90,22 @@ def _backward(records: list, seeds: list, retain: bool) -> tuple[list, bytearray
                     if owned[parent] == 1 and type(old) is np.ndarray:
                         old[pullback[1]] += cotangent  # as accumulate's add_into does
                         continue
+                elif len(record) == 4:  # one argument: np.sin(x[i]), -x[i]
+                    partial = form.partials[0]
+                    parent = record[3]
+                    if partial is None:
+                        continue  # no derivative: no contribution
+                    if partial == 1:
+                        partial = cotangent
+                    else:
+                        partial = partial * cotangent if type(partial) is int else \
+                            partial(pullback[3], pullback[1]) * cotangent
+                    if type(partial) is _F64:
+                        old = slots[parent]
+                        slots[parent] = partial if old is None else old + partial \
+                            if type(old) is _F64 else _sum_into(
+                                slots, owned, records, parent, partial, record[1], 1)
+                        continue
                 else:
                     first, second = form.partials
                     first_parent, second_parent = record[3], record[4]

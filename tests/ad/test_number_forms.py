@@ -150,7 +150,7 @@ def test_a_rule_registered_over_a_forms_rule_is_used():
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.complex128])
-def test_other_dtypes_keep_the_general_path_and_their_type(dtype):
+def test_float32_forms_and_complex_numbers_keep_their_type(dtype):
     x = X.astype(dtype)
     gradient = cr.grad(lambda x: np.real(sum(x[i] * x[i] for i in range(len(x)))))(x)
     assert gradient.dtype == dtype
@@ -216,14 +216,30 @@ def test_the_heat_equation_of_the_benchmark_against_central_differences():
     assert np.allclose(cr.grad(heat)(u0), numeric, rtol=1e-7, atol=1e-9)
 
 
-def test_cotangents_the_inline_path_hands_to_the_rules_own_pullback():
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_cotangents_the_inline_path_hands_to_the_rules_own_pullback(dtype):
     # np.broadcast_arrays gives 0-d arrays as the numbers' cotangents: each form (a linear one
-    # of one number, -a, included) pulls them back by its rule's own pullback
+    # of one number, -a, included) pulls them back by its rule's own pullback, in the
+    # numbers' own type
     def f(x):
         a, b = x[0], x[1]
         parts = np.broadcast_arrays(-a, a * b, np.sin(b), a - b, x[2:])
-        return np.sum(np.stack(parts) * np.arange(1.0, 6.0)[:, None])
+        return np.sum(np.stack(parts) * np.arange(1.0, 6.0, dtype=dtype)[:, None])
 
-    a, b = X[0], X[1]
+    x = X.astype(dtype)
+    a, b = x[0], x[1]
     expected = np.array([2 * (-1 + 2 * b + 4), 2 * (2 * a + 3 * np.cos(b) - 4), 5.0, 5.0])
-    assert np.allclose(cr.grad(f)(X), expected, rtol=1e-12)
+    gradient = cr.grad(f)(x)
+    assert gradient.dtype == dtype
+    assert np.allclose(gradient, expected, rtol=1e-12 if dtype == np.float64 else 1e-5)
+
+
+def test_float32_scalar_loop_with_constants_of_both_kinds():
+    # Python floats and ints meet float32 numbers: float32 results, float32 gradient
+    def f(x):
+        return sum(0.5 * x[i] ** 2 - 2 * x[i] + x[i] / 4.0 for i in range(len(x)))
+
+    x = X.astype(np.float32)
+    gradient = cr.grad(f)(x)
+    assert gradient.dtype == np.float32
+    assert np.allclose(gradient, x - 2 + 0.25, rtol=1e-6)

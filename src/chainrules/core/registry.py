@@ -628,8 +628,11 @@ class NumberForm:
     - ``keeps_output``: whether a partial reads ``y``;
     - ``pullback(payload)`` is the pullback ``rule`` returns for the same call, for any
       cotangent the engine does not handle inline. ``payload`` is what an engine records:
-      ``(form, a, b, y)`` (``y`` is ``None`` unless ``keeps_output``) or, for an index read,
-      ``(form, b, shape of a)``.
+      ``(form, a, b, y)`` (``b`` is ``None`` for a function of one number, ``y`` is ``None``
+      unless ``keeps_output``) or, for an index read, ``(form, b, shape of a, dtype of a)``;
+    - ``payloads``: for a rule whose partials are constants (it reads no values), one payload
+      per number type in ``shared_types`` that all calls share, with ones of that type
+      standing in for the arguments; empty for other rules.
 
     A form is used only while ``rule`` is ``f``'s registered rrule: registering another rrule
     for ``f`` turns it off. `scalar_rule` makes the forms of binary elementwise rules that have
@@ -648,15 +651,16 @@ class NumberForm:
     >>> del NUMBER_FORMS[scaled]
     """
 
-    __slots__ = ("rule", "compute", "partials", "keeps_output", "pullback", "payload")
+    __slots__ = ("rule", "compute", "partials", "keeps_output", "pullback", "payloads")
 
     def __init__(self, rule: Callable, compute: Callable, partials: Any, keeps_output: bool,
-                 pullback: Callable):
+                 pullback: Callable, shared_types: tuple = ()):
         self.rule, self.compute, self.partials = rule, compute, partials
         self.keeps_output, self.pullback = keeps_output, pullback
-        # a rule with constant partials reads no values: one payload serves every call
-        self.payload = (self, None, None, None) if partials is not INDEX_READ and all(
-            type(partial) is int or partial is None for partial in partials) else None
+        linear = partials is not INDEX_READ and all(type(partial) is int or partial is None
+                                                    for partial in partials)
+        self.payloads = {kind: (self, kind(1), kind(1) if len(partials) == 2 else None, None)
+                         for kind in (shared_types if linear else ())}
 
 
 class RuleConfig:

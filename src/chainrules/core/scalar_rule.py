@@ -366,24 +366,31 @@ def _numbers_pullback(partials: tuple) -> Callable:
     return pullback
 
 
-_ONE = np.float64(1.0)
+_FORM_TYPES = (np.float64, np.float32)  # the number types engines record by NumberForms
 
 
 def _number_pullback(partial: Partial) -> Callable:
-    """`_numbers_pullback` of a rule of one argument, from the payload ``(form, x, None, y)``
-    (``x`` is ``None`` in the payload all calls of a linear rule share: a float64 stands in
-    for it, as its pullback reads only its type)."""
+    """`_numbers_pullback` of a rule of one argument, from the payload ``(form, x, None, y)``."""
     def pullback(payload: tuple) -> _ScalarPullback:
-        x = _ONE if payload[1] is None else payload[1]
+        x = payload[1]
         return _ScalarPullback((partial,), (x,), payload[3], (x,))
 
     return pullback
 
 
 def _linear_pullback(partials: tuple) -> Callable:
-    """`_numbers_pullback` of a linear rule, whose pullback reads no values: one serves all."""
-    shared = _LinearPullback(partials, (_ONE, _ONE))
-    return lambda payload: shared
+    """`_numbers_pullback` of a linear rule, whose pullback reads no values: one serves every
+    call with the same number type (its payload's stand-in ones have that type)."""
+    shared: dict = {}
+
+    def pullback(payload: tuple) -> _LinearPullback:
+        kind = type(payload[1])
+        found = shared.get(kind)
+        if found is None:
+            found = shared[kind] = _LinearPullback(partials, payload[1:3])
+        return found
+
+    return pullback
 
 
 def _number_cotangent(partial: Partial, arg: Any, y: Any, a: Any, b: Any, dy: Any) -> Any:
@@ -598,10 +605,10 @@ def scalar_rule(f: Any, *partials: Partial, on_scalars: Callable | None = None,
     if numbers_fast_path:
         NUMBER_FORMS[f] = NumberForm(reverse, on_scalars, partials, keeps_output,
                                      _linear_pullback(partials) if linear else
-                                     _numbers_pullback(partials))
+                                     _numbers_pullback(partials), _FORM_TYPES)
     elif count == 1:
         NUMBER_FORMS[f] = NumberForm(reverse, on_scalars or f, partials, keeps_output,
-                                     _number_pullback(partials[0]))
+                                     _number_pullback(partials[0]), _FORM_TYPES)
 
     table = _second_partials(name, count, second)
     if table is None and not all(type(p) is int or p is None for p in partials):

@@ -240,7 +240,9 @@ class _ArrayInterface:
 
     def __getitem__(self, index):
         y = record_binary(operator.getitem, self, index)
-        if type(primal_value(y)) is np.ndarray:  # a view, if basic indexing: followed
+        primal = y.primal if type(y) is Traced else y
+        if type(primal) is np.ndarray or type(primal) is Traced and \
+                type(primal_value(primal)) is np.ndarray:  # a view, if basic indexing: followed
             return writes.read_view(self, y, lambda base: base[index])
         return y
 

@@ -257,7 +257,11 @@ def track_view(source: Any, result: Any, redo: Any) -> Any:
     if not levels or source.tape is not levels[-1]:
         return result
     storage = primal_value(source)
-    if type(storage) is not np.ndarray or not np.may_share_memory(plain, storage):
+    if type(storage) is not np.ndarray:
+        return result
+    base = plain.base  # a view's base is the array owning the memory: found without a call
+    if not ((base is storage or base is storage.base) and plain.size) and \
+            not np.may_share_memory(plain, storage):
         return result
     if type(result) is not Traced:
         result = _constant_as(source, result)

@@ -238,15 +238,16 @@ def record_unary(function: Any, x: "Traced") -> Any:
         return _apply(tape, function, primals, parents, _NO_KEYWORDS)  # as in record_binary
     if x.node < 0:  # a constant (an array the function created: ad/dispatch/writes.py)
         return constant_result(tape, function(x.primal))
-    if type(x.primal) is _F64:
+    kind = type(x.primal)
+    if kind is _F64 or kind is _F32:
         form = _NUMBER_FORMS.get(function)
         if form is not None and form.rule is entry[0]:  # as in record_binary
             y = form.compute(x.primal)
-            if type(y) is _F64:
+            if type(y) is kind:
                 records = tape.records
-                records.append((form.payload or (form, x.primal, None,
-                                                  y if form.keeps_output else None),
-                                function, _F64_META, x.node))
+                records.append((form.payloads.get(kind) or
+                                (form, x.primal, None, y if form.keeps_output else None),
+                                function, _FORM_NUMBERS[kind], x.node))
                 traced = _new_object(Traced)
                 traced.primal, traced.tape, traced.node = y, tape, len(records) - 1
                 return traced
@@ -286,34 +287,39 @@ def record_binary(function: Any, a: Any, b: Any) -> Any:
                       _NO_KEYWORDS)
     if first_node < 0 and second_node < 0:  # constants (arrays the function created)
         return constant_result(tape, function(first, second))
-    form = _NUMBER_FORMS.get(function)
-    if form is not None and form.rule is entry[0]:
-        # Float64 numbers (x[i] ** 2 in a scalar loop): a record of plain values, whose
-        # cotangents the backward pass computes inline (`chainrules.core.registry.NumberForm`)
-        if form.partials is INDEX_READ:
-            if type(first) is np.ndarray and first.dtype is _FLOAT64 and (
-                    type(second) is int or type(second) is tuple):  # x[i], u[k, i]
+    # Float64 or float32 numbers (x[i] ** 2 in a scalar loop): a record of plain values, whose
+    # cotangents the backward pass computes inline (`chainrules.core.registry.NumberForm`)
+    kind = type(first) if first_node >= 0 else type(second)  # a traced argument's type
+    if kind is np.ndarray:
+        if (type(second) is int or type(second) is tuple and second and
+                type(second[0]) is int and _integers(second)) and first.dtype in _FORM_DTYPES:
+            form = _NUMBER_FORMS.get(function)  # x[i], u[k, i]
+            if form is not None and form.rule is entry[0] and form.partials is INDEX_READ:
                 y = first[second]
-                if type(y) is _F64:
+                if type(y) in _FORM_NUMBERS:
                     records = tape.records
-                    records.append(((form, second, records[first_node][2][0]), function,
-                                    _F64_META, first_node, -1))
+                    records.append(((form, second, records[first_node][2][0], first.dtype),
+                                    function, _FORM_NUMBERS[type(y)], first_node, -1))
                     traced = _new_object(Traced)
                     traced.primal, traced.tape, traced.node = y, tape, len(records) - 1
                     return traced
-        elif (type(first) is _F64 or first_node < 0 and type(first) in _PYTHON_REALS) and \
-                (type(second) is _F64 or second_node < 0 and type(second) in _PYTHON_REALS):
+    elif kind is _F64 or kind is _F32:
+        form = _NUMBER_FORMS.get(function)
+        if form is not None and form.rule is entry[0] and form.partials is not INDEX_READ and \
+                (type(first) is kind or first_node < 0 and type(first) in _PYTHON_REALS) and \
+                (type(second) is kind or second_node < 0 and type(second) in _PYTHON_REALS):
             y = form.compute(first, second)
-            if type(y) is _F64:
+            if type(y) is kind:
                 records = tape.records
                 # the arguments as the partials read them (`as_numpy`): a Python float, or
-                # int 0, as a float64; another int as it is (exact, and cheap: the 2 of x ** 2)
-                records.append((form.payload or (
-                    form, first if type(first) is _F64 or type(first) is int and first
-                    else _F64(first), second if type(second) is _F64 or
-                    type(second) is int and second else _F64(second),
-                    y if form.keeps_output else None), function, _F64_META, first_node,
-                    second_node))
+                # int 0, as the output's type; another int as it is (exact, and cheap: the 2
+                # of x ** 2)
+                records.append((form.payloads.get(kind) or (
+                    form, first if type(first) is kind or type(first) is int and first
+                    else kind(first), second if type(second) is kind or
+                    type(second) is int and second else kind(second),
+                    y if form.keeps_output else None), function, _FORM_NUMBERS[kind],
+                    first_node, second_node))
                 traced = _new_object(Traced)
                 traced.primal, traced.tape, traced.node = y, tape, len(records) - 1
                 return traced
@@ -352,11 +358,20 @@ def record_binary(function: Any, a: Any, b: Any) -> Any:
 
 
 _NUMBER_FORMS = NUMBER_FORMS
-_F64 = np.float64
-_FLOAT64 = np.dtype(np.float64)
-_F64_META = SCALAR_META[np.float64]
+# The number types recorded by NumberForms, each with its records' meta; their array dtypes
+_F64, _F32 = np.float64, np.float32
+_FORM_NUMBERS = {kind: SCALAR_META[kind] for kind in (_F64, _F32)}
+_FORM_DTYPES = frozenset(np.dtype(kind) for kind in _FORM_NUMBERS)
 _PYTHON_REALS = frozenset({int, float})  # the constants a NumberForm takes (not bool)
 _NO_KEYWORDS: dict = {}  # shared, never mutated: rules receive keyword arguments as copies
+
+
+def _integers(index: tuple) -> bool:
+    """Whether the tuple ``index`` holds Python integers only (``u[k, i]``)."""
+    for part in index:
+        if type(part) is not int:
+            return False
+    return True
 
 
 def _record_searching(function: Any, args: tuple, kwargs: dict) -> Any:

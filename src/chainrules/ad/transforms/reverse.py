@@ -76,16 +76,18 @@ def _backward(records: list, seeds: list, retain: bool) -> tuple[list, bytearray
         if not retain:
             records[node] = None
         if type(pullback) is tuple:
-            # A NumberForm's record (chainrules.core.registry): its float64 cotangents
-            # computed and added here; any other cotangent goes to the rule's own pullback.
+            # A NumberForm's record (chainrules.core.registry): cotangents of the output's
+            # number type computed and added here; any other cotangent (a thunk, a traced
+            # value) goes to the rule's own pullback.
             form = pullback[0]
-            if type(cotangent) is _F64:
+            kind = type(cotangent)
+            if kind is record[2][2]:  # float64 or float32: the record's number type
                 if form.partials is INDEX_READ:  # x[i]: dy at position i of x's cotangent
                     parent = record[3]
                     old = slots[parent]
                     if old is None:
                         slots[parent] = SparseCotangent(pullback[1], cotangent, pullback[2],
-                                                        _FLOAT64)
+                                                        pullback[3])
                         continue
                     if owned[parent] == 1 and type(old) is np.ndarray:
                         old[pullback[1]] += cotangent  # as accumulate's add_into does
@@ -100,10 +102,10 @@ def _backward(records: list, seeds: list, retain: bool) -> tuple[list, bytearray
                     else:
                         partial = partial * cotangent if type(partial) is int else \
                             partial(pullback[3], pullback[1]) * cotangent
-                    if type(partial) is _F64:
+                    if type(partial) is kind:
                         old = slots[parent]
                         slots[parent] = partial if old is None else old + partial \
-                            if type(old) is _F64 else _sum_into(
+                            if type(old) is kind else _sum_into(
                                 slots, owned, records, parent, partial, record[1], 1)
                         continue
                 else:
@@ -123,17 +125,17 @@ def _backward(records: list, seeds: list, retain: bool) -> tuple[list, bytearray
                     else:
                         second = second * cotangent if type(second) is int else \
                             second(pullback[3], pullback[1], pullback[2]) * cotangent
-                    if (first is None or type(first) is _F64) and \
-                            (second is None or type(second) is _F64):
+                    if (first is None or type(first) is kind) and \
+                            (second is None or type(second) is kind):
                         if first is not None:
                             old = slots[first_parent]
                             slots[first_parent] = first if old is None else old + first \
-                                if type(old) is _F64 else _sum_into(
+                                if type(old) is kind else _sum_into(
                                     slots, owned, records, first_parent, first, record[1], 1)
                         if second is not None:
                             old = slots[second_parent]
                             slots[second_parent] = second if old is None else old + second \
-                                if type(old) is _F64 else _sum_into(
+                                if type(old) is kind else _sum_into(
                                     slots, owned, records, second_parent, second, record[1], 2)
                         continue
             pullback = form.pullback(pullback)
@@ -408,7 +410,6 @@ _NO_TANGENT = NoTangent()
 # `owned[node]` of a slot holding an `owned_pair_sum` (1: any other owned accumulator).
 _OWNED_PAIR = 2
 _FLOAT64 = np.dtype(np.float64)
-_F64 = np.float64
 _COMPLEX128 = np.dtype(np.complex128)
 
 

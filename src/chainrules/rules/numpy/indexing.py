@@ -141,12 +141,11 @@ class GetitemPullback:
 
 
 def _index_read_pullback(payload: tuple) -> GetitemPullback:
-    """The pullback of ``x[i]`` (a float64 array, an integer) from the payload ``(form, i,
-    shape of x)`` an engine recorded by the `NumberForm` below."""
-    return GetitemPullback(payload[1], payload[2], (), _FLOAT64)
+    """The pullback of ``x[i]`` (a float array, an index of one element) from the payload
+    ``(form, i, shape of x, dtype of x)`` an engine recorded by the `NumberForm` below."""
+    return GetitemPullback(payload[1], payload[2], (), payload[3])
 
 
-_FLOAT64 = np.dtype(np.float64)
 NUMBER_FORMS[operator.getitem] = NumberForm(_getitem_rule, operator.getitem, INDEX_READ, False,
                                             _index_read_pullback)
 

@@ -86,7 +86,7 @@ bench: $(STAMP)
 # run.py reports the missing ones. torch==2.13.0 is the CPU build on local disk.
 bench-peers: $(STAMP)
 	$(PY) -m pip install --quiet -e ".[test,dask,bench]"
-	for peer in "torch==2.13.0" autograd mygrad "jax jaxlib"; do \
+	for peer in "torch==2.13.0" "torchdiffeq==0.2.5" autograd mygrad "jax jaxlib"; do \
 		$(PY) -m pip install --quiet $$peer || echo "could not install $$peer: it will be reported as not installed"; \
 	done
 	$(PY) benchmarks/run.py --peers

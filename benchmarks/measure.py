@@ -148,7 +148,7 @@ def measure(workload_name: str, library: str, size: int, repeats: int, budget: f
     prepare = workloads.implementation(workload, library)
     start_cpu = time.process_time()
     with TimeLimit(budget):
-        call, compile_seconds = prepare(*inputs)
+        call, compile_seconds = prepare(*inputs, **workload.options(size))
     result["compile"] = compile_seconds
     result["compile_cpu"] = time.process_time() - start_cpu if compile_seconds else None
 

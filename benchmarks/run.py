@@ -11,7 +11,8 @@ budget, is capped: its larger sizes are reported as "skipped (> budget)".  The b
 CPU time so that capping does not depend on what else the (shared) machine is running.
 
 The gradients of every point are checked against the closed form and against chainrules'
-gradient; a mismatch is printed loudly, marks the point as failed and makes the exit status 1.
+gradient; a mismatch is printed loudly and marks the point as failed; a failed chainrules
+point makes the exit status 1 (a peer's wrong gradient is reported, not a failure of the run).
 Results go to --out (default benchmarks/results/): results.json, results.md and one PNG per
 workload; the raw log of each child process goes to <out>/raw/ (kept out of git).
 """
@@ -158,9 +159,9 @@ def check_gradients(workload: workloads.Workload, size: int, point: list[dict],
                     keep_files: bool) -> None:
     """Compare every library's gradient with the closed form and with chainrules' gradient."""
     inputs = workload.make_inputs(size)
-    closed = tuple(np.asarray(g) for g in workload.closed_form(*inputs))
+    closed = tuple(np.asarray(g) for g in workload.closed_form(*inputs, **workload.options(size)))
     dtype = str(inputs[0].dtype)
-    tolerance = TOLERANCE.get(dtype, 1e-8)
+    tolerance = workload.tolerance or TOLERANCE.get(dtype, 1e-8)
     gradients = {}
     for result in point:
         path = result.pop("gradients_file", None)
@@ -345,8 +346,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"wrote {args.out / 'results.md'}, results.json and PNGs "
           f"in {results['meta']['seconds']:.0f} s", flush=True)
 
-    failed = [p for p in results["points"] if p["status"] == "mismatch"
-              or (p["library"] == "chainrules" and p["status"] == "error")]
+    # A peer's wrong gradient is its own finding (shouted above, and in the report's problems);
+    # only chainrules' make the run fail.
+    failed = [p for p in results["points"] if p["library"] == "chainrules"
+              and p["status"] in ("mismatch", "error")]
     for p in failed:
         shout(f"FAILED: {p['library']} {p['workload']} size {p['size']}: {p.get('error')}")
     return 1 if failed else 0

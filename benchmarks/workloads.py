@@ -61,6 +61,37 @@ def vectorized(X):
     return np.sum(np.sin(X) * X)
 
 
+HEAT_STEPS, HEAT_R = 40, 0.4   # explicit steps of the heat equation, and dt / dx**2 (stable)
+
+
+def heat(u0):
+    """An explicit heat-equation solver whose double loop writes one grid value at a time."""
+    n = len(u0)
+    u = np.zeros((HEAT_STEPS + 1, n), dtype=u0.dtype)
+    u[0] = u0
+    for k in range(HEAT_STEPS):
+        for i in range(1, n - 1):
+            u[k + 1, i] = u[k, i] + HEAT_R * (u[k, i + 1] - 2.0 * u[k, i] + u[k, i - 1])
+    return np.sum(u[-1] ** 2)
+
+
+PENDULUM_TOLERANCE = 1e-10   # rtol and atol of every library's ODE solver
+
+
+def pendulum(p, *, t_end):
+    """The angle at ``t_end`` of a damped pendulum (damping p[0], stiffness p[1]), solved by
+    ``scipy.integrate.solve_ivp`` (RK45)."""
+    import scipy.integrate
+
+    def rhs(t, y):
+        return [y[1], -p[0] * y[1] - p[1] * np.sin(y[0])]
+
+    solution = scipy.integrate.solve_ivp(rhs, (0.0, float(t_end)), [1.0, 0.0],
+                                         rtol=PENDULUM_TOLERANCE, atol=PENDULUM_TOLERANCE,
+                                         t_eval=[float(t_end)])
+    return solution.y[0, -1]
+
+
 # ----------------------------------------------------------------------------------------------
 # Inputs and closed-form gradients
 # ----------------------------------------------------------------------------------------------
@@ -88,6 +119,14 @@ def large_array_inputs(n: int) -> tuple[np.ndarray]:
     return (_rng(n).uniform(-1.0, 1.0, size=(n // 1000, 1000)),)
 
 
+def heat_inputs(n: int) -> tuple[np.ndarray]:
+    return (np.sin(np.linspace(0.0, np.pi, n)) + 0.1 * _rng(n).standard_normal(n),)
+
+
+def pendulum_inputs(t_end: int) -> tuple[np.ndarray]:
+    return (np.array([0.3, 2.0]),)
+
+
 def square_gradient(x):
     """d/dx sum(x_i**2) = 2x."""
     return (2 * x,)
@@ -113,6 +152,34 @@ def rnn_gradient(W, U):
     return dW, dU
 
 
+def heat_gradient(u0):
+    """The scheme is linear, u[-1] = A**steps u0 with A tridiagonal: the gradient is 2 M^T M u0."""
+    n = len(u0)
+    A = np.zeros((n, n))
+    for i in range(1, n - 1):
+        A[i, i - 1], A[i, i], A[i, i + 1] = HEAT_R, 1.0 - 2.0 * HEAT_R, HEAT_R
+    M = np.linalg.matrix_power(A, HEAT_STEPS)
+    return (2.0 * M.T @ (M @ u0),)
+
+
+def pendulum_gradient(p, *, t_end):
+    """Forward sensitivities, written out by hand: the state and its derivatives with respect to
+    damping and stiffness, solved together with DOP853 far tighter than the workload."""
+    import scipy.integrate
+    a, b = p
+
+    def rhs(t, z):
+        y0, y1, s0a, s1a, s0b, s1b = z
+        j10, j11 = -b * np.cos(y0), -a    # the Jacobian's second row (the first is [0, 1])
+        return [y1, -a * y1 - b * np.sin(y0),
+                s1a, j10 * s0a + j11 * s1a - y1,
+                s1b, j10 * s0b + j11 * s1b - np.sin(y0)]
+
+    z = scipy.integrate.solve_ivp(rhs, (0.0, float(t_end)), [1.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+                                  method="DOP853", rtol=1e-13, atol=1e-14).y[:, -1]
+    return (np.array([z[2], z[4]]),)
+
+
 # ----------------------------------------------------------------------------------------------
 # The workload table
 # ----------------------------------------------------------------------------------------------
@@ -130,6 +197,9 @@ class Workload:
     make_inputs: Callable[[int], tuple[np.ndarray, ...]]
     closed_form: Callable[..., tuple[np.ndarray, ...]]
     min_time: float = 0.0   # seconds of calls per point at least (more calls for noisy points)
+    # Keyword arguments of the kernel that are not inputs (not differentiated), per size.
+    options: Callable[[int], dict] = lambda size: {}
+    tolerance: float | None = None   # of the gradient checks; None: by dtype (run.TOLERANCE)
 
     @property
     def forward(self) -> Callable:
@@ -161,6 +231,15 @@ WORKLOADS: dict[str, Workload] = {w.name: w for w in [
              "vectorized `np.sum(np.sin(X) * X)`, X (n/1000, 1000)", "n",
              (100_000, 1_000_000, 10_000_000), (1_000, 2_000), (1_000_000, 10_000_000),
              large_array_inputs, sin_times_x_gradient, min_time=5.0),
+    Workload("heat", "heat",
+             f"heat equation, {HEAT_STEPS} explicit steps writing `u[k + 1, i]` one value at a "
+             "time, n grid points", "n",
+             (5, 10, 25, 50, 100, 200), (6, 10), (50,), heat_inputs, heat_gradient),
+    Workload("pendulum", "pendulum",
+             "damped pendulum's angle at t_end through an ODE solver (rtol = atol = 1e-10), "
+             "gradient w.r.t. (damping, stiffness)", "t_end",
+             (5, 10, 20, 40), (1, 2), (10,), pendulum_inputs, pendulum_gradient,
+             options=lambda t_end: {"t_end": t_end}, tolerance=1e-6),
 ]}
 
 LIBRARIES = ("chainrules", "numpy", "numpy_manual", "torch", "autograd", "mygrad", "jax", "jax_jit")
@@ -186,6 +265,12 @@ NOT_EXPRESSIBLE: dict[tuple[str, str], str] = {
     ("column_loop", "numpy_manual"): "hand-written baseline only for the vectorized workload",
     ("rnn", "numpy_manual"): "hand-written baseline only for the vectorized workload",
     ("vectorize", "numpy_manual"): "hand-written baseline only for the vectorized workload",
+    ("heat", "numpy_manual"): "hand-written baseline only for the vectorized workload",
+    ("pendulum", "numpy_manual"): "hand-written baseline only for the vectorized workload",
+    ("heat", "autograd"): "autograd's ArrayBox has no item assignment: `u[k + 1, i] = ...` "
+                          "raises TypeError (the loop must be rewritten around lists)",
+    ("pendulum", "mygrad"): "MyGrad has no ODE solver, and scipy's solve_ivp turns a Tensor "
+                            "into a plain array: the graph is lost, no gradient",
 }
 
 
@@ -483,3 +568,122 @@ def vectorized_jax(X):
 
 def vectorized_jax_jit(X):
     return jax_jit_grad(_vectorized_jnp, X)
+
+
+# ----------------------------------------------------------------------------------------------
+# Heat equation: torch and MyGrad write into tensors in place; JAX writes functionally
+# (autograd cannot write: see NOT_EXPRESSIBLE)
+# ----------------------------------------------------------------------------------------------
+
+def heat_chainrules(u0):
+    return chainrules_grad(heat, u0)
+
+
+def heat_numpy(u0):
+    return numpy_forward(heat, u0)
+
+
+def _heat_in_place(zeros, total):
+    def f(u0):
+        n = len(u0)
+        u = zeros((HEAT_STEPS + 1, n), dtype=u0.dtype)
+        u[0] = u0
+        for k in range(HEAT_STEPS):
+            for i in range(1, n - 1):
+                u[k + 1, i] = u[k, i] + HEAT_R * (u[k, i + 1] - 2.0 * u[k, i] + u[k, i - 1])
+        return total(u[-1] ** 2)
+    return f
+
+
+def heat_torch(u0):
+    import torch
+    return torch_grad(_heat_in_place(torch.zeros, torch.sum), u0)
+
+
+def heat_mygrad(u0):
+    import mygrad as mg
+    return mygrad_grad(_heat_in_place(mg.zeros, mg.sum), u0)
+
+
+def _heat_jnp(u0):
+    import jax.numpy as jnp
+    n = len(u0)
+    u = jnp.zeros((HEAT_STEPS + 1, n), dtype=u0.dtype).at[0].set(u0)
+    for k in range(HEAT_STEPS):
+        for i in range(1, n - 1):
+            u = u.at[k + 1, i].set(u[k, i] + HEAT_R * (u[k, i + 1] - 2.0 * u[k, i]
+                                                       + u[k, i - 1]))
+    return jnp.sum(u[-1] ** 2)
+
+
+def heat_jax(u0):
+    return jax_grad(_heat_jnp, u0)
+
+
+def heat_jax_jit(u0):
+    return jax_jit_grad(_heat_jnp, u0)
+
+
+# ----------------------------------------------------------------------------------------------
+# Pendulum: chainrules differentiates scipy's solve_ivp; each peer uses its own ODE solver with
+# an adjoint gradient (torchdiffeq's odeint_adjoint and JAX's odeint are Dormand-Prince 5(4),
+# like RK45; autograd's odeint wraps scipy's LSODA)
+# ----------------------------------------------------------------------------------------------
+
+def pendulum_chainrules(p, *, t_end):
+    return chainrules_grad(lambda p: pendulum(p, t_end=t_end), p)
+
+
+def pendulum_numpy(p, *, t_end):
+    return numpy_forward(lambda p: pendulum(p, t_end=t_end), p)
+
+
+def pendulum_torch(p, *, t_end):
+    import torch
+    import torchdiffeq
+
+    def f(p):
+        def rhs(t, y):
+            return torch.stack([y[1], -p[0] * y[1] - p[1] * torch.sin(y[0])])
+        y0 = torch.tensor([1.0, 0.0], dtype=p.dtype)
+        times = torch.tensor([0.0, float(t_end)], dtype=p.dtype)
+        return torchdiffeq.odeint_adjoint(rhs, y0, times, rtol=PENDULUM_TOLERANCE,
+                                          atol=PENDULUM_TOLERANCE, method="dopri5",
+                                          adjoint_params=(p,))[-1, 0]
+    return torch_grad(f, p)
+
+
+def pendulum_autograd(p, *, t_end):
+    import autograd.numpy as anp
+    from autograd.builtins import tuple as traced_tuple   # the parameters' boxes stay traced
+    from autograd.scipy.integrate import odeint
+
+    def rhs(y, t, p):
+        return anp.array([y[1], -p[0] * y[1] - p[1] * anp.sin(y[0])])
+
+    def f(p):
+        return odeint(rhs, anp.array([1.0, 0.0]), anp.array([0.0, float(t_end)]),
+                      traced_tuple((p,)),
+                      rtol=PENDULUM_TOLERANCE, atol=PENDULUM_TOLERANCE)[-1, 0]
+    return autograd_grad(f, p)
+
+
+def _pendulum_jnp(t_end):
+    import jax.numpy as jnp
+    from jax.experimental.ode import odeint
+
+    def rhs(y, t, p):
+        return jnp.stack([y[1], -p[0] * y[1] - p[1] * jnp.sin(y[0])])
+
+    def f(p):
+        return odeint(rhs, jnp.array([1.0, 0.0]), jnp.array([0.0, float(t_end)]), p,
+                      rtol=PENDULUM_TOLERANCE, atol=PENDULUM_TOLERANCE)[-1, 0]
+    return f
+
+
+def pendulum_jax(p, *, t_end):
+    return jax_grad(_pendulum_jnp(t_end), p)
+
+
+def pendulum_jax_jit(p, *, t_end):
+    return jax_jit_grad(_pendulum_jnp(t_end), p)

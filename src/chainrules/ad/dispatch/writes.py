@@ -51,7 +51,7 @@ from ...rules.numpy.indexing import GetitemPullback, normalize_index
 from ..trace.errors import TracingError
 from ..trace.tape import OWNING_PULLBACKS
 from ..trace.traced import WRITABLE_KINDS, Traced, constant, primal_value
-from ..trace.values import dtype_of, record_meta, shape_of
+from ..trace.values import SCALAR_META, dtype_of, record_meta, shape_of
 
 __all__ = ["from_program", "library_namespace", "LIBRARIES", "PLAIN_ARRAY_CAUSES", "write", "augmented",
            "augmented_plain", "ufunc_out", "ufunc_at", "created", "is_constant", "read_view",
@@ -349,17 +349,20 @@ def write(target: Any, index: Any, value: Any) -> None:
     if isinstance(value, (list, tuple)):
         value = np.array(value)  # as NumPy reads it; the engine's np.array records traced parts
     value_primal, value_node = _value_at(level, value)
-    if not issubclass(type(primal_value(target.primal)), np.ndarray):
+    if type(target.primal) is not np.ndarray and \
+            not issubclass(type(primal_value(target.primal)), np.ndarray):
         raise TypeError(f"'{type(primal_value(target.primal)).__name__}' object does not "
                         f"support item assignment (a traced number, not an array)")
-    released = _release_views(target)
+    views = _views()
+    released = _release_views(target) if views else ()
     try:
         if level.forward:
             _write_forward(level, target, index, value_primal, value_node)
         else:
             _write_reverse(level, target, index, value, value_primal, value_node)
     finally:
-        _refresh_views(target, released)
+        if views:  # no view of any traced array is alive: nothing to compute again
+            _refresh_views(target, released)
 
 
 def _value_at(level: Any, value: Any) -> tuple[Any, Any]:
@@ -378,9 +381,10 @@ def _value_at(level: Any, value: Any) -> tuple[Any, Any]:
 def _write_reverse(tape: Any, target: Any, index: Any, value: Any, value_primal: Any,
                    value_node: int) -> None:
     storage = _own_primal(tape, target)
-    shape = np.shape(primal_value(storage))
     target.primal = _store(storage, index, value_primal)
-    keep = _last_writes(shape, index, value_primal) if has_integer_array(index) else None
+    keep = None
+    if type(index) is not int and has_integer_array(index):
+        keep = _last_writes(np.shape(primal_value(storage)), index, value_primal)
     _record_write(tape, target, index, value_primal, value_node, keep, False)
 
 
@@ -391,7 +395,8 @@ def _record_write(tape: Any, target: Any, index: Any, value_primal: Any, value_n
     if value_node < 0 and target.node < 0:
         return
     project = ProjectTo(value_primal) if value_node >= 0 else None
-    pullback = WritePullback(index, tuple(np.shape(value_primal)), project, keep, add)
+    shape = () if type(value_primal) in SCALAR_META else tuple(np.shape(value_primal))
+    pullback = WritePullback(index, shape, project, keep, add)
     records = tape.records
     records.append((pullback, setitem, _meta_of(tape, target), target.node, -1, value_node))
     target.node = len(records) - 1
@@ -585,9 +590,10 @@ class WritePullback:
         self.keep, self.add = keep, add
 
     def __call__(self, dy: Any) -> tuple:
-        dy = unthunk(dy)
-        if isinstance(dy, AbstractZero):
-            return _NO_TANGENT, dy, _NO_TANGENT, _ZERO
+        if type(dy) is not np.ndarray:
+            dy = unthunk(dy)
+            if isinstance(dy, AbstractZero):
+                return _NO_TANGENT, dy, _NO_TANGENT, _ZERO
         index = self.index
         d_value = _ZERO
         if self.project is not None:
@@ -596,7 +602,9 @@ class WritePullback:
                 part = np.copy(part)  # dy is written in place later (zeroed here, upstream)
             if self.keep is not None:
                 part = part * self.keep
-            if np.shape(part) != self.value_shape:
+            if type(part) in SCALAR_META and self.value_shape == ():
+                pass  # a number read at a number's place (the loop u[i] = t): nothing to sum
+            elif np.shape(part) != self.value_shape:
                 part = unbroadcast(part, self.value_shape)
             d_value = self.project(part)
         if not self.add:

@@ -337,7 +337,7 @@ def _refresh_views(target: Any, released: Sequence = ()) -> None:
 def write(target: Any, index: Any, value: Any) -> None:
     """``target[index] = value`` for a traced ``target``: recorded, the storage written in
     place (copied first when something else holds it)."""
-    if type(index) is list or (type(index) is tuple and any(type(p) is list for p in index)):
+    if type(index) is list or (type(index) is tuple and list in map(type, index)):
 
         index = normalize_index(index)
     if type(index) is Traced:
@@ -792,7 +792,7 @@ def ufunc_at(ufunc: Any, inputs: tuple, kwargs: dict) -> Any:
     if type(target) is not Traced:
         raise TracingError(_plain_out_message(ufunc, inputs, target).replace(
             "(..., out=a)", ".at(a, ...)"))
-    if type(index) is list or (type(index) is tuple and any(type(p) is list for p in index)):
+    if type(index) is list or (type(index) is tuple and list in map(type, index)):
 
         index = normalize_index(index)
     if ufunc in (np.add, np.subtract) and len(inputs) == 3:

@@ -8,12 +8,14 @@ Each count runs ``valgrind --tool=callgrind`` on a fresh interpreter that import
 warms the gradient up, then runs one more call (``grad``), the plain forward (``plain``) or
 nothing (``none``). Start-up, imports and the warm-up are the same in all three, so the
 instructions of one iteration are the difference between two sizes, less the ``none``
-difference (the inputs and the warm-up), over the difference of the sizes.
+difference (the inputs and the warm-up), over the difference of the sizes. The children run
+with a fixed hash seed and one BLAS thread, so that the counts repeat.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shutil
 import subprocess
@@ -42,7 +44,8 @@ def count(mode: str, n: int, script: Path) -> int:
     """The instructions callgrind collects for one child run."""
     completed = subprocess.run(
         ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
-         str(script), mode, str(n)], capture_output=True, text=True, check=True)
+         str(script), mode, str(n)], capture_output=True, text=True, check=True,
+        env={**os.environ, "PYTHONHASHSEED": "0", "OPENBLAS_NUM_THREADS": "1"})
     found = re.search(r"Collected\s*:\s*(\d+)", completed.stderr)
     if found is None:
         raise RuntimeError(f"callgrind printed no count:\n{completed.stderr[-2000:]}")

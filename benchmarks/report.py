@@ -199,6 +199,32 @@ def summary_section(results: dict, peers: list[str]) -> list[str]:
             + table(header, rows))
 
 
+def forward_ratio_section(results: dict, libraries: list[str]) -> list[str]:
+    """Each library's gradient over the plain NumPy forward, at the reference sizes: what a
+    gradient costs against the program without one, for every library in one table."""
+    shown = [lib for lib in libraries if lib not in workloads.BASELINES]
+    header = ["workload", "size"] + [LIBRARY_LABEL[lib] for lib in shown]
+    rows = []
+    for name, info in results["workloads"].items():
+        measured = sorted({p["size"] for p in results["points"] if p["workload"] == name})
+        reference = [s for s in info["reference_sizes"] if s in measured] or measured[-1:]
+        for size in reference:
+            forward = point(results, name, "numpy", size)
+            if forward is None or forward["status"] != "ok":
+                continue
+            row = [name, f"{info['size_name']}={size:,}"]
+            for lib in shown:
+                p = point(results, name, lib, size)
+                row.append(fmt_ratio(p["time"], forward["time"]) if p is not None and
+                           p["status"] == "ok" else status_text(p))
+            rows.append(row)
+    return (["## Gradient over the plain forward", "",
+             "One gradient call (forward included) divided by the same program's NumPy "
+             "forward without derivatives, at the reference sizes (jax.jit: without its "
+             "compilation).", ""]
+            + table(header, rows))
+
+
 def exponent_section(results: dict, libraries: list[str]) -> list[str]:
     header = ["library"] + [f"{name} ({info['size_name']})"
                             for name, info in results["workloads"].items()]
@@ -344,6 +370,7 @@ def markdown(results: dict) -> str:
              "do not edit by hand." + (" **Quick mode: tiny sizes, one repeat.**"
                                        if results["meta"].get("quick") else ""), ""]
     lines += summary_section(results, peers)
+    lines += forward_ratio_section(results, libraries)
     lines += exponent_section(results, libraries)
     lines += problems_section(results)
     lines += ["## Per workload", ""]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import operator
+import warnings
 
 import numpy as np
 import pytest
@@ -46,21 +47,26 @@ def generic_path():
 @contextlib.contextmanager
 def dual_records():
     """A Counter of the functions that forward traces record by their dual forms inside the
-    block (`ForwardTrace.record_dual` returning a value)."""
+    block (`ForwardTrace.record_dual` returning a value, or `ForwardTrace.record_numbers` on
+    numbers, by the rule's NumberForm)."""
     used: collections.Counter = collections.Counter()
-    original = ForwardTrace.record_dual
+    originals = {name: getattr(ForwardTrace, name) for name in ("record_dual", "record_numbers")}
 
-    def counting(self, tape, function, *rest):
-        recorded = original(self, tape, function, *rest)
-        if recorded is not None:
-            used[function] += 1
-        return recorded
+    def counting(original):
+        def count(self, tape, function, *rest):
+            recorded = original(self, tape, function, *rest)
+            if recorded is not None:
+                used[function] += 1
+            return recorded
+        return count
 
-    ForwardTrace.record_dual = counting
+    for name, original in originals.items():
+        setattr(ForwardTrace, name, counting(original))
     try:
         yield used
     finally:
-        ForwardTrace.record_dual = original
+        for name, original in originals.items():
+            setattr(ForwardTrace, name, original)
 
 
 def leaves_of(value) -> list:
@@ -1051,3 +1057,90 @@ def test_a_traced_cotangent_through_sums_of_numbers():
     dual32 = cr.hvp(loss, x32, v32)
     assert dual32.dtype == np.float32
     np.testing.assert_allclose(dual32, 2 * a * (a @ v), rtol=1e-6)
+
+
+# --- numbers by the rules' NumberForms (`ForwardTrace.record_numbers`) ----------------------
+
+@contextlib.contextmanager
+def number_records():
+    """A Counter of the functions `ForwardTrace.record_numbers` recorded inside the block."""
+    used: collections.Counter = collections.Counter()
+    original = ForwardTrace.record_numbers
+
+    def counting(self, tape, function, *rest):
+        recorded = original(self, tape, function, *rest)
+        if recorded is not None:
+            used[function] += 1
+        return recorded
+
+    ForwardTrace.record_numbers = counting
+    try:
+        yield used
+    finally:
+        ForwardTrace.record_numbers = original
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_scalar_loop_numbers_take_the_number_forms(dtype):
+    # every operation of the loop on numbers: the index read, the elementwise rules (with a
+    # constant Python int, float and int 0), the linear additions; H closed form below
+    def loss(x):
+        total = 0
+        for i in range(x.shape[0]):
+            total = total + np.sin(x[i]) * x[i] ** 3 + 0.5 * np.exp(x[i]) - x[i] * 0
+        return total
+
+    x = np.linspace(-0.8, 1.1, 6).astype(dtype)
+    v = np.cos(np.arange(6.0)).astype(dtype)
+    with number_records() as used:
+        dual = cr.hvp(loss, x, v)
+    n = x.shape[0]
+    assert used[operator.getitem] == 4 * n and used[np.sin] == n and used[np.exp] == n
+    assert used[np.power] == n and used[np.multiply] == 3 * n
+    assert used[np.add] == 2 * n and used[np.subtract] == n
+    assert dual.dtype == dtype
+    x64 = x.astype(np.float64)
+    # (sin x x^3)'' = -sin x x^3 + 6 cos x x^2 + 6 sin x x; (0.5 e^x)'' = 0.5 e^x
+    second = (-np.sin(x64) * x64 ** 3 + 6 * np.cos(x64) * x64 ** 2 + 6 * np.sin(x64) * x64
+              + 0.5 * np.exp(x64))
+    rtol = 1e-12 if dtype == np.float64 else 1e-5
+    np.testing.assert_allclose(dual, second * v, rtol=rtol, atol=rtol)
+    with generic_path(), number_records() as none:
+        generic = cr.hvp(loss, x, v)
+    assert not none  # no dual form: the NumberForms are not used either
+    np.testing.assert_allclose(dual, generic, rtol=rtol, atol=rtol)
+    assert generic.dtype == dtype
+
+
+def test_numbers_of_the_tape_without_a_tangent_get_their_cotangent_pairs():
+    # jvp of the gradient along (v, 0): y's values are numbers on the tape without a tangent,
+    # multiplied by x[i] which has one; grad_y = 2 x y, moved along x by v: 2 v y
+    def f(x, y):
+        return sum(x[i] * y[i] ** 2 for i in range(3))
+
+    x, y = np.array([0.5, 1.0, 2.0]), np.array([1.5, -1.0, 0.3])
+    v = np.array([1.0, 2.0, 3.0])
+    with number_records() as used:
+        _, (dx, dy) = cr.jvp(cr.grad(f, argnums=(0, 1)), (x, y), (v, cr.ZeroTangent()))
+    assert used[np.multiply] == 3
+    np.testing.assert_array_equal(dx, np.zeros(3))
+    np.testing.assert_allclose(dy, 2 * v * y, rtol=1e-15)
+
+
+def test_number_forms_under_raising_error_states_and_warnings_as_errors():
+    # exp(700) is finite, its tangent along 1e10 overflows: the engine's own arithmetic, not
+    # the user's, so it is inf, as NumPy computes it, with no error or warning; the user's
+    # own overflow (exp(800)) is the user's error
+    def loss(x):
+        return sum(np.exp(x[i]) for i in range(x.shape[0]))
+
+    x, v = np.array([1.0, 700.0]), np.array([1.0, 1e10])
+    with np.errstate(all="raise"):
+        got = cr.hvp(loss, x, v)
+    np.testing.assert_allclose(got[0], np.e, rtol=1e-15)
+    assert got[1] == np.inf
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_array_equal(cr.hvp(loss, x, v), got)
+    with np.errstate(all="raise"), pytest.raises(FloatingPointError):
+        cr.hvp(loss, np.array([1.0, 800.0]), v)

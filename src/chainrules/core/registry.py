@@ -632,7 +632,15 @@ class NumberForm:
       unless ``keeps_output``) or, for an index read, ``(form, b, shape of a, dtype of a)``;
     - ``payloads``: for a rule whose partials are constants (it reads no values), one payload
       per number type in ``shared_types`` that all calls share, with ones of that type
-      standing in for the arguments; empty for other rules.
+      standing in for the arguments; empty for other rules;
+    - ``pullback_dual(args, y, tangents, derivatives, dy, ddy, needed)``, for forward over
+      reverse (``hvp``): the rule's ``pullback_dual(dy, ddy, needed)`` (`dual_form`) for
+      numbers ``args`` (as the partials read them), output ``y``, the arguments' tangents
+      (``None`` for a constant) and the partials' values (``None`` for an argument not
+      differentiated; or ``None``: computed then), the output's tangent being ``sum_i
+      partial_i * tangent_i``; ``None`` (the default) for a rule without a dual form, for a rule whose
+      partials are constants (its pullback takes a cotangent with a tangent as it is), and
+      for an index read (linear too).
 
     A form is used only while ``rule`` is ``f``'s registered rrule: registering another rrule
     for ``f`` turns it off. `scalar_rule` makes the forms of binary elementwise rules that have
@@ -651,12 +659,15 @@ class NumberForm:
     >>> del NUMBER_FORMS[scaled]
     """
 
-    __slots__ = ("rule", "compute", "partials", "keeps_output", "pullback", "payloads")
+    __slots__ = ("rule", "compute", "partials", "keeps_output", "pullback", "payloads",
+                 "pullback_dual")
 
     def __init__(self, rule: Callable, compute: Callable, partials: Any, keeps_output: bool,
-                 pullback: Callable, shared_types: tuple = ()):
+                 pullback: Callable, shared_types: tuple = (),
+                 pullback_dual: Callable | None = None):
         self.rule, self.compute, self.partials = rule, compute, partials
         self.keeps_output, self.pullback = keeps_output, pullback
+        self.pullback_dual = pullback_dual
         linear = partials is not INDEX_READ and all(type(partial) is int or partial is None
                                                     for partial in partials)
         self.payloads = {kind: (self, kind(1), kind(1) if len(partials) == 2 else None, None)

@@ -14,6 +14,7 @@ is ``dL/dRe(z) + i dL/dIm(z)``).
 from __future__ import annotations
 
 import dis
+import functools
 import sys
 from typing import Any, Callable
 
@@ -652,6 +653,10 @@ def scalar_rule(f: Any, *partials: Partial, on_scalars: Callable | None = None,
         return y, pair.output_tangent(), pullback, pair
 
     dual_form(f, reverse, dual)
+    form = NUMBER_FORMS.get(f)
+    if form is not None and form.rule is reverse:
+        # (args, y, tangents, derivatives, dy, ddy, needed) -> pairs
+        form.pullback_dual = functools.partial(_number_pairs, partials, table)
 
 
 def _second_partials(name: str, count: int, second: Any) -> tuple | None:
@@ -811,33 +816,44 @@ class _NumbersDual:
             _SCALAR_PROJECTORS[kind](dy)
 
     def __call__(self, dy: Any, ddy: Any, needed: tuple) -> tuple:
-        if type(dy) not in _REAL_SCALARS or (ddy is not None and type(ddy) not in _REAL_SCALARS):
-            general = _ElementwiseDual(self.partials, self.table, self.args, self.y, self.args,
-                                       self.tangents)
-            general.derivatives = [_UNKNOWN if d is None else d for d in self.derivatives]
-            return general(dy, ddy, needed)  # a cotangent that is an array, or complex
-        pairs = []
-        table, tangents = self.table, self.tangents
-        for i, derivative in enumerate(self.derivatives):
-            if derivative is None or not needed[i]:
-                pairs.append(None)
-                continue
-            cotangent = derivative * dy
-            tangent = None if ddy is None else derivative * ddy
-            if table is not None:
-                for h, dx in zip(table[i], tangents):
-                    if h is not None and dx is not None:
-                        term = (dx if h == 1 else h * dx) if type(h) is int else \
-                            h(self.y, *self.args) * dx
-                        term = term * dy
-                        tangent = term if tangent is None else tangent + term
-            kind = type(self.args[i])
-            if type(cotangent) is not kind:
-                cotangent = _SCALAR_PROJECTORS[kind](cotangent)
-            if tangent is not None and type(tangent) is not kind:
-                tangent = _SCALAR_PROJECTORS[kind](tangent)
-            pairs.append((cotangent, tangent))
-        return tuple(pairs)
+        return _number_pairs(self.partials, self.table, self.args, self.y, self.tangents,
+                             self.derivatives, dy, ddy, needed)
+
+
+def _number_pairs(partials: tuple, table: tuple | None, args: tuple, y: Any, tangents: tuple,
+                  derivatives: list | None, dy: Any, ddy: Any, needed: tuple) -> tuple:
+    """`_NumbersDual`'s ``pullback_dual``: for each argument, ``None`` or the pair (its
+    cotangent ``partial * dy``, the tangent of that); ``derivatives`` are the partials'
+    values, ``None`` to compute them here."""
+    if derivatives is None:
+        derivatives = [None if partial is None or type(arg) is int else
+                       partial if type(partial) is int else partial(y, *args)
+                       for partial, arg in zip(partials, args)]
+    if type(dy) not in _REAL_SCALARS or (ddy is not None and type(ddy) not in _REAL_SCALARS):
+        general = _ElementwiseDual(partials, table, args, y, args, tangents)
+        general.derivatives = [_UNKNOWN if d is None else d for d in derivatives]
+        return general(dy, ddy, needed)  # a cotangent that is an array, or complex
+    pairs = []
+    for i, derivative in enumerate(derivatives):
+        if derivative is None or not needed[i]:
+            pairs.append(None)
+            continue
+        cotangent = derivative * dy
+        tangent = None if ddy is None else derivative * ddy
+        if table is not None:
+            for h, dx in zip(table[i], tangents):
+                if h is not None and dx is not None:
+                    term = (dx if h == 1 else h * dx) if type(h) is int else \
+                        h(y, *args) * dx
+                    term = term * dy
+                    tangent = term if tangent is None else tangent + term
+        kind = type(args[i])
+        if type(cotangent) is not kind:
+            cotangent = _SCALAR_PROJECTORS[kind](cotangent)
+        if tangent is not None and type(tangent) is not kind:
+            tangent = _SCALAR_PROJECTORS[kind](tangent)
+        pairs.append((cotangent, tangent))
+    return tuple(pairs)
 
 
 _UNKNOWN = object()

@@ -22,6 +22,7 @@ again: one mechanism (the rule), minus the generic dispatch. The operators and u
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -29,7 +30,7 @@ import numpy as np
 from ...core.naming import function_name
 from ...core.projection import ProjectTo
 from ...core.pushforward import pushforward_from_pullbacks
-from ...core.registry import frule, rrule
+from ...core.registry import INDEX_READ, frule, rrule
 from ...core.structure import (is_structure, leaves, replace_paths, tangent_at,
                               tangent_from_paths)
 from ...core.tangents import AbstractZero, NoTangent, ZeroTangent
@@ -252,10 +253,161 @@ class ForwardTrace(Level):
             return user_error_or_retry(function, primals, kwargs, lambda: self.record_dual(
                 tape, function, dual, primals, parents, kwargs))
 
+    def record_numbers(self, tape: Level, function: Any, form: Any, primals: tuple,
+                       parents: tuple) -> Any:
+        """`record_dual` for a `NumberForm` on float64 or float32 numbers (``x[i] ** 3`` in
+        a scalar loop under ``hvp``), without the rule's dual form: the output and its tangent
+        computed here from the form's ``compute`` and partials, the pullback made from the
+        record's plain values only if a cotangent reaches it (`_NumberDual`). ``None`` where
+        it does not apply (then `record_dual`)."""
+        try:
+            if form.partials is INDEX_READ:  # x[i]: linear, its pullback reads only i
+                x, index = primals
+                if type(x) is not Traced or x.tape is not self:
+                    return None
+                value, tangent = x.primal, x.node
+                if type(value) is not np.ndarray or type(tangent) is not np.ndarray or \
+                        tangent.dtype is not value.dtype or tangent.shape != value.shape:
+                    return None
+                y = value[index]
+                kind = type(y)
+                if kind is not _F64 and kind is not _F32:
+                    return None
+                dy = tangent[index]
+                payload = (form, index, tangent.shape, value.dtype)
+                meta = _TRACED_NUMBER_META[kind]  # a plain cotangent: the inline index read
+            elif len(primals) == 2:  # binary operators: the arguments unrolled
+                a, b = primals
+                da = db = None
+                if type(a) is Traced:
+                    if a.tape is not self:
+                        return None
+                    a, da = a.primal, a.node
+                    kind = type(a)
+                    if (kind is not _F64 and kind is not _F32) or type(da) is not kind:
+                        return None  # an array, or a zero, lazy or batched tangent
+                    if type(b) is Traced:
+                        if b.tape is not self:
+                            return None
+                        b, db = b.primal, b.node
+                        if type(b) is not kind or type(db) is not kind:
+                            return None
+                    elif type(b) is not kind:
+                        b = _form_constant(b, kind)
+                elif type(b) is Traced and b.tape is self:
+                    b, db = b.primal, b.node
+                    kind = type(b)
+                    if (kind is not _F64 and kind is not _F32) or type(db) is not kind:
+                        return None
+                    if type(a) is not kind:
+                        a = _form_constant(a, kind)
+                else:
+                    return None
+                if a is None or b is None:
+                    return None
+                y = form.compute(a, b)
+                if type(y) is not kind:
+                    return None
+                first, second = form.partials
+                payload = form.payloads.get(kind)
+                if payload is not None:
+                    # constant partials (add, subtract): the order-1 record, whose pullback
+                    # takes a cotangent with its tangent as it is (zero second derivatives)
+                    dy = None if da is None or first is None else da if first == 1 else \
+                        first * da
+                    if db is not None and second is not None:
+                        term = db if second == 1 else second * db
+                        dy = term if dy is None else dy + term
+                    meta = _TRACED_NUMBER_META[kind]
+                else:
+                    # the partials of the arguments the tape differentiates, kept for the
+                    # pullback
+                    if first is None or type(a) is int or da is None and parents[0] < 0:
+                        first = None
+                    elif type(first) is not int:
+                        first = first(y, a, b)
+                    if second is None or type(b) is int or db is None and parents[1] < 0:
+                        second = None
+                    elif type(second) is not int:
+                        second = second(y, a, b)
+                    dy = None if da is None or first is None else \
+                        (da if first == 1 else first * da) if type(first) is int else first * da
+                    if db is not None and second is not None:
+                        term = (db if second == 1 else second * db) if type(second) is int \
+                            else second * db
+                        dy = term if dy is None else dy + term
+                    payload = (_NUMBER_DUAL, form, (a, b), y, (da, db), [first, second], self,
+                               (parents[0] >= 0, parents[1] >= 0), function)
+                    meta = _DUAL_NUMBER_META[kind]
+            else:  # a function of one number: np.sin(x[i]), -x[i]
+                x = primals[0]
+                if type(x) is not Traced or x.tape is not self or len(form.partials) != 1:
+                    return None
+                a, da = x.primal, x.node
+                kind = type(a)
+                if (kind is not _F64 and kind is not _F32) or type(da) is not kind:
+                    return None
+                y = form.compute(a)
+                if type(y) is not kind:
+                    return None
+                derivative = form.partials[0]
+                if derivative is None:
+                    return None
+                if type(derivative) is not int:
+                    derivative = derivative(y, a)
+                    dy = derivative * da
+                else:
+                    dy = da if derivative == 1 else derivative * da
+                payload = form.payloads.get(kind)
+                if payload is not None:
+                    meta = _TRACED_NUMBER_META[kind]
+                else:
+                    payload = (_NUMBER_DUAL, form, (a,), y, (da,), [derivative], self, (True,),
+                               function)
+                    meta = _DUAL_NUMBER_META[kind]
+            if type(dy) is not kind or (payload[0] is _NUMBER_DUAL and
+                                        form.pullback_dual is None):
+                return None  # no tangent (the general path knows zeros), or another type
+            traced = _new_object(Traced)
+            traced.primal, traced.tape, traced.node = y, self, dy
+            records = tape.records
+            records.append((payload, function, meta) + parents)
+            recorded = _new_object(Traced)
+            recorded.primal, recorded.tape, recorded.node = traced, tape, len(records) - 1
+            return recorded
+        except (FloatingPointError, RuntimeWarning):  # the user's error state: the general path
+            return None
+
     def structure_tangent(self, arg: Any, primal: Any, found: list) -> Any:
         """The tangent of a structure argument holding this trace's values ``found`` (``(path,
         value)`` pairs): the structure of their tangents."""
         return tangent_from_paths(arg, {path: v.node for path, v in found})
+
+
+class _NumberDual:
+    """The first entry of the payload `ForwardTrace.record_numbers` records for an
+    elementwise rule, ``(this, form, args, y, tangents, derivatives, trace, needed,
+    function)``; an engine's backward pass calls `pullback` on it (as on a `NumberForm`'s
+    payload): the form's ``pullback_dual`` on the values recorded, for the cotangent and its
+    tangent."""
+
+    __slots__ = ()
+
+    @staticmethod
+    def pullback(payload: tuple) -> "_DualPullback":
+        _, form, args, y, tangents, derivatives, trace, needed, _ = payload
+        return _DualPullback(partial(form.pullback_dual, args, y, tangents, derivatives), trace,
+                             needed, payload)
+
+    @staticmethod
+    def call(payload: tuple) -> tuple:
+        """``(function, traced arguments, keywords)`` of the recorded call."""
+        _, _, args, _, tangents, _, trace, _, function = payload
+        return function, tuple(arg if tangent is None else Traced(arg, trace, tangent)
+                               for arg, tangent in zip(args, tangents)), {}
+
+
+_NUMBER_DUAL = _NumberDual()
 
 
 class _DualPullback:
@@ -267,7 +419,9 @@ class _DualPullback:
 
     def __init__(self, pullback_dual: Any, trace: ForwardTrace, needed: tuple, call: tuple):
         self.pullback_dual, self.trace, self.needed = pullback_dual, trace, needed
-        self.call = call  # (function, traced arguments, keywords): for any other cotangent
+        # (function, traced arguments, keywords), or a `_NumberDual` payload: for any other
+        # cotangent
+        self.call = call
 
     def __call__(self, dy: Any) -> tuple:
         kind = type(dy)
@@ -283,7 +437,9 @@ class _DualPullback:
             pairs = self.pullback_dual(dy, None, self.needed)
         else:
             # a value of another level: the rule on the traced arguments, as at any order
-            function, primals, kwargs = self.call
+            call = self.call
+            function, primals, kwargs = _NUMBER_DUAL.call(call) if call[0] is _NUMBER_DUAL \
+                else call
             return rrule.with_constants(self.trace.config, function, *primals, **kwargs)[1](dy)
         trace = self.trace
         cotangents = [_NO_TANGENT]
@@ -402,6 +558,19 @@ _DUAL_VALUES = _NUMBERS | {np.ndarray}
 # The record's ``(shape, dtype, kind)`` of a number of this trace on a tape inside it: its
 # primal's kind, so that a plain cotangent of that kind takes the backward pass's fast path.
 _TRACED_NUMBER_META = {kind: ((), np.dtype(kind), kind) for kind in _NUMBERS}
+# The record's ``(shape, dtype, kind)`` of a number `ForwardTrace.record_numbers` recorded by
+# an elementwise form: no kind, so that every cotangent goes to its pullback (a plain one
+# has a tangent too, from the arguments' tangents).
+_DUAL_NUMBER_META = {kind: ((), np.dtype(kind), None) for kind in _NUMBERS}
+_F64, _F32 = np.float64, np.float32  # the numbers a NumberForm records
+
+
+def _form_constant(value: Any, kind: type) -> Any:
+    """A constant argument as a NumberForm's partials read it (as on a reverse tape): a
+    Python float, or int 0, as ``kind``; another int as it is; ``None`` for anything else."""
+    if type(value) is float or type(value) is int and not value:
+        return kind(value)
+    return value if type(value) is int else None
 _OTHER = object()  # a tangent that is not a plain value
 _OTHER_NUMBERS = frozenset({np.float16, np.longdouble, np.clongdouble})  # not in `_VALUES`
 

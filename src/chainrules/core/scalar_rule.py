@@ -630,6 +630,13 @@ def scalar_rule(f: Any, *partials: Partial, on_scalars: Callable | None = None,
             if type(y) in _REAL_SCALARS:
                 pair = _NumbersDual(partials, table, args, y, tangents)
                 return y, pair.dy, None, pair
+        for arg in args:
+            if type(arg) is np.ndarray:
+                # arrays: `pullback_dual` serves every cotangent, so the order-1 pullback
+                # (reverse's) is not made
+                y = f(*args)
+                pair = _ElementwiseDual(partials, table, args, y, as_numpy(args, y), tangents)
+                return y, pair.output_tangent(), None, pair
         y, pullback = reverse(*args)
         if type(pullback) is _LinearPullback:  # numbers: the pullback takes a traced dy
             dy = None

@@ -324,15 +324,16 @@ def record_binary(function: Any, a: Any, b: Any) -> Any:
                 traced.primal, traced.tape, traced.node = y, tape, len(records) - 1
                 return traced
     if type(first) is Traced or type(second) is Traced:  # values of an outer level
-        outer = first.tape if type(first) is Traced else second.tape
+        outer_value = first if type(first) is Traced else second
+        outer = outer_value.tape
         found = DUAL_FORMS.get(function) if outer.runs_dual_forms else None
         if found is not None and found[0] is entry[0] and not outer.finished:
             # numbers of a forward trace (a scalar loop under hvp): the NumberForm, as above
             form = _NUMBER_FORMS.get(function)
             if form is not None and form.rule is entry[0] and (
-                    form.partials is not INDEX_READ or type(second) is int or
-                    type(second) is tuple and second and type(second[0]) is int and
-                    _integers(second)):
+                    type(outer_value.primal) in _FORM_NUMBERS if form.partials is not INDEX_READ
+                    else type(second) is int or type(second) is tuple and second and
+                    type(second[0]) is int and _integers(second)):
                 recorded = outer.record_numbers(tape, function, form, (first, second),
                                                 (first_node, second_node))
                 if recorded is not None:
@@ -501,7 +502,8 @@ def _record_dual(tape: Tape, function: Any, rule: Any, primals: tuple, parents: 
             return None
     if level.finished:
         return None
-    if len(primals) == 1:  # np.sin(x[i]): by the NumberForm, on numbers (as record_binary)
+    if len(primals) == 1 and type(primals[0].primal) in _FORM_NUMBERS:
+        # np.sin(x[i]): by the NumberForm, on numbers (as in record_binary)
         form = _NUMBER_FORMS.get(function)
         if form is not None and form.rule is rule:
             recorded = level.record_numbers(tape, function, form, primals, parents)

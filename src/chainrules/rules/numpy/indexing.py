@@ -206,7 +206,11 @@ def _getitem_push(args: tuple, tangents: tuple, kwargs: dict) -> tuple:
     if dx is None:
         return y, ZeroTangent()
     if issubclass(type(x), (np.ndarray, np.generic)):
-        return y, ProjectTo(y)(np.asarray(dx)[index])
+        dy = np.asarray(dx)[index]
+        if type(dy) is np.ndarray and type(y) is np.ndarray and dy.dtype is y.dtype and \
+                dy.shape == y.shape:
+            return y, dy  # in y's tangent space already (x[1:] of a float array)
+        return y, ProjectTo(y)(dy)
     if isinstance(x, (list, tuple, dict)):
         fields = dx.backing if isinstance(dx, Tangent) else structural_fields(dx)
         keys, sliced = _container_keys(x, index)

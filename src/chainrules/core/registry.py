@@ -673,6 +673,20 @@ class NumberForm:
         self.payloads = {kind: (self, kind(1), kind(1) if len(partials) == 2 else None, None)
                          for kind in (shared_types if linear else ())}
 
+    @staticmethod
+    def argument(value: Any, kind: type) -> Any:
+        """A constant argument as the partials read it next to numbers of type ``kind`` (as
+        the ufunc saw it): a Python float, or int 0, as ``kind``; another int as it is
+        (exact, and cheap: the 2 of ``x ** 2``); ``None`` for a value of another type.
+
+        >>> import numpy as np
+        >>> NumberForm.argument(0.5, np.float32), NumberForm.argument(2, np.float32)
+        (np.float32(0.5), 2)
+        """
+        if type(value) is float or type(value) is int and not value:
+            return kind(value)
+        return value if type(value) is int else None
+
 
 class RuleConfig:
     """The capabilities of an AD system, passed to rules that ask for it.

@@ -311,9 +311,8 @@ def record_binary(function: Any, a: Any, b: Any) -> Any:
             y = form.compute(first, second)
             if type(y) is kind:
                 records = tape.records
-                # the arguments as the partials read them (`as_numpy`): a Python float, or
-                # int 0, as the output's type; another int as it is (exact, and cheap: the 2
-                # of x ** 2)
+                # the arguments as the partials read them (`NumberForm.argument`, inline): a
+                # Python float, or int 0, as the output's type; another int as it is
                 records.append((form.payloads.get(kind) or (
                     form, first if type(first) is kind or type(first) is int and first
                     else kind(first), second if type(second) is kind or

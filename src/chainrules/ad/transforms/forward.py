@@ -30,7 +30,7 @@ import numpy as np
 from ...core.naming import function_name
 from ...core.projection import ProjectTo
 from ...core.pushforward import pushforward_from_pullbacks
-from ...core.registry import INDEX_READ, frule, rrule
+from ...core.registry import INDEX_READ, NumberForm, frule, rrule
 from ...core.structure import (is_structure, leaves, replace_paths, tangent_at,
                               tangent_from_paths)
 from ...core.tangents import AbstractZero, NoTangent, ZeroTangent
@@ -293,14 +293,14 @@ class ForwardTrace(Level):
                         if type(b) is not kind or type(db) is not kind:
                             return None
                     elif type(b) is not kind:
-                        b = _form_constant(b, kind)
+                        b = NumberForm.argument(b, kind)
                 elif type(b) is Traced and b.tape is self:
                     b, db = b.primal, b.node
                     kind = type(b)
                     if (kind is not _F64 and kind is not _F32) or type(db) is not kind:
                         return None
                     if type(a) is not kind:
-                        a = _form_constant(a, kind)
+                        a = NumberForm.argument(a, kind)
                 else:
                     return None
                 if a is None or b is None:
@@ -563,14 +563,6 @@ _TRACED_NUMBER_META = {kind: ((), np.dtype(kind), kind) for kind in _NUMBERS}
 # has a tangent too, from the arguments' tangents).
 _DUAL_NUMBER_META = {kind: ((), np.dtype(kind), None) for kind in _NUMBERS}
 _F64, _F32 = np.float64, np.float32  # the numbers a NumberForm records
-
-
-def _form_constant(value: Any, kind: type) -> Any:
-    """A constant argument as a NumberForm's partials read it (as on a reverse tape): a
-    Python float, or int 0, as ``kind``; another int as it is; ``None`` for anything else."""
-    if type(value) is float or type(value) is int and not value:
-        return kind(value)
-    return value if type(value) is int else None
 _OTHER = object()  # a tangent that is not a plain value
 _OTHER_NUMBERS = frozenset({np.float16, np.longdouble, np.clongdouble})  # not in `_VALUES`
 

@@ -82,6 +82,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/linalg_pullbacks.py  # each linear-algebra pullback over its forward
 	$(PY) benchmarks/per_operation.py  # loops, an ODE, a stencil: gradient over plain forward
 	$(PY) benchmarks/instructions.py   # the scalar loop's instructions per iteration (callgrind)
+	$(PY) benchmarks/installed_package.py  # gradients through twenty functions of an installed package
 
 # Each peer is installed on its own, so one that cannot be installed does not stop the others;
 # run.py reports the missing ones. torch==2.13.0 is the CPU build on local disk.

@@ -205,3 +205,18 @@ def test_per_operation_benchmark_checks_its_gradients_at_small_sizes():
         result = per_operation.measure(name, quick=True, repeats=1)
         assert result["ok"], name  # closed forms, or central differences
         assert result["ratio"] > 0
+
+
+def test_installed_package_benchmark_checks_every_gradient_by_central_differences():
+    pytest.importorskip("scipy")
+    pytest.importorskip("labtools", reason="the test package make test installs")
+    import installed_package
+
+    results = installed_package.measure(1)
+    assert len(results) == 21 and results["median"] > 0  # twenty functions and the median
+    loss, x = installed_package.workloads()["running_sums"]
+    # the check can fail: a gradient off by a factor is caught
+    right = chainrules.grad(loss)(x)
+    installed_package.check_gradient("running_sums", loss, x, right)
+    with pytest.raises(AssertionError, match="central difference"):
+        installed_package.check_gradient("running_sums", loss, x, 1.01 * right)

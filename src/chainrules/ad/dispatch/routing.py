@@ -122,6 +122,38 @@ def _routing_plan() -> list:
     return _plan
 
 
+# `_plan` as enter() and exit() apply it: [the plan, its length then, per module (namespace,
+# installs, uninstalls), the other swaps]
+_batches: list = [None, 0, (), ()]
+
+
+def _plan_in_batches() -> list:
+    """`_routing_plan` with its swaps of module attributes (the compiled modules' shields)
+    grouped into one dictionary update per module each way, which is what the swaps one by one
+    would do (a module's attributes are its dictionary); methods on classes and rerouted
+    functions as they are. Made again when the plan changes."""
+    plan = _routing_plan()
+    if _batches[0] is not plan or _batches[1] != len(plan):
+        modules: dict = {}
+        others = []
+        for swap in plan:
+            if _module_swap(swap):
+                modules.setdefault(id(swap.owner), (vars(swap.owner), {}, {}))[1][swap.name] = \
+                    swap.replacement
+            else:
+                others.append(swap)
+        for swap in reversed(plan):  # undone last to first, as one by one
+            if _module_swap(swap):
+                modules[id(swap.owner)][2][swap.name] = swap.original
+        _batches[:] = [plan, len(plan), tuple(modules.values()), tuple(others)]
+    return _batches
+
+
+def _module_swap(swap: Any) -> bool:
+    return type(swap) is Swap and type(swap.owner) is types.ModuleType and \
+        swap.original is not INHERITED
+
+
 _seen_routes: set = set()  # the entries of ROUTED and ROUTED_METHODS that `_plan` has seen
 
 
@@ -304,7 +336,10 @@ def enter(level: Any = None) -> None:
             np.vectorize.__call__ = _vectorize_call
             for swap in NUMPY_REROUTED:
                 swap.install()
-            for swap in _routing_plan():
+            _, _, modules, others = _plan_in_batches()
+            for namespace, installs, _ in modules:
+                namespace.update(installs)
+            for swap in others:
                 swap.install()
             math_functions.install()
             _installed_bound[:] = _bound_names()
@@ -325,8 +360,13 @@ def exit(level: Any = None) -> None:
             for name in _installed_bound:
                 name.uninstall()
             math_functions.uninstall()
-            for swap in reversed(_plan):
+            plan, installed, modules, others = _batches
+            for swap in reversed(plan[installed:]):  # routed while tracing (imports)
                 swap.uninstall()
+            for swap in reversed(others):
+                swap.uninstall()
+            for namespace, _, uninstalls in modules:
+                namespace.update(uninstalls)
             for swap in NUMPY_REROUTED:
                 swap.uninstall()
             array_likes.uninstall()

@@ -236,6 +236,11 @@ def _getitem_dual(args: tuple, tangents: tuple, kwargs: dict):
         if type(y) in _SCALARS and type(dy) is type(y):
             return y, dy, GetitemPullback(index, shared_shape(x.shape), (), x.dtype), None
     y, pullback = _getitem_rule(x, index)
+    if type(pullback) is GetitemPullback and type(dx) is np.ndarray and \
+            dx.dtype is x.dtype and dx.shape == x.shape:
+        dy = dx[pullback.index]  # the index the rule normalized; x's dtype: y's tangent space
+        if type(dy) is type(y):
+            return y, dy, pullback, None
     return y, _getitem_push(args, tangents, kwargs)[1], pullback, None
 
 

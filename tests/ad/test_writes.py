@@ -139,7 +139,22 @@ def numpy_in_place_functions(x):
     return np.concatenate([a, b, m.ravel(), c, d])
 
 
-FORMS = [item_into_zeros, slice_into_ones, mask_into_full, integer_array_with_repeats,
+def number_writes_in_a_loop(x):
+    """Numbers written one element at a time (the backward pass reads their cotangents
+    inline), next to the cases it must leave to the general pullback."""
+    grid = np.zeros((3, 4), x.dtype)
+    for k in range(2):
+        for i in range(1, 4):
+            grid[k + 1, i] = grid[k, i] + 0.5 * (grid[k, i - 1] - x[i]) * x[k]
+    grid[np.int64(2), -1] = grid[2, 1] * x[5]  # NumPy integers, a negative index
+    grid[1, 2] = x[4] ** 2  # an overwrite: the first value gets no gradient
+    grid[0] = x[3]  # a number broadcast to a row: the general pullback
+    row = grid[2]  # a live view: the next write takes the general path
+    grid[2, 0] = x[0] * 3.0
+    return np.concatenate([grid.ravel(), row])
+
+
+FORMS = [number_writes_in_a_loop, item_into_zeros, slice_into_ones, mask_into_full, integer_array_with_repeats,
          into_np_array_and_copy, two_d_rows_columns_blocks, augmented_assignment,
          add_at_and_other_ufunc_at, ufunc_out, captured_then_written, numpy_in_place_functions]
 
@@ -173,6 +188,46 @@ def test_writes_at_order_1_against_finite_differences(form, dtype):
         np.testing.assert_allclose(gradient, expected, rtol=1e-6, atol=1e-6)
 
 
+def test_number_writes_take_the_inline_backward_and_match_the_pullback(monkeypatch):
+    """``u[k, i] = t`` of a traced number: the backward pass reads and zeroes the cotangent
+    itself (no pullback call), with the gradient the pullback gives."""
+    from chainrules.ad.dispatch.writes import WritePullback
+
+    x = _RNG.normal(size=6)
+    weights = _weights(_plain(number_writes_in_a_loop, x).size, np.float64)
+
+    def loss(x):
+        return _real_loss(number_writes_in_a_loop(x), weights)
+
+    calls, call = [], WritePullback.__call__
+    monkeypatch.setattr(WritePullback, "__call__",
+                        lambda self, dy: calls.append(self.reads_number) or call(self, dy))
+    gradient = cr.grad(loss)(x)
+    np.testing.assert_allclose(gradient, numerical_gradient(loss, x), rtol=1e-6, atol=1e-6)
+    # the broadcast row goes to the pullback; of the eight element writes, at most the first
+    # met (if its cotangent buffer is not the engine's own yet) does
+    assert calls.count(False) == 1 and calls.count(True) <= 1, calls
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.complex128], ids=lambda d: np.dtype(d).name)
+def test_float64_numbers_written_into_other_dtypes_get_projected_cotangents(dtype):
+    """A float64 number written into a float32 or complex array: its cotangent is the
+    buffer's number projected back onto float64 (exactly, for this linear loss)."""
+    weights = _RNG.normal(size=4)
+
+    def loss(x):
+        buffer = np.zeros(4, dtype)
+        for i in range(4):
+            buffer[i] = x[i] * x[4]
+        return np.real(np.dot(weights, buffer))
+
+    x = _RNG.normal(size=5)
+    gradient = cr.grad(loss)(x)
+    expected = np.append(weights * x[4], np.dot(weights, x[:4]))
+    assert gradient.dtype == np.float64
+    np.testing.assert_allclose(gradient, expected, rtol=1e-6)
+
+
 def test_the_issue_example_jacobian_against_finite_differences():
     params = np.array([1.0, 0.5, 2.0])
     jacobian = cr.jacobian(lambda p: simulate(p, 7))(params)
@@ -183,7 +238,8 @@ def test_the_issue_example_jacobian_against_finite_differences():
         np.testing.assert_allclose(jacobian[:, k], column, rtol=1e-6, atol=1e-8)
 
 
-@pytest.mark.parametrize("form", [item_into_zeros, two_d_rows_columns_blocks,
+@pytest.mark.parametrize("form", [number_writes_in_a_loop, item_into_zeros,
+                                  two_d_rows_columns_blocks,
                                   augmented_assignment, add_at_and_other_ufunc_at, ufunc_out,
                                   captured_then_written, integer_array_with_repeats,
                                   numpy_in_place_functions],
@@ -291,7 +347,15 @@ def test_arrays_computed_from_created_arrays_take_writes():
         return np.sum(out * x) + np.sum(copied) + np.sum(listed)
 
     # x0 ** 2 + x1 + x2 + x1 + x2 ** 2
-    assert np.allclose(cr.grad(derived)(np.array([1.0, 2.0, 3.0])), [2.0, 2.0, 7.0])
+    x = np.array([1.0, 2.0, 3.0])
+    assert np.allclose(cr.grad(derived)(x), [2.0, 2.0, 7.0])
+    # at order 2 too: the result of constants is a constant of every level (it was once left
+    # a value of the outer level, which the inner one refused to write into)
+    hessian = np.diag([2.0, 0.0, 2.0])
+    gradient = cr.grad(derived)
+    for k in range(3):
+        np.testing.assert_allclose(cr.grad(lambda x: gradient(x)[k])(x), hessian[k])
+    np.testing.assert_allclose(cr.hessian(derived)(x), hessian)
 
 
 def test_aliases_see_writes_and_np_array_copies():
@@ -508,6 +572,10 @@ def test_views_taken_before_a_write_at_order_2(program):
     np.testing.assert_allclose(cr.hessian(loss)(x), expected, rtol=1e-5, atol=1e-6)
     v = np.array([0.3, -0.8])
     np.testing.assert_allclose(cr.jvp(loss, (x,), (v,))[1], gradient(x) @ v, rtol=1e-8)
+    # reverse over reverse: the outer level's read of the written array must not hide from
+    # the inner level that the slice is a view (it once made a snapshot there)
+    np.testing.assert_allclose(cr.grad(lambda x: np.dot(gradient(x), v))(x), expected @ v,
+                               rtol=1e-5, atol=1e-6)
 
 
 def test_a_row_view_kept_through_a_fill_loop_stays_linear():

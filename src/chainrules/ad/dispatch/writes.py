@@ -212,14 +212,26 @@ def read_view(source: Any, view: Any, redo: Any) -> Any:
     write copy it (a row recurrence ``out[i] = out[i - 1] @ A`` stays linear); and a write
     into the snapshot raises, as a write through a view does."""
     view = track_view(source, view, redo)
-    if type(view) is not Traced or type(view.primal) is not np.ndarray:
+    if type(view) is not Traced:
         return view
     tape = source.tape
     if tape.forward or not tape.active or type(source.node) is not int or source.node < 0 \
             or tape.records[source.node][1] is not setitem:
         return view
-    snapshot = view.primal.copy()
-    snapshot.flags.writeable = False
+    levels = _levels()
+    if not levels or tape is not levels[-1]:
+        # a value of an outer level, read by an inner level's rule: the inner level's view
+        # is the program's, followed and made a snapshot there (a snapshot here would hide
+        # from it that the value is a view)
+        return view
+    primal = view.primal
+    if type(primal) is np.ndarray:
+        snapshot = primal.copy()
+    elif type(primal) is Traced and type(primal_value(primal)) is np.ndarray:
+        snapshot = _NUMPY_COPY(primal)  # recorded by the outer levels
+    else:
+        return view
+    primal_value(snapshot).flags.writeable = False
     view.primal = snapshot
     return view
 
@@ -337,6 +349,9 @@ def _refresh_views(target: Any, released: Sequence = ()) -> None:
 def write(target: Any, index: Any, value: Any) -> None:
     """``target[index] = value`` for a traced ``target``: recorded, the storage written in
     place (copied first when something else holds it)."""
+    if type(value) is Traced and type(value.primal) in SCALAR_META and \
+            value.tape is target.tape and _write_number(target, index, value):
+        return
     if type(index) is list or (type(index) is tuple and list in map(type, index)):
 
         index = normalize_index(index)
@@ -346,7 +361,7 @@ def write(target: Any, index: Any, value: Any) -> None:
     if level.finished or (not level.forward and not level.active):
         raise TracingError("a traced array was written after its grad/vjp/jvp call returned; "
                            "traced values must not escape the differentiated function.")
-    if isinstance(value, (list, tuple)):
+    if type(value) is not Traced and isinstance(value, (list, tuple)):
         value = np.array(value)  # as NumPy reads it; the engine's np.array records traced parts
     value_primal, value_node = _value_at(level, value)
     if type(target.primal) is not np.ndarray and \
@@ -363,6 +378,21 @@ def write(target: Any, index: Any, value: Any) -> None:
     finally:
         if views:  # no view of any traced array is alive: nothing to compute again
             _refresh_views(target, released)
+
+
+def _write_number(target: Any, index: Any, value: Any) -> bool:
+    """``u[i, j] = t`` for a traced number ``t`` of ``u``'s reverse trace, when ``u``'s storage
+    is its own and no view of any traced array is alive: the common write of a loop, done
+    and recorded as `write` would, without its general cases. False when it does not apply."""
+    tape, storage = target.tape, target.primal
+    if type(storage) is not np.ndarray or tape.forward or not tape.active or tape.finished or \
+            getattr(_local, "views", None) or not _is_element(index, storage.ndim) or \
+            storage.base is not None or not storage.flags.writeable or \
+            _primal_refs(target) > _minimum()[0]:
+        return False
+    storage[index] = value.primal
+    _record_write(tape, target, index, value.primal, value.node, None, False, True)
+    return True
 
 
 def _value_at(level: Any, value: Any) -> tuple[Any, Any]:
@@ -389,16 +419,20 @@ def _write_reverse(tape: Any, target: Any, index: Any, value: Any, value_primal:
 
 
 def _record_write(tape: Any, target: Any, index: Any, value_primal: Any, value_node: int,
-                  keep: Any, add: bool) -> None:
+                  keep: Any, add: bool, element: bool = False) -> None:
     """Record ``target[index] = value`` (``add``: ``np.add.at``) on the reverse ``tape``: the
-    target now stands for the new node. A constant written into a constant stays one."""
+    target now stands for the new node. A constant written into a constant stays one.
+    ``element``: the index is known to select one element (`_is_element`)."""
     if value_node < 0 and target.node < 0:
         return
     project = ProjectTo(value_primal) if value_node >= 0 else None
     shape = () if type(value_primal) in SCALAR_META else tuple(np.shape(value_primal))
-    pullback = WritePullback(index, shape, project, keep, add)
+    meta = _meta_of(tape, target)
+    reads_number = project is not None and keep is None and not add and shape == () and (
+        element or _is_element(index, len(meta[0])))
+    pullback = WritePullback(index, shape, project, keep, add, reads_number)
     records = tape.records
-    records.append((pullback, setitem, _meta_of(tape, target), target.node, -1, value_node))
+    records.append((pullback, setitem, meta, target.node, -1, value_node))
     target.node = len(records) - 1
 
 
@@ -581,13 +615,21 @@ class WritePullback:
 
     The engine hands it a cotangent ``dy`` that it owns: the value's cotangent is read at
     ``index``, and ``dy`` is zeroed there in place (not for ``add``) and passed on to ``a``.
+    ``reads_number``: a traced number is written at one element (``u[i, j] = t``), so its
+    cotangent is the number ``dy[index]`` as it is; the backward pass does that one without
+    calling the pullback.
+
+    >>> pullback = WritePullback(1, (), lambda part: part, None, False, True)
+    >>> pullback(np.array([1.0, 2.0, 3.0]))[1:]
+    (array([1., 0., 3.]), NoTangent(), np.float64(2.0))
     """
 
-    __slots__ = ("index", "value_shape", "project", "keep", "add")
+    __slots__ = ("index", "value_shape", "project", "keep", "add", "reads_number")
 
-    def __init__(self, index: Any, value_shape: tuple, project: Any, keep: Any, add: bool):
+    def __init__(self, index: Any, value_shape: tuple, project: Any, keep: Any, add: bool,
+                 reads_number: bool = False):
         self.index, self.value_shape, self.project = index, value_shape, project
-        self.keep, self.add = keep, add
+        self.keep, self.add, self.reads_number = keep, add, reads_number
 
     def __call__(self, dy: Any) -> tuple:
         if type(dy) is not np.ndarray:
@@ -610,6 +652,19 @@ class WritePullback:
         if not self.add:
             dy[index] = 0
         return _NO_TANGENT, dy, _NO_TANGENT, d_value
+
+
+def _is_element(index: Any, ndim: int | None) -> bool:
+    """Whether ``index`` selects one element of an array of ``ndim`` dimensions: an integer
+    for each."""
+    if type(index) is not tuple:
+        return ndim == 1 and (type(index) is int or issubclass(type(index), np.integer))
+    if len(index) != ndim:
+        return False
+    for part in index:
+        if type(part) is not int and not issubclass(type(part), np.integer):
+            return False
+    return True
 
 
 # --- augmented assignment, ufunc out= and ufunc.at ------------------------------------------
@@ -827,7 +882,7 @@ def _ufunc_at_in_turn(ufunc: Any, target: Any, shape: tuple, positions: np.ndarr
 
 def _add_at(target: Any, index: Any, value: Any) -> None:
     level = target.tape
-    if isinstance(value, (list, tuple)):
+    if type(value) is not Traced and isinstance(value, (list, tuple)):
         value = np.array(value)
     value_primal, value_node = _value_at(level, value)
     storage = _lifted(_own_primal(level, target), value_primal)

@@ -165,8 +165,11 @@ def constant(level: Any, value: Any) -> Traced:
 def constant_result(level: Any, value: Any) -> Any:
     """The result of an operation on constants of ``level`` alone: a float or complex array
     stays a constant (the program may write traced values into it: ``out = np.zeros(n) +
-    1.0``); a number, or an array of integers or booleans, is plain."""
-    if type(value) is np.ndarray and value.dtype.kind in WRITABLE_KINDS:
+    1.0``); a number, or an array of integers or booleans, is plain. Under an outer level
+    (``grad`` of ``grad``) the constants' values are that level's constants, and so is the
+    result: it is made a constant of ``level`` too, as created arrays are at every level."""
+    plain = primal_value(value)
+    if type(plain) is np.ndarray and plain.dtype.kind in WRITABLE_KINDS:
         return Traced(value, level, _ZERO if level.forward else CONSTANT)
     return value
 

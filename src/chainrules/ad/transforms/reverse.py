@@ -32,6 +32,7 @@ from ...core.sparse import SparseCotangent, SparseSum
 from ...core.tangents import AbstractZero, NoTangent
 from ...core.thunks import InplaceableThunk, Thunk, unthunk
 
+from ..dispatch.writes import WritePullback
 from ..trace.errors import RuleError
 from ..trace.pairs import add_pair_in_place, owned_pair_sum
 from ..trace.tape import OWNING_PULLBACKS, StructureArgument
@@ -139,6 +140,26 @@ def _backward(records: list, seeds: list, retain: bool) -> tuple[list, bytearray
                                     slots, owned, records, second_parent, second, record[1], 2)
                         continue
             pullback = form.pullback(pullback)
+        if type(pullback) is WritePullback and owned[node] == 1 and \
+                type(cotangent) is np.ndarray and pullback.reads_number:
+            # u[i] = t: t's cotangent is the number at i of the owned buffer, which is zeroed
+            # there and handed on (as `_pull_owned` would, without the calls)
+            part = cotangent[pullback.index]
+            cotangent[pullback.index] = 0
+            parent = record[3]
+            if parent >= 0:
+                old = slots[parent]
+                slots[parent] = cotangent if old is None else \
+                    accumulate(cotangent, old, owned=True)
+                owned[parent] = 1
+            parent = record[5]
+            if parent >= 0:
+                old = slots[parent]
+                if type(part) is records[parent][2][2] and (old is None or type(old) is type(part)):
+                    slots[parent] = part if old is None else old + part
+                else:
+                    _contribute(slots, owned, records, parent, pullback.project(part), record[1], 3)
+            continue
         if type(pullback) in OWNING_PULLBACKS:
             _pull_owned(slots, owned, records, node, record, cotangent, owned[node], handed)
             continue

@@ -23,7 +23,9 @@ Design (docs/mutation.md says it for users):
 - The backward pass of a write reads the cotangent at the written positions (the value's
   cotangent) and zeroes it there (the overwritten values get none). The engine hands the
   pullback a cotangent buffer it owns (`OWNING_PULLBACKS`), so this happens in place: O(size
-  of the written part) per write.
+  of the written part) per write. A traced number written at one element (``u[k, i] = t``,
+  `WritePullback.reads_number`) is done by the backward pass itself, without the call, and
+  recorded by `write` without its general cases when the array's storage is its own.
 - Writes into the function's own input array happen in the caller's array, as NumPy does, when
   no operation recorded so far keeps that array; otherwise they raise (the gradient would need
   the old values). Writes through a view (``v = out[2:]; v[0] = t``, ``x.T[0] = t``) raise: the

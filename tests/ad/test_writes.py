@@ -516,6 +516,14 @@ def _view_of_a_view(x):
     return w * x[0]
 
 
+def _view_of_a_temporary_view(x):
+    out = np.zeros(4, x.dtype)
+    v = out.reshape(2, 2)[1]  # the reshape between them is gone after this line
+    out[2] = x[0] * x[1]
+    out[3] += x[1]
+    return v * x[0]
+
+
 def _split_and_diagonal(x):
     out = np.ones((2, 2), x.dtype)
     top, bottom = np.split(out, 2)
@@ -533,6 +541,7 @@ def _view_of_the_input(x):
 
 
 VIEW_PROGRAMS = [_view_of_a_created_array, _view_of_a_written_array, _transpose_and_reshape,
+                 _view_of_a_temporary_view,
                  _view_of_a_view, _split_and_diagonal, _view_of_the_input]
 
 

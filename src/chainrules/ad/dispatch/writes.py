@@ -127,6 +127,7 @@ def exit_level(level: Any) -> None:
     _states.pop(id(level), None)
     if not levels:
         _views().clear()
+        _view_roots().clear()
 
 
 # --- reference counts: is a storage held by anything but its traced value? ---------------
@@ -254,6 +255,21 @@ def _views() -> dict:
     return views
 
 
+def _view_roots() -> dict:
+    """id(view) -> (weak reference to the view, weak reference to the array it is followed
+    from, its redo from that array), for this thread: a view of a view is followed from the
+    first array, so that it sees writes even when the view between them is gone
+    (``out.reshape(2, 3)[0]``: the reshape is a temporary)."""
+    roots = getattr(_local, "view_roots", None)
+    if roots is None:
+        roots = _local.view_roots = {}
+    return roots
+
+
+def _composed(first: Any, then: Any) -> Any:
+    return lambda base: then(first(base))
+
+
 def track_view(source: Any, result: Any, redo: Any) -> Any:
     """``result`` of an operation on the traced array ``source`` that ``redo(source)``
     computes again (without holding ``source``: the registry keeps it weakly); if it is a
@@ -279,11 +295,19 @@ def track_view(source: Any, result: Any, redo: Any) -> Any:
         return result
     if type(result) is not Traced:
         result = _constant_as(source, result)
+    roots = _view_roots()
+    known = roots.get(id(source))
+    if known is not None and known[0]() is source:
+        root = known[1]()
+        if root is not None:  # a view of a view: followed from the first array
+            source, redo = root, _composed(known[2], redo)
     views = _views()
     entry = views.get(id(source))
     if entry is None or entry[0]() is not source:  # weak: the registry keeps no array alive
         entry = views[id(source)] = (weakref.ref(source), [])
-    entry[1].append((weakref.ref(result), redo))
+    reference = weakref.ref(result)
+    entry[1].append((reference, redo))
+    roots[id(result)] = (reference, entry[0], redo)
     return result
 
 

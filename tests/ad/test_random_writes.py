@@ -55,15 +55,17 @@ def _number(kind: str, value):
 
 
 def run(program: list, x) -> list:
-    """The program's arrays and numbers, in order (plain NumPy or traced alike)."""
-    out = np.zeros(SIZE)
+    """The program's arrays and numbers, in order (plain NumPy or traced alike); ``out`` has
+    ``x``'s dtype."""
+    out = np.zeros(SIZE, x.dtype)
     views, terms = [], []
     for step in program:
         kind = step[0]
         if kind == "write_number":
             out[step[1]] = _number(step[3], x[step[2]])
         elif kind == "write_slice":
-            out[step[1]] = x[step[2]] * np.arange(1.0, 1.0 + len(range(*step[1].indices(SIZE))))
+            out[step[1]] = x[step[2]] * np.arange(1.0, 1.0 + len(range(*step[1].indices(SIZE))),
+                                                  dtype=x.dtype)
         elif kind == "add_number":
             out[step[1]] += x[step[2]] ** 2
         elif kind == "add_at":
@@ -98,7 +100,7 @@ def _loss(program: list, weights: np.ndarray):
     def loss(x):
         values = run(program, x)
         flat = np.concatenate([np.ravel(v) for v in values])
-        return np.sum(weights[:len(flat)] * flat) + np.sum(flat * flat) / 5.0
+        return np.sum(np.real(weights[:len(flat)] * flat)) + np.sum(np.abs(flat) ** 2) / 5.0
     return loss
 
 
@@ -117,3 +119,20 @@ def test_random_write_programs_at_orders_1_and_2(program, seed):
     np.testing.assert_allclose(cr.hessian(loss)(x) @ v, hessian_v, rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(cr.jvp(loss, (x,), (v,))[1], gradient(x) @ v, rtol=1e-8,
                                atol=1e-10)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(programs, st.integers(0, 2 ** 16), st.sampled_from([np.float32, np.complex128]))
+def test_random_write_programs_in_float32_and_complex(program, seed, dtype):
+    """float32: against the same program in float64; complex: dL/dRe + i dL/dIm."""
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-1.0, 1.0, INPUTS)
+    if dtype == np.complex128:
+        x = x + 1j * rng.uniform(-1.0, 1.0, INPUTS)
+    weights = rng.normal(size=64) + (1j * rng.normal(size=64) if dtype == np.complex128 else 0)
+    loss = _loss(program, weights)
+    gradient = cr.grad(loss)(x.astype(dtype))
+    assert gradient.dtype == dtype
+    expected = numerical_gradient(loss, x)
+    tolerance = 2e-3 if dtype == np.float32 else 1e-6
+    np.testing.assert_allclose(gradient, expected, rtol=tolerance, atol=tolerance)

@@ -52,7 +52,7 @@ from .forward import (ForwardTrace, reverse_for_forward, tangent_in_space, tange
                       zeros_like_primal)
 from ..trace.values import is_differentiable
 from ..trace.float_errors import user_error_or_retry
-from ..trace.traced import Traced
+from ..trace.traced import Traced, constant_result
 
 __all__ = ["BatchedForwardTrace", "lift", "output_tangent"]
 
@@ -86,8 +86,8 @@ class BatchedForwardTrace(ForwardTrace):
         try:
             tangents = tuple(None if type(t) is int or isinstance(t, AbstractZero) else t
                              for t in tangents)
-            if all(t is None for t in tangents):
-                return function(*primals, **kwargs)  # constants in, a constant out
+            if all(t is None for t in tangents):  # constants in, a constant out
+                return constant_result(self, function(*primals, **kwargs))
             entry = _FRULES.get(function)
             if entry is not None and entry[1] is None:  # declared non-differentiable
                 return function(*primals, **kwargs)

@@ -44,6 +44,7 @@ _steps = st.one_of(
     st.tuples(st.just("transpose_view"), st.integers(0, 1)),
     st.tuples(st.just("copy")),
     st.tuples(st.just("write_last"), _input),
+    st.tuples(st.just("write_fancy"), st.lists(_index, min_size=1, max_size=4), _input),
 )
 programs = st.lists(_steps, min_size=1, max_size=8)
 
@@ -95,6 +96,9 @@ def run(program: list, x) -> list:
             out = out.copy()  # the views keep seeing the old array, as NumPy's do
         elif kind == "write_last":
             out[-1] = x[step[1]] - 0.5
+        elif kind == "write_fancy":  # a repeated position keeps the last value, as in NumPy
+            out[np.array(step[1])] = x[step[2]] * np.arange(1.0, 1.0 + len(step[1]),
+                                                            dtype=x.dtype)
     return [out] + views + terms
 
 

@@ -524,6 +524,16 @@ def _view_of_a_temporary_view(x):
     return v * x[0]
 
 
+def _view_of_a_view_of_a_written_array(x):
+    out = np.zeros(4, x.dtype)
+    out[0] = x[1]
+    v = out[1:]  # out was written: the engine holds v as a snapshot, followed as a view
+    w = v[1:]
+    del v
+    out[3] = x[0] * x[1]
+    return w * x[0]
+
+
 def _split_and_diagonal(x):
     out = np.ones((2, 2), x.dtype)
     top, bottom = np.split(out, 2)
@@ -541,7 +551,7 @@ def _view_of_the_input(x):
 
 
 VIEW_PROGRAMS = [_view_of_a_created_array, _view_of_a_written_array, _transpose_and_reshape,
-                 _view_of_a_temporary_view,
+                 _view_of_a_temporary_view, _view_of_a_view_of_a_written_array,
                  _view_of_a_view, _split_and_diagonal, _view_of_the_input]
 
 

@@ -127,7 +127,6 @@ def exit_level(level: Any) -> None:
     _states.pop(id(level), None)
     if not levels:
         _views().clear()
-        _view_roots().clear()
 
 
 # --- reference counts: is a storage held by anything but its traced value? ---------------
@@ -247,7 +246,7 @@ def read_view(source: Any, view: Any, redo: Any) -> Any:
 # after ``out[2] = t`` sees ``t``, and its gradient reaches ``t``, as NumPy's view would.
 
 def _views() -> dict:
-    """id(base) -> (weak reference to base, [(weak reference to a view, redo)]), for this
+    """id(base) -> (weak reference to base, [its views' `_ViewReference`]), for this
     thread."""
     views = getattr(_local, "views", None)
     if views is None:
@@ -255,15 +254,14 @@ def _views() -> dict:
     return views
 
 
-def _view_roots() -> dict:
-    """id(view) -> (weak reference to the view, weak reference to the array it is followed
-    from, its redo from that array), for this thread: a view of a view is followed from the
-    first array, so that it sees writes even when the view between them is gone
-    (``out.reshape(2, 3)[0]``: the reshape is a temporary)."""
-    roots = getattr(_local, "view_roots", None)
-    if roots is None:
-        roots = _local.view_roots = {}
-    return roots
+class _ViewReference(weakref.ref):
+    """A weak reference to a followed view, with how to compute it again: ``redo(root)``
+    from ``root``, a weak reference to the array it is followed from. A view of a view is
+    followed from the first array (found through this reference, `weakref.getweakrefs`), so
+    that it sees writes even when the view between them is gone (``out.reshape(2, 3)[0]``:
+    the reshape is a temporary)."""
+
+    __slots__ = ("redo", "root")
 
 
 def _composed(first: Any, then: Any) -> Any:
@@ -279,14 +277,18 @@ def track_view(source: Any, result: Any, redo: Any) -> Any:
     Only views of the innermost level's values are followed: those are the program's. Values
     of outer levels met there are rules' own (a pullback's inputs at order 2), which must
     never change under them."""
-    plain = primal_value(result)
+    plain = result
+    while type(plain) is Traced:  # primal_value, inline: this runs for every slice read
+        plain = plain.primal
     if type(plain) is not np.ndarray or plain.base is None or getattr(_local, "refreshing",
                                                                       False):
         return result
     levels = _levels()
     if not levels or source.tape is not levels[-1]:
         return result
-    storage = primal_value(source)
+    storage = source.primal
+    while type(storage) is Traced:
+        storage = storage.primal
     if type(storage) is not np.ndarray:
         return result
     base = plain.base  # a view's base is the array owning the memory: found without a call
@@ -295,19 +297,19 @@ def track_view(source: Any, result: Any, redo: Any) -> Any:
         return result
     if type(result) is not Traced:
         result = _constant_as(source, result)
-    roots = _view_roots()
-    known = roots.get(id(source))
-    if known is not None and known[0]() is source:
-        root = known[1]()
-        if root is not None:  # a view of a view: followed from the first array
-            source, redo = root, _composed(known[2], redo)
+    for known in weakref.getweakrefs(source):  # a followed view: its views follow its root
+        if type(known) is _ViewReference:
+            root = known.root()
+            if root is not None:
+                source, redo = root, _composed(known.redo, redo)
+            break
     views = _views()
     entry = views.get(id(source))
     if entry is None or entry[0]() is not source:  # weak: the registry keeps no array alive
         entry = views[id(source)] = (weakref.ref(source), [])
-    reference = weakref.ref(result)
-    entry[1].append((reference, redo))
-    roots[id(result)] = (reference, entry[0], redo)
+    reference = _ViewReference(result)
+    reference.redo, reference.root = redo, entry[0]
+    entry[1].append(reference)
     return result
 
 
@@ -332,7 +334,7 @@ def _release_views(target: Any) -> list:
     if entry is None or entry[0]() is not target:
         return []
     released = []
-    for ref, _ in entry[1]:
+    for ref in entry[1]:
         view = ref()
         if view is not None and type(view.primal) is np.ndarray and view.primal.base is not None:
             released.append((view, view.primal))
@@ -355,13 +357,13 @@ def _refresh_views(target: Any, released: Sequence = ()) -> None:
             entry = views.get(id(base))
             if entry is None or entry[0]() is not base:
                 continue
-            alive = [(ref, redo) for ref, redo in entry[1] if ref() is not None]
+            alive = [ref for ref in entry[1] if ref() is not None]
             entry[1][:] = alive
-            for ref, redo in alive:
+            for ref in alive:
                 view = ref()
                 if view is None:
                     continue
-                fresh = redo(base)
+                fresh = ref.redo(base)
                 if type(fresh) is not Traced:
                     fresh = _constant_as(base, fresh)
                 view.primal, view.tape, view.node = fresh.primal, fresh.tape, fresh.node
@@ -650,12 +652,22 @@ class WritePullback:
     (array([1., 0., 3.]), NoTangent(), np.float64(2.0))
     """
 
-    __slots__ = ("index", "value_shape", "project", "keep", "add", "reads_number")
+    # ``mode``: 0 a write, 1 an add (np.add.at), 2 a write of a number (`reads_number`); one
+    # slot for both flags, so that a record costs no more memory than a write's did before
+    __slots__ = ("index", "value_shape", "project", "keep", "mode")
 
     def __init__(self, index: Any, value_shape: tuple, project: Any, keep: Any, add: bool,
                  reads_number: bool = False):
         self.index, self.value_shape, self.project = index, value_shape, project
-        self.keep, self.add, self.reads_number = keep, add, reads_number
+        self.keep, self.mode = keep, 1 if add else 2 if reads_number else 0
+
+    @property
+    def add(self) -> bool:
+        return self.mode == 1
+
+    @property
+    def reads_number(self) -> bool:
+        return self.mode == 2
 
     def __call__(self, dy: Any) -> tuple:
         if type(dy) is not np.ndarray:
@@ -675,7 +687,7 @@ class WritePullback:
             elif np.shape(part) != self.value_shape:
                 part = unbroadcast(part, self.value_shape)
             d_value = self.project(part)
-        if not self.add:
+        if self.mode != 1:
             dy[index] = 0
         return _NO_TANGENT, dy, _NO_TANGENT, d_value
 

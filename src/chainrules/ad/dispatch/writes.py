@@ -55,7 +55,7 @@ from ..trace.tape import OWNING_PULLBACKS
 from ..trace.traced import WRITABLE_KINDS, Traced, constant, primal_value
 from ..trace.values import SCALAR_META, dtype_of, record_meta, shape_of
 
-__all__ = ["from_program", "library_namespace", "LIBRARIES", "PLAIN_ARRAY_CAUSES", "write", "augmented",
+__all__ = ["from_program", "called_from_program", "library_namespace", "LIBRARIES", "PLAIN_ARRAY_CAUSES", "write", "augmented",
            "augmented_plain", "ufunc_out", "ufunc_at", "created", "is_constant", "read_view",
            "track_view", "lend_input",
            "setitem", "WritePullback", "enter_level", "exit_level"]
@@ -180,6 +180,19 @@ def from_program(depth: int) -> bool:
     package it calls, installed or not), not one of the `LIBRARIES`: only arrays the program
     creates are traced."""
     return not library_namespace(sys._getframe(depth + 1).f_globals)
+
+
+def called_from_program() -> bool:
+    """Whether the code that called into NumPy or chainrules is the program's (the user's, or
+    a package it calls), not one of the `LIBRARIES` (SciPy's internals): the first frame out
+    of both decides."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        name = frame.f_globals.get("__name__") or ""
+        if not (name.startswith("chainrules.") or name.startswith("numpy.")):
+            return not library_namespace(frame.f_globals)
+        frame = frame.f_back
+    return False
 
 
 def created(result: Any, depth: int = 1) -> Any:

@@ -50,6 +50,7 @@ from ...rules.numpy.indexing import normalize_index
 from ...rules.numpy.shape import astype as _astype
 from .forward import (ForwardTrace, reverse_for_forward, tangent_in_space, tangent_part,
                       zeros_like_primal)
+from ..dispatch.writes import called_from_program
 from ..trace.values import is_differentiable
 from ..trace.float_errors import user_error_or_retry
 from ..trace.traced import Traced, constant_result
@@ -86,8 +87,12 @@ class BatchedForwardTrace(ForwardTrace):
         try:
             tangents = tuple(None if type(t) is int or isinstance(t, AbstractZero) else t
                              for t in tangents)
-            if all(t is None for t in tangents):  # constants in, a constant out
-                return constant_result(self, function(*primals, **kwargs))
+            if all(t is None for t in tangents):
+                # constants in: a constant out, which the program may write into (a plain
+                # array in a library's code, which may keep it past the trace: SciPy's
+                # quad_vec keeps its sums)
+                y = function(*primals, **kwargs)
+                return constant_result(self, y) if called_from_program() else y
             entry = _FRULES.get(function)
             if entry is not None and entry[1] is None:  # declared non-differentiable
                 return function(*primals, **kwargs)

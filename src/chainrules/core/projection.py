@@ -352,6 +352,10 @@ def _projector_for(x: Any) -> ProjectTo:
     projector = _SCALAR_PROJECTORS.get(type(x))
     if projector is not None:
         return projector
+    if type(x) is np.ndarray:  # the common case, seen before: one lookup
+        projector = _ARRAY_PROJECTORS.get((x.shape, x.dtype))
+        if projector is not None:
+            return projector
     if type(x) in VECTOR_SPACES:
         return _ProjectToVectorSpace._new(kind=type(x))
     if is_duck_array_type(type(x)):

@@ -132,7 +132,7 @@ def project_onto(x: Any) -> Any:
     >>> project_onto([1, 2]) is None
     True
     """
-    if isinstance(x, (list, tuple)):
+    if type(x) is not np.ndarray and isinstance(x, (list, tuple)):
         if x and type(x[0]) in _NUMBER_TYPES and all(type(e) is type(x[0]) for e in x):
             return _ProjectNumbers(x)
         return ProjectTo(x) if _has_tangent(x) else None
@@ -302,13 +302,15 @@ class Call:
         """Keep only the first argument's shape, dtype and (for a reduction: a function with a
         ``keepdims`` parameter) axes, for formulas that read nothing else: the arrays, the
         output and the options are freed after the forward pass (small tapes)."""
-        self._shape, self._dtype, self._is_array = shared_shape(self.a.shape), self.dtype, \
-            self.is_array
+        array = self.a
+        dtype = array.dtype
+        self._shape, self._is_array = shared_shape(array.shape), self.is_array
+        self._dtype = dtype if dtype.kind in "fc" else self.dtype  # `dtype`, for floats inline
         if "keepdims" in self.rule.defaults:
             _ = self.axes
         self.args = self.kwargs = self.y = None
-        if not is_duck_array(self._array):  # a Dask array is kept: a graph, not data
-            self._array = None
+        if type(array) is np.ndarray or not is_duck_array(array):
+            self._array = None  # a Dask array is kept: a graph, not data
 
 
 # --- default pushforwards ------------------------------------------------------------------------
@@ -466,11 +468,23 @@ class _Rule:
                                 for i, arg in enumerate(args)])
         else:
             projectors = tuple([project_onto(arg) for arg in args])
-        if projectors.count(None) == len(projectors) or not _has_tangent_space(y):
+        if projectors.count(None) == len(projectors):
             return _Zeros(_zeros(projectors))
-        pullback.y, pullback.projectors, pullback.output = y, projectors, None
+        if (type(y) is np.ndarray and y.dtype.kind in "fcO") or type(y) in _NUMBER_TYPES:
+            # `_has_tangent_space`, inline
+            output = ProjectTo(y) if not self.keeps_values else None
+        elif isinstance(y, (tuple, list)):
+            if not _has_tangent_space(y):
+                return _Zeros(_zeros(projectors))
+            output = ProjectTo(y) if not self.keeps_values else None
+        else:
+            output = ProjectTo(y)
+            if output is NO_TANGENT_PROJECTOR:
+                return _Zeros(_zeros(projectors))
+            if self.keeps_values:
+                output = None
+        pullback.y, pullback.projectors, pullback.output = y, projectors, output
         if not self.keeps_values:
-            pullback.output = ProjectTo(y)
             pullback.forget_values()
         return pullback
 

@@ -34,6 +34,7 @@ from ...rules.numpy.shape import astype
 from ..trace.errors import ArrayConversionError, TracingError
 from ..trace.tape import record, record_binary, record_unary
 from ..trace.traced import Traced, primal_value
+from ..trace.values import SCALAR_META
 from . import masked, writes
 
 __all__ = ["REFUSED_METHODS", "install"]
@@ -143,7 +144,9 @@ class _ArrayInterface:
         if function in writes.IN_PLACE:  # np.fill_diagonal, np.copyto: array writes
             return writes.IN_PLACE[function](*args, **kwargs)
         y = record(function, args, kwargs)
-        if args and type(args[0]) is Traced:  # np.reshape(x), np.ravel(x)...: views followed
+        if args and type(args[0]) is Traced and not (
+                type(y) is Traced and type(y.primal) in SCALAR_META):  # a number: no view
+            # np.reshape(x), np.ravel(x)...: views followed
             rest = args[1:]  # (not args: the view must not keep its base's traced value)
             y = _followed(args[0], y, lambda base: function(base, *rest, **kwargs))
         return y

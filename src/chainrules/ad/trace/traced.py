@@ -168,7 +168,9 @@ def constant_result(level: Any, value: Any) -> Any:
     1.0``); a number, or an array of integers or booleans, is plain. Under an outer level
     (``grad`` of ``grad``) the constants' values are that level's constants, and so is the
     result: it is made a constant of ``level`` too, as created arrays are at every level."""
-    plain = primal_value(value)
+    plain = value
+    while type(plain) is Traced:  # primal_value, inline
+        plain = plain.primal
     if type(plain) is np.ndarray and plain.dtype.kind in WRITABLE_KINDS:
         return Traced(value, level, _ZERO if level.forward else CONSTANT)
     return value

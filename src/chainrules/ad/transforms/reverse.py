@@ -140,27 +140,30 @@ def _backward(records: list, seeds: list, retain: bool) -> tuple[list, bytearray
                                     slots, owned, records, second_parent, second, record[1], 2)
                         continue
             pullback = form.pullback(pullback)
-        if type(pullback) is WritePullback and owned[node] == 1 and \
-                type(cotangent) is np.ndarray and pullback.reads_number:
-            # u[i] = t: t's cotangent is the number at i of the owned buffer, which is zeroed
-            # there and handed on (as `_pull_owned` would, without the calls)
-            part = cotangent[pullback.index]
-            cotangent[pullback.index] = 0
-            parent = record[3]
-            if parent >= 0:
-                old = slots[parent]
-                slots[parent] = cotangent if old is None else \
-                    accumulate(cotangent, old, owned=True)
-                owned[parent] = 1
-            parent = record[5]
-            if parent >= 0:
-                old = slots[parent]
-                if type(part) is records[parent][2][2] and (old is None or type(old) is type(part)):
-                    slots[parent] = part if old is None else old + part
-                else:
-                    _contribute(slots, owned, records, parent, pullback.project(part), record[1], 3)
-            continue
         if type(pullback) in OWNING_PULLBACKS:
+            if type(pullback) is WritePullback and owned[node] == 1 and \
+                    type(cotangent) is np.ndarray and pullback.mode == 2:
+                # u[i] = t (`WritePullback.reads_number`): t's cotangent is the number at i
+                # of the owned buffer, which is zeroed there and handed on (as `_pull_owned`
+                # would, without the calls)
+                part = cotangent[pullback.index]
+                cotangent[pullback.index] = 0
+                parent = record[3]
+                if parent >= 0:
+                    old = slots[parent]
+                    slots[parent] = cotangent if old is None else \
+                        accumulate(cotangent, old, owned=True)
+                    owned[parent] = 1
+                parent = record[5]
+                if parent >= 0:
+                    old = slots[parent]
+                    if type(part) is records[parent][2][2] and (old is None or
+                                                                type(old) is type(part)):
+                        slots[parent] = part if old is None else old + part
+                    else:
+                        _contribute(slots, owned, records, parent, pullback.project(part),
+                                    record[1], 3)
+                continue
             _pull_owned(slots, owned, records, node, record, cotangent, owned[node], handed)
             continue
         if type(cotangent) is np.ndarray and cotangent.flags.writeable:

@@ -198,7 +198,7 @@ def test_on_a_local_cluster_of_worker_processes():
     Xd, yd = da.from_array(X, chunks=4), da.from_array(y, chunks=4)
     ensemble = [RNG.normal(size=4) for _ in range(3)]
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  host="127.0.0.1", dashboard_address=None,
+                                  host="127.0.0.1", dashboard_address=":0",
                                   silence_logs=50) as cluster, \
             distributed.Client(cluster) as client:
         # One gradient over distributed data: the graph runs on the workers.

@@ -55,9 +55,9 @@ from ..trace.tape import OWNING_PULLBACKS
 from ..trace.traced import WRITABLE_KINDS, Traced, constant, primal_value
 from ..trace.values import SCALAR_META, dtype_of, record_meta, shape_of
 
-__all__ = ["from_program", "called_from_program", "library_namespace", "LIBRARIES", "PLAIN_ARRAY_CAUSES", "write", "augmented",
-           "augmented_plain", "ufunc_out", "ufunc_at", "created", "is_constant", "read_view",
-           "track_view", "lend_input",
+__all__ = ["from_program", "called_from_program", "library_namespace", "LIBRARIES",
+           "PLAIN_ARRAY_CAUSES", "write", "augmented", "augmented_plain", "ufunc_out",
+           "ufunc_at", "created", "is_constant", "read_view", "track_view", "lend_input",
            "setitem", "WritePullback", "enter_level", "exit_level"]
 
 _NO_TANGENT = NoTangent()
@@ -189,7 +189,7 @@ def called_from_program() -> bool:
     frame = sys._getframe(1)
     while frame is not None:
         name = frame.f_globals.get("__name__") or ""
-        if not (name.startswith("chainrules.") or name.startswith("numpy.")):
+        if name.partition(".")[0] not in ("chainrules", "numpy"):
             return not library_namespace(frame.f_globals)
         frame = frame.f_back
     return False

@@ -158,3 +158,59 @@ def test_linear_rules_share_one_pullback_per_argument_types():
 @pytest.mark.parametrize("rule_case", CASES, ids=lambda c: c.id)
 def test_elementwise_rule(rule_case):
     check_case(rule_case)
+
+
+def _cast_by_the_ufunc(f, kind):
+    """The rrule's and frule's derivatives of ``f(a, b)``: float64 ``a`` and float32 values
+    ``b`` given as ``kind`` (float32, which the ufunc casts to float64, or float64), as arrays
+    and as NumPy numbers."""
+    from chainrules import frule, rrule
+    from chainrules.core.tangents import NoTangent
+
+    a, b, _ = BINARY[f]
+    results = []
+    b = np.array(b, np.float32)
+    for first, second in ((np.array(a), b.astype(kind)), (np.float64(a[1]), kind(b[1]))):
+        y, pullback = rrule(f, first, second)
+        _, da, db = pullback(np.ones_like(y))
+        dy = frule((NoTangent(), np.ones_like(first), np.full_like(second, 0.5)), f, first,
+                   second)[1]
+        results.append((y, da, db, dy))
+    return results
+
+
+@pytest.mark.parametrize("f", list(BINARY), ids=lambda f: f.__name__)
+def test_partials_see_a_float32_argument_as_the_ufunc_cast_it(f):
+    """A float32 argument meeting a float64 one is cast to float64 by the ufunc: the partials
+    compute in float64 too (they computed ``log(a)`` of ``a ** b`` and the ``1 / b`` of
+    ``x / b`` in float32 once: gradients of float64 parameters good to 1e-7 only), so the
+    derivatives are those of the same values given as float64, to the last bit."""
+    mixed, wide = _cast_by_the_ufunc(f, np.float32), _cast_by_the_ufunc(f, np.float64)
+    for (y, da, db, dy), (y64, da64, db64, dy64) in zip(mixed, wide):
+        assert np.array_equal(y, y64)
+        assert np.asarray(da).dtype == np.float64 and np.asarray(db).dtype == np.float32
+        np.testing.assert_array_equal(da, da64)
+        np.testing.assert_array_equal(db, np.asarray(db64).astype(np.float32))
+        np.testing.assert_array_equal(dy, dy64)
+
+
+def test_a_negative_real_base_with_complex_exponents():
+    """``np.power`` casts a real base to complex for a complex exponent, so ``log(a)`` of a
+    negative ``a`` is complex, not nan (it was nan for a real array: a Python float was cast)."""
+    import chainrules as cr
+    from tests.ad.finite_differences import numerical_gradient
+
+    base = np.array([-2.0, -0.5, 1.5])
+
+    def loss(b):
+        return np.sum(np.abs(np.power(base, b)) ** 2)
+
+    b = np.array([0.5 + 0.1j, 1.5 - 0.2j, -0.3 + 0.4j])
+    gradient = cr.grad(loss)(b)
+    # |a^b|^2 = exp(2 Re(b log a)): dL/dRe(b) + i dL/dIm(b) = 2 L conj(log a) per element
+    logs = np.log(base.astype(complex))
+    expected = 2 * np.abs(np.power(base, b)) ** 2 * np.conj(logs)
+    np.testing.assert_allclose(gradient, expected, rtol=1e-12)
+    np.testing.assert_allclose(gradient, numerical_gradient(loss, b), rtol=1e-6)
+    np.testing.assert_allclose(cr.jvp(loss, (b,), (np.ones(3, complex),))[1],
+                               np.sum(np.real(np.conj(expected))), rtol=1e-12)

@@ -42,12 +42,12 @@ _SCALARS = _REAL_SCALARS | {complex, np.complex128, np.complex64, np.clongdouble
 
 
 _NUMPY_SCALARS = frozenset(kind for kind in _SCALARS if issubclass(kind, np.generic))
+# Number types that have tangents (not int or bool).
+_INEXACT_NUMBERS = frozenset(kind for kind in _SCALARS if kind is not int)
 _FLOAT64, _COMPLEX128 = np.dtype(np.float64), np.dtype(np.complex128)
 # Python numbers whose arithmetic differs from NumPy's (`as_numpy`).
 _PYTHON_NUMBERS = frozenset({bool, float, complex})
 _NO_TANGENT = NoTangent()
-# Number types that have tangents (not int or bool).
-_INEXACT_NUMBERS = frozenset(kind for kind in _SCALARS if kind is not int)
 
 
 def _numpy_scalars(args: tuple) -> bool:
@@ -62,33 +62,53 @@ def _numpy_scalars(args: tuple) -> bool:
     return numpy_scalar
 
 
-# The pairs of argument types for which `_numpy_scalars` holds, each with whether it has no
-# Python float or complex number, which `as_numpy` converts: one lookup in the hot path.
-_NUMPY_SCALAR_PAIRS = {(a, b): a not in _PYTHON_NUMBERS and b not in _PYTHON_NUMBERS
+# The pairs of argument types for which `_numpy_scalars` holds, each with whether `as_numpy`
+# leaves them as they are (no Python float or complex number, no two NumPy types of which
+# the ufunc casts one to the other): one lookup in the hot path.
+_NUMPY_SCALAR_PAIRS = {(a, b): a not in _PYTHON_NUMBERS and b not in _PYTHON_NUMBERS and (
+                           a is b or a not in _INEXACT_NUMBERS or b not in _INEXACT_NUMBERS)
                        for a in _SCALARS for b in _SCALARS
                        if a in _NUMPY_SCALARS or b in _NUMPY_SCALARS}
 
 
 def as_numpy(args: tuple, y: Any) -> tuple:
     """The arguments as the ufunc saw them, for the partials: each Python number becomes a
-    NumPy scalar of the output's (inexact) dtype, which is what the ufunc cast it to.
+    NumPy scalar of the output's (inexact) dtype, which is what the ufunc cast it to, and so
+    does a NumPy number or array of a dtype the ufunc cast to the output's (float32 meeting
+    float64, a real array meeting a complex one).
 
     So partials compute with NumPy semantics: ``1 / x`` at ``x == 0.0`` is ``inf`` with
-    NumPy's RuntimeWarning, as on an array, not Python's ZeroDivisionError; and in the
-    output's precision (the ``0.5`` of ``x ** 0.5`` on float32 ``x`` is a float32). A nonzero
-    Python int stays one: its arithmetic is exact in Python and NumPy alike (only ``1 / 0``
-    differs), and the 2 of ``x[i] ** 2`` in scalar loops stays cheap.
+    NumPy's RuntimeWarning, as on an array, not Python's ZeroDivisionError; in the precision
+    of the computation (the ``0.5`` of ``x ** 0.5`` on float32 ``x`` is a float32; the
+    ``log(a)`` of ``a ** b`` with float32 ``a`` and float64 ``b`` is a float64), and in its
+    domain (the ``log(a)`` of a negative real ``a`` raised to a complex ``b`` is complex). A
+    nonzero Python int stays one: its arithmetic is exact in Python and NumPy alike (only
+    ``1 / 0`` differs), and the 2 of ``x[i] ** 2`` in scalar loops stays cheap.
 
     >>> as_numpy((0.0, 2, 0), np.float32(1.0))
     (np.float32(0.0), 2, np.float32(0.0))
+    >>> as_numpy((np.float32(0.5), np.float64(2.0)), np.float64(0.7))
+    (np.float64(0.5), np.float64(2.0))
     """
-    for arg in args:
-        if type(arg) in _PYTHON_NUMBERS or (type(arg) is int and arg == 0):
-            break
+    computed = None
+    if len(args) == 1:
+        # one argument: computed in its own dtype (an integer's float casts nothing inexact)
+        kind = type(args[0])
+        if kind not in _PYTHON_NUMBERS and (kind is not int or args[0] != 0):
+            return args
     else:
-        return args  # nothing to convert
-    kind = getattr(y, "dtype", None)
-    kind = (kind if kind is not None else np.asarray(y).dtype)
+        computed = y.dtype if type(y) is _ndarray else _NUMBER_DTYPES.get(type(y))
+        for arg in args:
+            kind = type(arg)
+            if kind is _ndarray:
+                if arg.dtype is not computed:
+                    break
+            elif _NUMBER_DTYPES.get(kind, computed) is not computed or \
+                    kind in _PYTHON_NUMBERS or (kind is int and arg == 0):
+                break
+        else:
+            return args  # nothing to convert
+    kind = computed if computed is not None else np.asarray(y).dtype
     if kind.kind not in "fc":
         return args  # no tangents to compute (integer or boolean output)
     if kind == _FLOAT64 or kind == _COMPLEX128:
@@ -101,9 +121,23 @@ def as_numpy(args: tuple, y: Any) -> tuple:
                 if found.kind == kind.kind or found.kind == "c":
                     kind = found
                 break
-    kind = kind.type
-    return tuple(kind(arg) if type(arg) in _PYTHON_NUMBERS or (type(arg) is int and arg == 0)
-                 else arg for arg in args)
+    number = kind.type
+    return tuple(number(arg) if type(arg) in _PYTHON_NUMBERS or (type(arg) is int and arg == 0)
+                 else _cast(arg, kind) if (type(arg) is _ndarray or type(arg) in _NUMBER_DTYPES)
+                 and arg.dtype is not kind else arg for arg in args)
+
+
+_NUMBER_DTYPES = {kind: np.dtype(kind) for kind in _NUMPY_SCALARS}
+_ndarray = np.ndarray
+
+
+def _cast(value: Any, dtype: np.dtype) -> Any:
+    """A NumPy number or array of another dtype as a ufunc computing in ``dtype`` saw it
+    (`as_numpy`): cast there if it is inexact and the cast loses nothing (never down)."""
+    found = value.dtype
+    if found != dtype and found.kind in "fc" and np.can_cast(found, dtype):
+        return value.astype(dtype) if type(value) is _ndarray else dtype.type(value)
+    return value
 
 
 def _is_complex(value: Any) -> bool:
@@ -543,6 +577,11 @@ def scalar_rule(f: Any, *partials: Partial, on_scalars: Callable | None = None,
         # The output is kept for the pullback only if a partial reads it, an array argument
         # only if a partial reads it (memory: a chain of exp keeps outputs, not inputs).
         values = as_numpy(args, y)
+        if values is not args and type(y) is np.ndarray and y.size >= STAND_IN_SIZE:
+            # an array the ufunc cast (float32 meeting float64): the partials read the cast
+            # copy, the projection only the original's shape and dtype
+            args = tuple(arg if value is arg else _stand_in(arg)
+                         for arg, value in zip(args, values))
         if True in unread and type(y) is np.ndarray and y.size >= STAND_IN_SIZE:
             args = tuple(_stand_in(arg) if unused else arg for arg, unused in zip(args, unread))
             values = tuple(_stand_in(value) if unused else value

@@ -132,8 +132,12 @@ def assert_same_as_generic(dual, generic, rtol=1e-12, atol=1e-13):
 # --- 1. every scalar rule with a dual form: hvp of sum(f(...)) -------------------------------
 
 def _scalar_rules_with_dual_forms(arity: int) -> list:
+    """NumPy's (SciPy's are registered once a test imports SciPy, so which of them exist
+    here would depend on the order the tests run in; the kit checks them at order 2)."""
     found = []
     for f in DUAL_FORMS:
+        if getattr(np, getattr(f, "__name__", ""), None) is not f:
+            continue
         entry = frule.lookup(f)
         partials = getattr(entry[0], "partials", None) if entry is not None else None
         if partials is not None and len(partials) == arity:

@@ -534,6 +534,7 @@ def scalar_rule(f: Any, *partials: Partial, on_scalars: Callable | None = None,
     read = tuple(reads(partial, count) for partial in partials)
     keeps_output = any(0 in parameters for parameters in read)
     unread = tuple(position + 1 not in frozenset().union(*read) for position in range(count))
+    reads_arguments = False in unread  # else the partials see no argument (add, exp's y)
 
     # A linear rule (constant partials: add, subtract) reads no values in its pullback, so on
     # two NumPy numbers one pullback serves every call with the same argument types.
@@ -576,7 +577,7 @@ def scalar_rule(f: Any, *partials: Partial, on_scalars: Callable | None = None,
             y = f(*args)
         # The output is kept for the pullback only if a partial reads it, an array argument
         # only if a partial reads it (memory: a chain of exp keeps outputs, not inputs).
-        values = as_numpy(args, y)
+        values = as_numpy(args, y) if reads_arguments else args
         if values is not args and type(y) is np.ndarray and y.size >= STAND_IN_SIZE:
             # an array the ufunc cast (float32 meeting float64): the partials read the cast
             # copy, the projection only the original's shape and dtype

@@ -105,6 +105,16 @@ REFUSED_METHODS = {
 }
 
 
+# The functions of Python's operators, as names of this module: a lookup fewer per operation
+# than ``np.add`` (a scalar loop's gradient is made of these calls).
+(_ABS, _ADD, _CONJ, _DIVIDE, _DIVMOD, _EQUAL, _FLOOR_DIVIDE, _GREATER, _GREATER_EQUAL, _LESS,
+ _LESS_EQUAL, _MATMUL, _MULTIPLY, _NEGATIVE, _NOT_EQUAL, _POWER, _REMAINDER, _SUBTRACT) = (
+    np.abs, np.add, np.conj, np.divide, np.divmod, np.equal, np.floor_divide, np.greater,
+    np.greater_equal, np.less, np.less_equal, np.matmul, np.multiply, np.negative, np.not_equal,
+    np.power, np.remainder, np.subtract)
+_GETITEM = operator.getitem
+
+
 class _ArrayInterface:
     """What a traced value does as an ndarray: the methods that `install` puts on `Traced`."""
 
@@ -212,40 +222,40 @@ class _ArrayInterface:
         return _elements(self)
 
     # --- operators --------------------------------------------------------------------
-    def __add__(self, other): return record_binary(np.add, self, other)
-    def __radd__(self, other): return record_binary(np.add, other, self)
-    def __sub__(self, other): return record_binary(np.subtract, self, other)
-    def __rsub__(self, other): return record_binary(np.subtract, other, self)
-    def __mul__(self, other): return record_binary(np.multiply, self, other)
-    def __rmul__(self, other): return record_binary(np.multiply, other, self)
-    def __truediv__(self, other): return record_binary(np.divide, self, other)
-    def __rtruediv__(self, other): return record_binary(np.divide, other, self)
-    def __pow__(self, other): return record_binary(np.power, self, other)
-    def __rpow__(self, other): return record_binary(np.power, other, self)
-    def __matmul__(self, other): return record_binary(np.matmul, self, other)
-    def __rmatmul__(self, other): return record_binary(np.matmul, other, self)
-    def __floordiv__(self, other): return record_binary(np.floor_divide, self, other)
-    def __rfloordiv__(self, other): return record_binary(np.floor_divide, other, self)
-    def __mod__(self, other): return record_binary(np.remainder, self, other)
-    def __rmod__(self, other): return record_binary(np.remainder, other, self)
-    def __divmod__(self, other): return record(np.divmod, (self, other), {})
-    def __rdivmod__(self, other): return record(np.divmod, (other, self), {})
-    def __neg__(self): return record_unary(np.negative, self)
+    def __add__(self, other): return record_binary(_ADD, self, other)
+    def __radd__(self, other): return record_binary(_ADD, other, self)
+    def __sub__(self, other): return record_binary(_SUBTRACT, self, other)
+    def __rsub__(self, other): return record_binary(_SUBTRACT, other, self)
+    def __mul__(self, other): return record_binary(_MULTIPLY, self, other)
+    def __rmul__(self, other): return record_binary(_MULTIPLY, other, self)
+    def __truediv__(self, other): return record_binary(_DIVIDE, self, other)
+    def __rtruediv__(self, other): return record_binary(_DIVIDE, other, self)
+    def __pow__(self, other): return record_binary(_POWER, self, other)
+    def __rpow__(self, other): return record_binary(_POWER, other, self)
+    def __matmul__(self, other): return record_binary(_MATMUL, self, other)
+    def __rmatmul__(self, other): return record_binary(_MATMUL, other, self)
+    def __floordiv__(self, other): return record_binary(_FLOOR_DIVIDE, self, other)
+    def __rfloordiv__(self, other): return record_binary(_FLOOR_DIVIDE, other, self)
+    def __mod__(self, other): return record_binary(_REMAINDER, self, other)
+    def __rmod__(self, other): return record_binary(_REMAINDER, other, self)
+    def __divmod__(self, other): return record(_DIVMOD, (self, other), {})
+    def __rdivmod__(self, other): return record(_DIVMOD, (other, self), {})
+    def __neg__(self): return record_unary(_NEGATIVE, self)
     def __pos__(self): return self
-    def __abs__(self): return record_unary(np.abs, self)
-    def __lt__(self, other): return record_binary(np.less, self, other)
-    def __le__(self, other): return record_binary(np.less_equal, self, other)
-    def __gt__(self, other): return record_binary(np.greater, self, other)
-    def __ge__(self, other): return record_binary(np.greater_equal, self, other)
-    def __eq__(self, other): return record_binary(np.equal, self, other)
-    def __ne__(self, other): return record_binary(np.not_equal, self, other)
+    def __abs__(self): return record_unary(_ABS, self)
+    def __lt__(self, other): return record_binary(_LESS, self, other)
+    def __le__(self, other): return record_binary(_LESS_EQUAL, self, other)
+    def __gt__(self, other): return record_binary(_GREATER, self, other)
+    def __ge__(self, other): return record_binary(_GREATER_EQUAL, self, other)
+    def __eq__(self, other): return record_binary(_EQUAL, self, other)
+    def __ne__(self, other): return record_binary(_NOT_EQUAL, self, other)
 
 
     def __getitem__(self, index):
-        y = record_binary(operator.getitem, self, index)
+        y = record_binary(_GETITEM, self, index)
         primal = y.primal if type(y) is Traced else y
-        if type(primal) is np.ndarray or type(primal) is Traced and \
-                type(primal_value(primal)) is np.ndarray:  # a view, if basic indexing: followed
+        if type(primal) is _NDARRAY or type(primal) is Traced and \
+                type(primal_value(primal)) is _NDARRAY:  # a view, if basic indexing: followed
             return writes.read_view(self, y, lambda base: base[index])
         return y
 
@@ -372,7 +382,7 @@ class _ArrayInterface:
         return _followed(self, record_unary(_FUNCTIONS["imag"], self), lambda base: base.imag)
 
     def conj(self):
-        return record_unary(np.conj, self)
+        return record_unary(_CONJ, self)
 
     conjugate = conj
 
@@ -410,12 +420,13 @@ class _ArrayInterface:
 
 def _elements(traced: Traced) -> Any:
     for position in range(len(traced.primal)):
-        yield record_binary(operator.getitem, traced, position)
+        yield record_binary(_GETITEM, traced, position)
 
 
 # The instructions during which Python converts a value to a number for a reason that is not
 # arithmetic: `out[i] = t` (NumPy converts t to store it) and `"%.2f" % t` (string formatting).
 _STORE_SUBSCR = dis.opmap["STORE_SUBSCR"]
+_NDARRAY = np.ndarray  # a module's name: fewer instructions than np.ndarray per x[i]
 _FORMATTING = {(dis.opmap[name], 0) for name in ("BINARY_MODULO", "INPLACE_MODULO")
                if name in dis.opmap}  # Python 3.10
 if "BINARY_OP" in dis.opmap:  # Python 3.11+: one opcode, the operator in its argument

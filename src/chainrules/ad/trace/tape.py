@@ -263,34 +263,38 @@ def record_binary(function: Any, a: Any, b: Any) -> Any:
     Python's binary operators and of indexing. It calls the rule itself, and records a
     number output itself (as `record_output` does), since scalar loops are made of this."""
     if type(a) is Traced:
-        tape = a.tape
+        tape, first, first_node = a.tape, a.primal, a.node
         kind = type(b)
         if kind is Traced:
             if b.tape is not tape:
                 return record(function, (a, b), {})  # nested traces
-            first, second, first_node, second_node = a.primal, b.primal, a.node, b.node
+            second, second_node = b.primal, b.node
         elif kind in PLAIN or (kind is tuple and is_plain_tuple(b)):
-            first, second, first_node, second_node = a.primal, b, a.node, -1
+            second, second_node = b, -1
         else:
             return record(function, (a, b), {})
+        kind = type(first)  # a traced argument's type (unless a constant: then no form)
     elif type(a) in PLAIN and type(b) is Traced:
-        tape = b.tape
-        first, second, first_node, second_node = a, b.primal, -1, b.node
+        tape, first, second, first_node, second_node = b.tape, a, b.primal, -1, b.node
+        kind = type(second)
     else:
         return record(function, (a, b), {})
-    if not tape.active and tape.forward and not tape.finished:
-        return tape.apply(function, (first, second), (first_node, second_node), _NO_KEYWORDS)
+    if not tape.active:
+        if tape.forward and not tape.finished:
+            return tape.apply(function, (first, second), (first_node, second_node),
+                              _NO_KEYWORDS)
+        return _apply(tape, function, (first, second), (first_node, second_node),
+                      _NO_KEYWORDS)  # an ended trace
     entry = _RULES.get(function)
-    if entry is None or entry[1] is not False or not tape.active:
-        # No rule, a rule taking the config, a non-differentiable function, an ended trace.
+    if entry is None or entry[1] is not False:
+        # No rule, a rule taking the config, a non-differentiable function.
         return _apply(tape, function, (first, second), (first_node, second_node),
                       _NO_KEYWORDS)
     if first_node < 0 and second_node < 0:  # constants (arrays the function created)
         return constant_result(tape, function(first, second))
     # Float64 or float32 numbers (x[i] ** 2 in a scalar loop): a record of plain values, whose
     # cotangents the backward pass computes inline (`chainrules.core.registry.NumberForm`)
-    kind = type(first) if first_node >= 0 else type(second)  # a traced argument's type
-    if kind is np.ndarray:
+    if kind is _NDARRAY:
         if (type(second) is int or type(second) is tuple and second and
                 type(second[0]) is int and _integers(second)) and first.dtype in _FORM_DTYPES:
             form = _NUMBER_FORMS.get(function)  # x[i], u[k, i]
@@ -368,6 +372,7 @@ def record_binary(function: Any, a: Any, b: Any) -> Any:
 
 
 _NUMBER_FORMS = NUMBER_FORMS
+_NDARRAY = np.ndarray
 # The number types recorded by NumberForms, each with its records' meta; their array dtypes
 _F64, _F32 = np.float64, np.float32
 _FORM_NUMBERS = {kind: SCALAR_META[kind] for kind in (_F64, _F32)}

@@ -90,7 +90,7 @@ def _backward(records: list, seeds: list, retain: bool) -> tuple[list, bytearray
                         slots[parent] = SparseCotangent(pullback[1], cotangent, pullback[2],
                                                         pullback[3])
                         continue
-                    if owned[parent] == 1 and type(old) is np.ndarray:
+                    if owned[parent] == 1 and type(old) is _NDARRAY:
                         old[pullback[1]] += cotangent  # as accumulate's add_into does
                         continue
                 elif len(record) == 4:  # one argument: np.sin(x[i]), -x[i]
@@ -434,6 +434,7 @@ _NO_TANGENT = NoTangent()
 # `owned[node]` of a slot holding an `owned_pair_sum` (1: any other owned accumulator).
 _OWNED_PAIR = 2
 _FLOAT64 = np.dtype(np.float64)
+_NDARRAY = np.ndarray  # a module's name: fewer instructions than np.ndarray in the loop
 _COMPLEX128 = np.dtype(np.complex128)
 
 

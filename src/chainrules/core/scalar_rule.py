@@ -98,6 +98,8 @@ def as_numpy(args: tuple, y: Any) -> tuple:
             return args
     else:
         computed = y.dtype if type(y) is _ndarray else _NUMBER_DTYPES.get(type(y))
+        if computed is None:  # a duck array's (a Dask array: np.asarray would compute it)
+            computed = getattr(y, "dtype", None)
         for arg in args:
             kind = type(arg)
             if kind is _ndarray:

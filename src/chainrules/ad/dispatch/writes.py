@@ -429,7 +429,7 @@ def _write_number(target: Any, index: Any, value: Any) -> bool:
     if type(storage) is not np.ndarray or tape.forward or not tape.active or tape.finished or \
             getattr(_local, "views", None) or not _is_element(index, storage.ndim) or \
             storage.base is not None or not storage.flags.writeable or \
-            _primal_refs(target) > _minimum()[0]:
+            _primal_refs(target) > (_MINIMUM or _minimum())[0]:
         return False
     storage[index] = value.primal
     _record_write(tape, target, index, value.primal, value.node, None, False, True)
@@ -468,7 +468,7 @@ def _record_write(tape: Any, target: Any, index: Any, value_primal: Any, value_n
         return
     project = ProjectTo(value_primal) if value_node >= 0 else None
     shape = () if type(value_primal) in SCALAR_META else tuple(np.shape(value_primal))
-    meta = _meta_of(tape, target)
+    meta = tape.records[target.node][2] if target.node >= 0 else _meta_of(tape, target)
     reads_number = project is not None and keep is None and not add and shape == () and (
         element or _is_element(index, len(meta[0])))
     pullback = WritePullback(index, shape, project, keep, add, reads_number)

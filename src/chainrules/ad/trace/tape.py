@@ -269,7 +269,8 @@ def record_binary(function: Any, a: Any, b: Any) -> Any:
             if b.tape is not tape:
                 return record(function, (a, b), {})  # nested traces
             second, second_node = b.primal, b.node
-        elif kind in PLAIN or (kind is tuple and is_plain_tuple(b)):
+        elif kind in PLAIN or (kind is tuple and (  # u[k, i] first: no call
+                len(b) == 2 and type(b[0]) is int and type(b[1]) is int or is_plain_tuple(b))):
             second, second_node = b, -1
         else:
             return record(function, (a, b), {})
@@ -295,8 +296,9 @@ def record_binary(function: Any, a: Any, b: Any) -> Any:
     # Float64 or float32 numbers (x[i] ** 2 in a scalar loop): a record of plain values, whose
     # cotangents the backward pass computes inline (`chainrules.core.registry.NumberForm`)
     if kind is _NDARRAY:
-        if (type(second) is int or type(second) is tuple and second and
-                type(second[0]) is int and _integers(second)) and first.dtype in _FORM_DTYPES:
+        if (type(second) is int or type(second) is tuple and second and type(second[0]) is int
+                and (len(second) == 2 and type(second[1]) is int or _integers(second))) and \
+                first.dtype in _FORM_DTYPES:
             form = _NUMBER_FORMS.get(function)  # x[i], u[k, i]
             if form is not None and form.rule is entry[0] and form.partials is INDEX_READ:
                 y = first[second]

@@ -105,9 +105,12 @@ def as_numpy(args: tuple, y: Any) -> tuple:
             if kind is _ndarray:
                 if arg.dtype is not computed:
                     break
-            elif _NUMBER_DTYPES.get(kind, computed) is not computed or \
-                    kind in _PYTHON_NUMBERS or (kind is int and arg == 0):
-                break
+            elif kind in _NUMBER_DTYPES:
+                if _NUMBER_DTYPES[kind] is not computed:
+                    break
+            elif kind in _PYTHON_NUMBERS or (kind is int and arg == 0) or (
+                    kind is not int and getattr(arg, "dtype", computed) is not computed):
+                break  # (the last: a traced value, of second derivatives, or a duck array)
         else:
             return args  # nothing to convert
     kind = computed if computed is not None else np.asarray(y).dtype
@@ -125,8 +128,7 @@ def as_numpy(args: tuple, y: Any) -> tuple:
                 break
     number = kind.type
     return tuple(number(arg) if type(arg) in _PYTHON_NUMBERS or (type(arg) is int and arg == 0)
-                 else _cast(arg, kind) if (type(arg) is _ndarray or type(arg) in _NUMBER_DTYPES)
-                 and arg.dtype is not kind else arg for arg in args)
+                 else arg if type(arg) is int else _cast(arg, kind) for arg in args)
 
 
 _NUMBER_DTYPES = {kind: np.dtype(kind) for kind in _NUMPY_SCALARS}
@@ -134,12 +136,15 @@ _ndarray = np.ndarray
 
 
 def _cast(value: Any, dtype: np.dtype) -> Any:
-    """A NumPy number or array of another dtype as a ufunc computing in ``dtype`` saw it
-    (`as_numpy`): cast there if it is inexact and the cast loses nothing (never down)."""
-    found = value.dtype
-    if found != dtype and found.kind in "fc" and np.can_cast(found, dtype):
-        return value.astype(dtype) if type(value) is _ndarray else dtype.type(value)
-    return value
+    """A value of another dtype as a ufunc computing in ``dtype`` saw it (`as_numpy`): cast
+    there if it is inexact and the cast loses nothing (never down). A NumPy number or array,
+    or a value with a dtype of its own: an engine's traced value (its ``astype`` is recorded,
+    so second derivatives see the cast too) or a duck array."""
+    found = getattr(value, "dtype", None)
+    if not isinstance(found, np.dtype) or found == dtype or found.kind not in "fc" or \
+            not np.can_cast(found, dtype):
+        return value
+    return dtype.type(value) if type(value) in _NUMBER_DTYPES else value.astype(dtype)
 
 
 def _is_complex(value: Any) -> bool:

@@ -32,7 +32,7 @@ UNARY = {
     "cumsum": _along_last(lambda a: np.cumsum(a, axis=-1)),
     "sort": _along_last(lambda a: np.sort(a, axis=-1)),
     "reverse": _along_last(lambda a: a[..., ::-1]), "clip": lambda a: np.clip(a, -0.6, 0.7),
-    "fancy": lambda a: a[..., [2, 0, 1]] if a.shape[-1] == 3 else a * 1.5,
+    "fancy": lambda a: a[..., [2, 0, 1]] if np.shape(a)[-1:] == (3,) else a * 1.5,
     "transpose twice": lambda a: np.transpose(np.transpose(a)),
     "masked sum": lambda a: np.sum(a[a > 0.1]) + np.sum(a[a <= 0.1]) * 0.5,
     "outer rows": lambda a: np.broadcast_to(a, SHAPE) * np.array([[1.0], [-2.0]]),

@@ -141,7 +141,7 @@ def _cast(value: Any, dtype: np.dtype) -> Any:
     or a value with a dtype of its own: an engine's traced value (its ``astype`` is recorded,
     so second derivatives see the cast too) or a duck array."""
     found = getattr(value, "dtype", None)
-    if not isinstance(found, np.dtype) or found == dtype or found.kind not in "fc" or \
+    if not issubclass(type(found), np.dtype) or found == dtype or found.kind not in "fc" or \
             not np.can_cast(found, dtype):
         return value
     return dtype.type(value) if type(value) in _NUMBER_DTYPES else value.astype(dtype)

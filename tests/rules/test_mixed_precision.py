@@ -78,8 +78,10 @@ def test_second_derivatives_see_the_cast_too():
 
     exact = [a ** (b - 1) * (1 + b * np.log(a)), a ** b * np.log(a) ** 2]
     point = np.array([a, b])
-    np.testing.assert_allclose(cr.hessian(f)(point)[1], exact, rtol=1e-14)
     # (what passes through v[0]'s cotangent is float32: the program cast it)
+    hessian = cr.hessian(f)(point)
+    np.testing.assert_allclose(hessian[1, 1], exact[1], rtol=1e-14)
+    np.testing.assert_allclose(hessian[1, 0], exact[0], rtol=1e-6)
     second = cr.grad(lambda v: cr.grad(f)(v)[1])(point)
     np.testing.assert_allclose(second[1], exact[1], rtol=1e-14)
     np.testing.assert_allclose(second[0], exact[0], rtol=1e-6)

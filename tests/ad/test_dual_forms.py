@@ -1036,6 +1036,70 @@ def test_number_cotangent_pairs_in_a_scalar_loop():
     assert_same_as_generic(dual, generic)
 
 
+@contextlib.contextmanager
+def sparse_sums():
+    """A list with an entry per piece added to a lazy sum of traced sparse cotangents
+    (`SparseSum`, the general path of ``x[i]``'s cotangents at order 2) inside the block."""
+    from chainrules.core.sparse import SparseSum
+
+    added: list = []
+    original = SparseSum.add
+
+    def counting(total, t):
+        added.append(type(t).__name__)
+        return original(total, t)
+
+    SparseSum.add = counting
+    try:
+        yield added
+    finally:
+        SparseSum.add = original
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_an_index_loop_sums_its_cotangent_pairs_into_two_buffers(dtype):
+    # x[i]'s cotangents under hvp carry tangents: summed into a pair of owned buffers in
+    # place (O(1) each), not kept as pieces for one scatter at the end. H = diag(6 x) plus
+    # x[0] x[2]'s two entries.
+    def loss(x):
+        return sum(x[i] ** 3 for i in range(x.shape[0])) + x[0] * x[2]
+
+    x = np.linspace(-1.0, 1.5, 7).astype(dtype)
+    v = np.cos(np.arange(7.0)).astype(dtype)
+    with sparse_sums() as pieces:
+        dual = cr.hvp(loss, x, v)
+    expected = 6 * x.astype(np.float64) * v
+    expected[0] += v[2]
+    expected[2] += v[0]
+    assert pieces == [] and dual.dtype == dtype and dual.shape == x.shape
+    np.testing.assert_allclose(dual, expected, rtol=1e-14 if dtype == np.float64 else 1e-6)
+
+
+def test_slices_and_numbers_read_under_hvp_sum_as_pairs():
+    # slices, integer arrays with repeats, single numbers and a dense use of x, in every
+    # order of arrival at x's slot: loss = sum(x[1:4] ** 2) + sum(x[[0, 0, 3]] ** 2)
+    # + x[2] ** 3 + x[4] * sum(x ** 2), whose Hessian is written out below
+    def loss(x):
+        head = np.sum(x[1:4] ** 2)
+        picked = np.sum(x[np.array([0, 0, 3])] ** 2)
+        return head + x[2] ** 3 + picked + x[4] * np.sum(x ** 2)
+
+    x, v = np.linspace(0.5, 1.5, 6), np.sin(np.arange(6.0)) + 0.5
+    hessian = np.zeros((6, 6))
+    hessian[[1, 2, 3], [1, 2, 3]] += 2
+    hessian[0, 0] += 4  # x[0] read twice: 2 * (2 x0)'
+    hessian[3, 3] += 2
+    hessian[2, 2] += 6 * x[2]
+    hessian += 2 * x[4] * np.eye(6)
+    hessian[4, :] += 2 * x
+    hessian[:, 4] += 2 * x
+    with pair_additions() as done, sparse_sums() as pieces:
+        dual, generic, _ = hvp_both(loss, x, v)
+    assert True in done and pieces == []
+    np.testing.assert_allclose(dual, hessian @ v, rtol=1e-13)
+    assert_same_as_generic(dual, generic)
+
+
 def test_float32_pairs_stay_float32():
     w = (np.random.default_rng(4).normal(size=16) * 0.4).astype(np.float32)
     v = np.cos(np.arange(16.0)).astype(np.float32)

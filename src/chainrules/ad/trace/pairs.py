@@ -2,6 +2,10 @@
 ``grad``), summed as pairs of buffers: the backward pass (`chainrules.ad.transforms.reverse`)
 owns the sum of two such cotangents, and adds later ones into its value and its tangent in
 place, by the one `accumulate`, as it does at order 1.
+
+A sparse cotangent whose values are such a value (``x[i]``'s, in a scalar loop under ``hvp``)
+is a pair too: of two plain sparse cotangents, its value's and its tangent's. So an index loop
+sums into two owned buffers in place, O(1) per element, as at order 1.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ...core.accumulate import accumulate, owned_sum
+from ...core.sparse import SparseCotangent
 from ...core.tangents import AbstractZero
 from .traced import Traced
 
@@ -23,7 +28,8 @@ _PAIR_VALUES = frozenset({float, complex, np.float64, np.float32, np.complex128,
 
 def owned_pair_sum(a: Any, b: Any) -> Any:
     """``a + b`` for two cotangents that are values of one forward trace (forward over
-    reverse) holding plain values and tangents of one shape and dtype, as a new value whose
+    reverse) holding plain values and tangents of one shape and dtype (or sparse cotangents
+    of such values, `_sparse_parts`), as a new value whose
     primal and tangent are fresh buffers: an accumulator the backward pass owns, into which
     `add_pair_in_place` adds later contributions. ``None`` when they are not such a pair (the
     caller takes `owned_sum`).
@@ -36,9 +42,11 @@ def owned_pair_sum(a: Any, b: Any) -> Any:
     >>> total.primal, total.node, total.primal is a.primal
     (array([2., 2.]), array([1., 1.]), False)
     """
-    if not (_is_pair(a) and _is_pair(b) and a.tape is b.tape and _same_space(a, b)):
+    first, second = _parts(a), _parts(b)
+    if first is None or second is None or first[0] is not second[0] or \
+            first[3] != second[3]:
         return None
-    return Traced(owned_sum(a.primal, b.primal), a.tape, owned_sum(a.node, b.node))
+    return Traced(owned_sum(first[1], second[1]), first[0], owned_sum(first[2], second[2]))
 
 
 def add_pair_in_place(total: Any, t: Any) -> bool:
@@ -54,11 +62,42 @@ def add_pair_in_place(total: Any, t: Any) -> bool:
     >>> add_pair_in_place(total, Traced(np.ones(2), trace, np.ones(2))), total.node
     (True, array([3., 3.]))
     """
-    if not (_is_pair(t) and t.tape is total.tape and _same_space(total, t)):
-        return False
-    total.primal = accumulate(total.primal, t.primal, owned=True)
-    total.node = accumulate(total.node, t.node, owned=True)
+    if type(t) is SparseCotangent:
+        parts = _sparse_parts(t)
+        if parts is None or parts[0] is not total.tape or parts[3] != _space(total.primal):
+            return False
+        value, tangent = parts[1], parts[2]
+    else:
+        if not (_is_pair(t) and t.tape is total.tape and _same_space(total.primal, t.primal)):
+            return False
+        value, tangent = t.primal, t.node
+    total.primal = accumulate(total.primal, value, owned=True)
+    total.node = accumulate(total.node, tangent, owned=True)
     return True
+
+
+def _parts(value: Any) -> tuple | None:
+    """``(trace, value, tangent, space)`` of a pair (`_is_pair`) or of a sparse cotangent of
+    one (`_sparse_parts`); ``None`` for anything else."""
+    if type(value) is SparseCotangent:
+        return _sparse_parts(value)
+    if not _is_pair(value):
+        return None
+    return value.tape, value.primal, value.node, _space(value.primal)
+
+
+def _sparse_parts(value: SparseCotangent) -> tuple | None:
+    """`_parts` of a sparse cotangent whose values are a pair: its value and tangent as two
+    plain sparse cotangents (a zero tangent as it is), in the space of the dense array."""
+    pair = value.values
+    if value.like is not None or not _is_pair(pair):
+        return None
+    index, shape, dtype = value.index, value.shape, value.dtype
+    tangent = pair.node
+    if not issubclass(type(tangent), AbstractZero):
+        tangent = SparseCotangent(index, tangent, shape, dtype)
+    return (pair.tape, SparseCotangent(index, pair.primal, shape, dtype), tangent,
+            (np.ndarray, dtype, shape))
 
 
 def _is_pair(value: Any) -> bool:
@@ -76,10 +115,16 @@ def _is_pair(value: Any) -> bool:
         tangent.dtype is primal.dtype and tangent.shape == primal.shape))
 
 
-def _same_space(a: Traced, b: Traced) -> bool:
-    """Whether ``a`` and ``b`` have one kind, dtype and shape (so their sum keeps them)."""
-    first, second = a.primal, b.primal
+def _same_space(first: Any, second: Any) -> bool:
+    """Whether two pairs' values have one kind, dtype and shape (so their sum keeps them)."""
     if type(first) is not type(second):
         return False
     return type(first) is not np.ndarray or (first.dtype is second.dtype
                                              and first.shape == second.shape)
+
+
+def _space(primal: Any) -> tuple:
+    """The kind, dtype and shape of a pair's value (two pairs of one space sum in it)."""
+    if type(primal) is np.ndarray:
+        return np.ndarray, primal.dtype, primal.shape
+    return type(primal), None, ()

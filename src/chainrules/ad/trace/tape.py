@@ -265,19 +265,31 @@ def record_binary(function: Any, a: Any, b: Any) -> Any:
     if type(a) is Traced:
         tape, first, first_node = a.tape, a.primal, a.node
         kind = type(b)
-        if kind is Traced:
+        # element: b is an integer or a tuple of integers (x[i], u[k, i]: an index read)
+        if kind is int:
+            second, second_node, element = b, -1, True
+        elif kind is Traced:
             if b.tape is not tape:
                 return record(function, (a, b), {})  # nested traces
             second, second_node = b.primal, b.node
-        elif kind in PLAIN or (kind is tuple and (  # u[k, i] first: no call
-                len(b) == 2 and type(b[0]) is int and type(b[1]) is int or is_plain_tuple(b))):
+            element = type(second) is int
+        elif kind is tuple:
+            if len(b) == 2 and type(b[0]) is int and type(b[1]) is int:  # u[k, i]: no call
+                element = True
+            elif is_plain_tuple(b):
+                element = len(b) > 0 and _integers(b)
+            else:
+                return record(function, (a, b), {})
             second, second_node = b, -1
+        elif kind in PLAIN:
+            second, second_node, element = b, -1, False
         else:
             return record(function, (a, b), {})
         kind = type(first)  # a traced argument's type (unless a constant: then no form)
     elif type(a) in PLAIN and type(b) is Traced:
         tape, first, second, first_node, second_node = b.tape, a, b.primal, -1, b.node
         kind = type(second)
+        element = False
     else:
         return record(function, (a, b), {})
     if not tape.active:
@@ -296,9 +308,7 @@ def record_binary(function: Any, a: Any, b: Any) -> Any:
     # Float64 or float32 numbers (x[i] ** 2 in a scalar loop): a record of plain values, whose
     # cotangents the backward pass computes inline (`chainrules.core.registry.NumberForm`)
     if kind is _NDARRAY:
-        if (type(second) is int or type(second) is tuple and second and type(second[0]) is int
-                and (len(second) == 2 and type(second[1]) is int or _integers(second))) and \
-                first.dtype in _FORM_DTYPES:
+        if element and first.dtype in _FORM_DTYPES:
             form = _NUMBER_FORMS.get(function)  # x[i], u[k, i]
             if form is not None and form.rule is entry[0] and form.partials is INDEX_READ:
                 y = first[second]
@@ -337,8 +347,7 @@ def record_binary(function: Any, a: Any, b: Any) -> Any:
             form = _NUMBER_FORMS.get(function)
             if form is not None and form.rule is entry[0] and (
                     type(outer_value.primal) in _FORM_NUMBERS if form.partials is not INDEX_READ
-                    else type(second) is int or type(second) is tuple and second and
-                    type(second[0]) is int and _integers(second)):
+                    else element):
                 recorded = outer.record_numbers(tape, function, form, (first, second),
                                                 (first_node, second_node))
                 if recorded is not None:

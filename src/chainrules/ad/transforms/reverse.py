@@ -11,7 +11,8 @@ dropped as soon as they have been used, so memory falls during the pass.
 
 A record of float64 numbers made by a rule's `NumberForm` (its first entry is the form's
 payload, not a pullback) is pulled back here without a call: each cotangent is its partial
-times ``dy``, summed into a number slot, and ``x[i]``'s is added into ``x``'s owned buffer.
+times ``dy``, summed into a number slot, and ``x[i]``'s is added into ``x``'s owned buffer
+(under ``hvp``, a cotangent with its tangent: into ``x``'s owned pair of buffers).
 Any other cotangent (a thunk, a traced value) goes to the rule's own pullback
 (``form.pullback(payload)``), as if the rule had been called.
 """
@@ -27,7 +28,7 @@ from ...core.accumulate import accumulate, owned_copy, owned_sum
 from ...core.check_error import CheckError
 from ...core.checking import is_checking
 from ...core.naming import function_name
-from ...core.registry import INDEX_READ
+from ...core.registry import INDEX_READ, NumberForm
 from ...core.sparse import SparseCotangent, SparseSum
 from ...core.tangents import AbstractZero, NoTangent
 from ...core.thunks import InplaceableThunk, Thunk, unthunk
@@ -139,6 +140,21 @@ def _backward(records: list, seeds: list, retain: bool) -> tuple[list, bytearray
                                 if type(old) is kind else _sum_into(
                                     slots, owned, records, second_parent, second, record[1], 2)
                         continue
+            elif kind is Traced and type(form) is NumberForm and form.partials is INDEX_READ:
+                # x[i] under hvp: a cotangent with its tangent, added into the two buffers
+                # of x's owned pair (`chainrules.ad.trace.pairs`) as a plain one is above
+                parent = record[3]
+                old = slots[parent]
+                number = record[2][2]
+                if type(cotangent.primal) is number and type(cotangent.node) is number:
+                    if owned[parent] == _OWNED_PAIR and cotangent.tape is old.tape and \
+                            type(old.primal) is _NDARRAY and type(old.node) is _NDARRAY:
+                        old.primal[pullback[1]] += cotangent.primal
+                        old.node[pullback[1]] += cotangent.node
+                    else:  # the first or second: summed into a pair by `_contribute`
+                        _contribute(slots, owned, records, parent, SparseCotangent(
+                            pullback[1], cotangent, pullback[2], pullback[3]), record[1], 1)
+                    continue
             pullback = form.pullback(pullback)
         if type(pullback) in OWNING_PULLBACKS:
             if type(pullback) is WritePullback and owned[node] == 1 and \
@@ -383,7 +399,9 @@ def _contribute(slots: list, owned: bytearray, records: list, node: int, cotange
         slots[node] = accumulate(old, cotangent, owned=True)
         owned[node] = 1
     else:
-        if kind is Traced:  # forward over reverse: a value and its tangent, summed in place
+        if kind is Traced or kind is SparseCotangent and type(old) is not _NDARRAY:
+            # forward over reverse: a value and its tangent (or x[i]'s cotangent of one),
+            # summed in place
             total = owned_pair_sum(old, cotangent)
             if total is not None:
                 slots[node] = total

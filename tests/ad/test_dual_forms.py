@@ -1100,6 +1100,105 @@ def test_slices_and_numbers_read_under_hvp_sum_as_pairs():
     assert_same_as_generic(dual, generic)
 
 
+@contextlib.contextmanager
+def write_pullback_calls():
+    """A list with an entry per call of a write's pullback (`WritePullback`) inside the block:
+    the writes of one number whose cotangent is an owned pair are pulled back without one."""
+    from chainrules.ad.dispatch.writes import WritePullback
+
+    calls: list = []
+    original = WritePullback.__call__
+
+    def counting(pullback, dy):
+        calls.append(pullback.mode)
+        return original(pullback, dy)
+
+    WritePullback.__call__ = counting
+    try:
+        yield calls
+    finally:
+        WritePullback.__call__ = original
+
+
+def heat_scheme(u0, steps=4, r=0.3):
+    """An explicit heat step written one number at a time, into rows of a grid."""
+    n = u0.shape[0]
+    u = np.zeros((steps + 1, n), dtype=u0.dtype)
+    u[0] = u0
+    for k in range(steps):
+        for i in range(1, n - 1):
+            u[k + 1, i] = u[k, i] + r * (u[k, i + 1] - 2.0 * u[k, i] + u[k, i - 1])
+    return np.sum(u[-1] ** 2)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_number_writes_under_hvp_pull_back_on_a_pair_of_buffers(dtype):
+    # the scheme is linear, u[-1] = A^steps u0 = M u0: the Hessian of sum(u[-1]^2) is 2 M^T M
+    n, steps, r = 7, 4, 0.3
+    A = np.zeros((n, n))
+    for i in range(1, n - 1):
+        A[i, i - 1], A[i, i], A[i, i + 1] = r, 1 - 2 * r, r
+    M = np.linalg.matrix_power(A, steps)
+    u0 = np.sin(np.linspace(0.0, 3.0, n)).astype(dtype)
+    v = np.cos(np.arange(n) * 0.7).astype(dtype)
+    with write_pullback_calls() as calls, sparse_sums() as pieces:
+        dual = cr.hvp(heat_scheme, u0, v)
+    # two calls: the last number write (its cotangent, from u[-1] ** 2, is not yet the
+    # pass's own) and the row write u[0] = u0; every other write, and every read, on the
+    # pair's buffers
+    assert calls == [2, 0] and pieces == []
+    assert dual.dtype == dtype
+    np.testing.assert_allclose(dual, 2 * M.T @ (M @ v.astype(np.float64)),
+                               rtol=1e-12 if dtype == np.float64 else 1e-5,
+                               atol=1e-12 if dtype == np.float64 else 1e-5)
+
+
+def test_number_writes_under_hvp_overwritten_read_back_and_added_at():
+    # an element written twice, reads before and after the writes, np.add.at (whose
+    # pullback does not write) on the same storage
+    def loss(x):
+        y = np.zeros(5)
+        for i in range(5):
+            y[i] = x[i] * x[(i + 1) % 5] if i % 2 else x[i] ** 2
+        y[2] = y[2] * y[1] + x[0] ** 3
+        for i in range(3):
+            y[i + 1] = y[i] * x[i + 2] + y[i + 1]
+        np.add.at(y, [0, 0, 4], x[:3] ** 2)
+        return np.sum(y ** 2) + y[3] * y[1]
+
+    x, v = np.linspace(0.4, 1.3, 5), np.sin(np.arange(5.0)) + 0.3
+    with write_pullback_calls() as calls:
+        dual, generic, _ = hvp_both(loss, x, v)
+    assert len(calls) < 2 * 9  # each path: fewer calls than writes
+    np.testing.assert_allclose(dual, fd_hvp(loss, x, v)[0], rtol=1e-7, atol=1e-7)
+    assert_same_as_generic(dual, generic)
+
+
+def test_number_writes_under_hvp_across_dtypes():
+    # float32 numbers written into float64 storage (their cotangents projected back to
+    # float32) and float64 ones into float32 storage: sum(x_i^4) + sum((x_i x_{i+1})^2)
+    def loss(x):
+        y = np.zeros(4)
+        z = np.zeros(3, np.float32)
+        for i in range(4):
+            y[i] = np.float32(x[i]) ** 2
+        for i in range(3):
+            z[i] = x[i] * x[i + 1]
+        return np.sum(y ** 2) + np.sum(z.astype(np.float64) ** 2)
+
+    x, v = np.array([0.5, -1.25, 0.75, 1.5]), np.array([1.0, -0.5, 0.25, 2.0])
+    hessian = np.diag(12 * x ** 2)
+    for i in range(3):
+        j = i + 1
+        hessian[i, i] += 2 * x[j] ** 2
+        hessian[j, j] += 2 * x[i] ** 2
+        hessian[i, j] += 4 * x[i] * x[j]
+        hessian[j, i] += 4 * x[i] * x[j]
+    dual = cr.hvp(loss, x, v)
+    assert dual.dtype == np.float64
+    np.testing.assert_allclose(dual, hessian @ v, rtol=1e-6)
+
+
 def test_float32_pairs_stay_float32():
     w = (np.random.default_rng(4).normal(size=16) * 0.4).astype(np.float32)
     v = np.cos(np.arange(16.0)).astype(np.float32)

@@ -1,5 +1,6 @@
 """Random programs that write into arrays and read views of them: ``grad``, grad of grad
-(reverse over reverse), ``hessian`` (forward over reverse), ``jvp``, ``jacobian`` and
+(reverse over reverse), ``hessian`` and ``hvp`` (forward over reverse, batched and in one
+direction), ``jvp``, ``jacobian`` and
 ``jacfwd`` against finite differences, in float64, float32 and complex.
 
 A program is a short list of steps over one array ``out`` the function creates: numbers and
@@ -126,6 +127,9 @@ def test_random_write_programs_at_orders_1_and_2(program, seed):
     np.testing.assert_allclose(cr.grad(lambda x: np.dot(gradient(x), v))(x), hessian_v,
                                rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(cr.hessian(loss)(x) @ v, hessian_v, rtol=1e-4, atol=1e-5)
+    # forward over reverse: the writes' cotangents are pairs (of buffers, when the pass owns
+    # them)
+    np.testing.assert_allclose(cr.hvp(loss, x, v), hessian_v, rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(cr.jvp(loss, (x,), (v,))[1], gradient(x) @ v, rtol=1e-8,
                                atol=1e-10)
 

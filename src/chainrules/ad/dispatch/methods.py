@@ -255,6 +255,7 @@ class _ArrayInterface:
         y = record_binary(_GETITEM, self, index)
         primal = y.primal if type(y) is Traced else y
         if type(primal) is _NDARRAY or type(primal) is Traced and \
+                type(primal.primal) is not _F64 and \
                 type(primal_value(primal)) is _NDARRAY:  # a view, if basic indexing: followed
             return writes.read_view(self, y, lambda base: base[index])
         return y
@@ -427,6 +428,7 @@ def _elements(traced: Traced) -> Any:
 # arithmetic: `out[i] = t` (NumPy converts t to store it) and `"%.2f" % t` (string formatting).
 _STORE_SUBSCR = dis.opmap["STORE_SUBSCR"]
 _NDARRAY = np.ndarray  # a module's name: fewer instructions than np.ndarray per x[i]
+_F64 = np.float64  # x[i] under hvp: a number of the forward trace, not a view to follow
 _FORMATTING = {(dis.opmap[name], 0) for name in ("BINARY_MODULO", "INPLACE_MODULO")
                if name in dis.opmap}  # Python 3.10
 if "BINARY_OP" in dis.opmap:  # Python 3.11+: one opcode, the operator in its argument

@@ -691,8 +691,12 @@ class WritePullback:
         d_value = _ZERO
         if self.project is not None:
             part = dy[index]
-            if type(part) is Traced or (type(part) is np.ndarray and part.base is not None):
-                part = np.copy(part)  # dy is written in place later (zeroed here, upstream)
+            if type(part) is Traced and not (type(part.primal) in SCALAR_META and
+                                             type(part.node) in SCALAR_META) or \
+                    (type(part) is np.ndarray and part.base is not None):
+                # dy is written in place later (zeroed here, upstream): a view of it is
+                # copied (a number with its number tangent is not a view)
+                part = np.copy(part)
             if self.keep is not None:
                 part = part * self.keep
             if type(part) in SCALAR_META and self.value_shape == ():

@@ -19,7 +19,7 @@ from ...core.sparse import SparseCotangent
 from ...core.tangents import AbstractZero
 from .traced import Traced
 
-__all__ = ["owned_pair_sum", "add_pair_in_place"]
+__all__ = ["owned_pair_sum", "add_pair_in_place", "is_array_pair"]
 
 # Plain values that a pair holds as its value and its tangent.
 _PAIR_VALUES = frozenset({float, complex, np.float64, np.float32, np.complex128, np.complex64,
@@ -74,6 +74,21 @@ def add_pair_in_place(total: Any, t: Any) -> bool:
     total.primal = accumulate(total.primal, value, owned=True)
     total.node = accumulate(total.node, tangent, owned=True)
     return True
+
+
+def is_array_pair(value: Any) -> bool:
+    """Whether ``value`` is a value of a running forward trace (one direction) whose primal
+    and tangent are arrays of one shape and dtype: a pair of buffers, such as the backward pass
+    makes by `owned_pair_sum` (or a write's pullback leaves, written in place).
+
+    >>> from chainrules.ad.transforms.api import ENGINE_CONFIG
+    >>> from chainrules.ad.transforms.forward import ForwardTrace
+    >>> trace = ForwardTrace(ENGINE_CONFIG)
+    >>> is_array_pair(Traced(np.ones(2), trace, np.ones(2))), is_array_pair(np.ones(2))
+    (True, False)
+    """
+    return _is_pair(value) and type(value.primal) is np.ndarray and \
+        type(value.node) is np.ndarray
 
 
 def _parts(value: Any) -> tuple | None:

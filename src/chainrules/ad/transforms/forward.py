@@ -292,8 +292,8 @@ class ForwardTrace(Level):
                         b, db = b.primal, b.node
                         if type(b) is not kind or type(db) is not kind:
                             return None
-                    elif type(b) is not kind:
-                        b = NumberForm.argument(b, kind)
+                    elif type(b) is not kind and (type(b) is not int or not b):
+                        b = NumberForm.argument(b, kind)  # (a nonzero int is kept as it is)
                 elif type(b) is Traced and b.tape is self:
                     b, db = b.primal, b.node
                     kind = type(b)

@@ -14,7 +14,8 @@ payload, not a pullback) is pulled back here without a call: each cotangent is i
 times ``dy``, summed into a number slot, and ``x[i]``'s is added into ``x``'s owned buffer
 (under ``hvp``, a cotangent with its tangent: into ``x``'s owned pair of buffers).
 Any other cotangent (a thunk, a traced value) goes to the rule's own pullback
-(``form.pullback(payload)``), as if the rule had been called.
+(``form.pullback(payload)``), as if the rule had been called. Writes of one number,
+``u[i] = t``, are pulled back here too, on an owned buffer or an owned pair of them.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from ...core.thunks import InplaceableThunk, Thunk, unthunk
 
 from ..dispatch.writes import WritePullback
 from ..trace.errors import RuleError
-from ..trace.pairs import add_pair_in_place, owned_pair_sum
+from ..trace.pairs import add_pair_in_place, is_array_pair, owned_pair_sum
 from ..trace.tape import OWNING_PULLBACKS, StructureArgument
 from ..trace.traced import Traced
 
@@ -179,6 +180,10 @@ def _backward(records: list, seeds: list, retain: bool) -> tuple[list, bytearray
                     else:
                         _contribute(slots, owned, records, parent, pullback.project(part),
                                     record[1], 3)
+                continue
+            if type(pullback) is WritePullback and owned[node] == _OWNED_PAIR and \
+                    pullback.mode == 2 and _pull_number_write_of_pair(
+                        slots, owned, records, record, cotangent, pullback):
                 continue
             _pull_owned(slots, owned, records, node, record, cotangent, owned[node], handed)
             continue
@@ -349,12 +354,50 @@ def _pull_owned(slots: list, owned: bytearray, records: list, node: int, record:
         slots[parent] = buffer if old is None else accumulate(buffer, old, owned=True)
         owned[parent] = 1
         if type(slots[parent]) is Traced:
-            handed[parent] = slots[parent]
+            if old is None and type(record[0]) is WritePullback and record[0].mode != 1 and \
+                    is_array_pair(buffer):
+                # written in place by the pullback (`dy[index] = 0`), so its buffers are the
+                # pass's own: later pairs are added into them (`add_pair_in_place`)
+                owned[parent] = _OWNED_PAIR
+            else:
+                handed[parent] = slots[parent]
     for position in range(2, len(record) - 2):
         parent = record[position + 2]
         if parent >= 0:
             _contribute(slots, owned, records, parent, cotangents[position], record[1],
                         position)
+
+
+def _pull_number_write_of_pair(slots: list, owned: bytearray, records: list, record: tuple,
+                               cotangent: Any, pullback: WritePullback) -> bool:
+    """``u[i] = t`` under ``hvp``, its cotangent an owned pair of buffers (`owned[node]` is
+    `_OWNED_PAIR`): as the mode-2 path of `_backward` at order 1, on both buffers: ``t``'s
+    cotangent and its tangent read at ``i`` and zeroed there, the pair handed on to ``u``
+    as it is, owned. False, doing nothing, where it does not apply (the write's pullback
+    then runs on the traced cotangent)."""
+    if not is_array_pair(cotangent):
+        return False
+    value, tangent, index = cotangent.primal, cotangent.node, pullback.index
+    part = Traced(value[index], cotangent.tape, tangent[index])
+    value_parent = record[5]
+    if value_parent >= 0:
+        shape, dtype, _ = records[value_parent][2]
+        if shape != () or part.primal.dtype is not dtype:
+            part = pullback.project(part)  # (a float32 number written into float64)
+    value[index] = 0
+    tangent[index] = 0
+    parent = record[3]
+    if parent >= 0:
+        old = slots[parent]
+        slots[parent] = cotangent
+        if old is None or add_pair_in_place(cotangent, old):
+            owned[parent] = _OWNED_PAIR
+        else:
+            slots[parent] = accumulate(cotangent, old, owned=True)
+            owned[parent] = 1
+    if value_parent >= 0:
+        _contribute(slots, owned, records, value_parent, part, record[1], 3)
+    return True
 
 
 def _fold(total: SparseSum, handed: Any) -> Any:

@@ -1199,6 +1199,48 @@ def test_number_writes_under_hvp_across_dtypes():
     np.testing.assert_allclose(dual, hessian @ v, rtol=1e-6)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_sums_differences_and_negatives_of_numbers_pass_pairs_on_without_a_call(dtype):
+    # add, subtract and negative have constant partials: a cotangent with its tangent is
+    # handed on by the backward pass itself (or negated), not by their rules' pullbacks.
+    # loss = sum((x[i] - x[i-1])^2) + (-x[0] + x[2])^2: H = 2 D^T D + 2 e e^T
+    from chainrules.core.registry import NUMBER_FORMS
+
+    def loss(x):
+        total = sum((x[i] - x[i - 1]) ** 2 for i in range(1, x.shape[0]))
+        return total + (-x[0] + x[2]) ** 2
+
+    n = 6
+    D = np.zeros((n - 1, n))
+    D[np.arange(n - 1), np.arange(1, n)], D[np.arange(n - 1), np.arange(n - 1)] = 1.0, -1.0
+    e = np.zeros(n)
+    e[0], e[2] = -1.0, 1.0
+    x = np.linspace(-1.0, 1.0, n).astype(dtype)
+    v = np.cos(np.arange(n) * 1.3).astype(dtype)
+    forms = [NUMBER_FORMS[f] for f in (np.add, np.subtract, np.negative)]
+    originals = [form.pullback for form in forms]
+    called: list = []
+
+    def counting(original):
+        def pullback(payload):
+            called.append(payload[0])
+            return original(payload)
+        return pullback
+
+    for form, original in zip(forms, originals):
+        form.pullback = counting(original)
+    try:
+        dual = cr.hvp(loss, x, v)
+    finally:
+        for form, original in zip(forms, originals):
+            form.pullback = original
+    # (one call at most: the last addition's, whose cotangent is the plain seed)
+    assert len(called) <= 1 and dual.dtype == dtype
+    expected = (2 * D.T @ D + 2 * np.outer(e, e)) @ v.astype(np.float64)
+    np.testing.assert_allclose(dual, expected, rtol=1e-13 if dtype == np.float64 else 1e-5,
+                               atol=1e-13 if dtype == np.float64 else 1e-5)
+
+
 def test_float32_pairs_stay_float32():
     w = (np.random.default_rng(4).normal(size=16) * 0.4).astype(np.float32)
     v = np.cos(np.arange(16.0)).astype(np.float32)

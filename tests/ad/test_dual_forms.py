@@ -1141,8 +1141,13 @@ def test_number_writes_under_hvp_pull_back_on_a_pair_of_buffers(dtype):
     M = np.linalg.matrix_power(A, steps)
     u0 = np.sin(np.linspace(0.0, 3.0, n)).astype(dtype)
     v = np.cos(np.arange(n) * 0.7).astype(dtype)
-    with write_pullback_calls() as calls, sparse_sums() as pieces:
+    with write_pullback_calls() as calls, sparse_sums() as pieces, \
+            forward_writes() as general:
         dual = cr.hvp(heat_scheme, u0, v)
+    # forward mode's general writes: u[0] = u0 while recording (every number then written
+    # into u's value and tangent in place), and in the backward pass the two pullbacks
+    # called above, which zero their traced cotangent at the index
+    assert len(general) == 3
     # two calls: the last number write (its cotangent, from u[-1] ** 2, is not yet the
     # pass's own) and the row write u[0] = u0; every other write, and every read, on the
     # pair's buffers
@@ -1151,6 +1156,48 @@ def test_number_writes_under_hvp_pull_back_on_a_pair_of_buffers(dtype):
     np.testing.assert_allclose(dual, 2 * M.T @ (M @ v.astype(np.float64)),
                                rtol=1e-12 if dtype == np.float64 else 1e-5,
                                atol=1e-12 if dtype == np.float64 else 1e-5)
+
+
+@contextlib.contextmanager
+def forward_writes():
+    """A list with an entry per write done by forward mode's general path (`_write_forward`)
+    inside the block."""
+    from chainrules.ad.dispatch import writes
+
+    calls: list = []
+    original = writes._write_forward
+
+    def counting(*args):
+        calls.append(args[2])
+        return original(*args)
+
+    writes._write_forward = counting
+    try:
+        yield calls
+    finally:
+        writes._write_forward = original
+
+
+def test_number_writes_under_hvp_write_in_place_only_storage_of_their_own():
+    # u[i] = t under hvp writes u's value and tangent in place (no general write through
+    # both traces) while nothing else holds them; after `kept = u * x`, whose record keeps
+    # u's value, the next write copies first, so kept's pullback reads u as it was
+    def loss(x):
+        u = np.zeros(4)
+        u[0] = x[0] * x[1]
+        u[1] = x[1] ** 2
+        u[2] = x[2] - x[0]
+        kept = u * x
+        u[2] = x[2] ** 3
+        u[3] = x[3] * x[0]
+        return np.sum(kept ** 2) + np.sum(u ** 2) + u[1] * kept[2]
+
+    x, v = np.array([0.7, -1.1, 0.4, 1.3]), np.array([0.5, 1.0, -1.5, 0.25])
+    with forward_writes() as general:
+        dual = cr.hvp(loss, x, v)
+    assert 0 < len(general) < 7  # the first write (u's tangent was zero), the copy, and
+    # the pullbacks of writes whose cotangent was not yet the pass's own
+    np.testing.assert_allclose(dual, fd_hvp(loss, x, v)[0], rtol=1e-7, atol=1e-7)
 
 
 def test_number_writes_under_hvp_overwritten_read_back_and_added_at():

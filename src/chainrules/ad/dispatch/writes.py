@@ -390,9 +390,12 @@ def _refresh_views(target: Any, released: Sequence = ()) -> None:
 def write(target: Any, index: Any, value: Any) -> None:
     """``target[index] = value`` for a traced ``target``: recorded, the storage written in
     place (copied first when something else holds it)."""
-    if type(value) is Traced and type(value.primal) in SCALAR_META and \
-            value.tape is target.tape and _write_number(target, index, value):
-        return
+    if type(value) is Traced and value.tape is target.tape:
+        if type(value.primal) in SCALAR_META:
+            if _write_number(target, index, value):
+                return
+        elif type(value.primal) is Traced and _write_number_of_pair(target, index, value):
+            return
     if type(index) is list or (type(index) is tuple and list in map(type, index)):
 
         index = normalize_index(index)
@@ -433,6 +436,32 @@ def _write_number(target: Any, index: Any, value: Any) -> bool:
         return False
     storage[index] = value.primal
     _record_write(tape, target, index, value.primal, value.node, None, False, True)
+    return True
+
+
+def _write_number_of_pair(target: Any, index: Any, value: Any) -> bool:
+    """`_write_number` under ``hvp``: ``u``'s storage a value of the forward trace just outside
+    (an array and its tangent) and ``t`` a number of it with its number tangent; both written
+    in place when each is its own (the reference counts `_write_number` and forward mode's
+    writes read), as `write` would through both traces. False when it does not apply."""
+    tape, pair, number = target.tape, target.primal, value.primal
+    if type(pair) is not Traced or number.tape is not pair.tape or tape.forward or \
+            not tape.active or tape.finished or getattr(_local, "views", None):
+        return False
+    trace, storage, tangent = pair.tape, pair.primal, pair.node
+    if not trace.one_direction or trace.finished or type(storage) is not np.ndarray or \
+            type(tangent) is not np.ndarray or type(number.primal) not in SCALAR_META or \
+            type(number.node) not in SCALAR_META or not _is_element(index, storage.ndim) or \
+            storage.base is not None or tangent.base is not None or \
+            not storage.flags.writeable or not tangent.flags.writeable:
+        return False
+    minimum = _MINIMUM or _minimum()
+    if _primal_refs(target) > minimum[0] or _primal_refs(pair) > minimum[0] or \
+            _tangent_refs(pair) > minimum[1]:
+        return False
+    storage[index] = number.primal
+    tangent[index] = number.node
+    _record_write(tape, target, index, number, value.node, None, False, True)
     return True
 
 

@@ -394,10 +394,8 @@ class _NumberDual:
     __slots__ = ()
 
     @staticmethod
-    def pullback(payload: tuple) -> "_DualPullback":
-        _, form, args, y, tangents, derivatives, trace, needed, _ = payload
-        return _DualPullback(partial(form.pullback_dual, args, y, tangents, derivatives), trace,
-                             needed, payload)
+    def pullback(payload: tuple) -> "_NumberDualPullback":
+        return _NumberDualPullback(payload)
 
     @staticmethod
     def call(payload: tuple) -> tuple:
@@ -408,6 +406,32 @@ class _NumberDual:
 
 
 _NUMBER_DUAL = _NumberDual()
+
+
+class _NumberDualPullback:
+    """The pullback of a `_NumberDual` payload: for a cotangent of the output's number type,
+    plain or with a number tangent of the payload's trace (a scalar loop's), the form's
+    ``pullback_dual`` on the values recorded, called here; any other cotangent goes to
+    `_DualPullback`, which this stands for."""
+
+    __slots__ = ("payload",)
+
+    def __init__(self, payload: tuple):
+        self.payload = payload
+
+    def __call__(self, dy: Any) -> tuple:
+        _, form, args, y, tangents, derivatives, trace, needed, _ = self.payload
+        kind = type(y)
+        if type(dy) is kind:
+            pairs = form.pullback_dual(args, y, tangents, derivatives, dy, None, needed)
+        elif type(dy) is Traced and dy.tape is trace and type(dy.primal) is kind and \
+                type(dy.node) is kind:
+            pairs = form.pullback_dual(args, y, tangents, derivatives, dy.primal, dy.node,
+                                       needed)
+        else:
+            return _DualPullback(partial(form.pullback_dual, args, y, tangents, derivatives),
+                                 trace, needed, self.payload)(dy)
+        return _traced_cotangents(trace, pairs)
 
 
 class _DualPullback:
@@ -441,32 +465,37 @@ class _DualPullback:
             function, primals, kwargs = _NUMBER_DUAL.call(call) if call[0] is _NUMBER_DUAL \
                 else call
             return rrule.with_constants(self.trace.config, function, *primals, **kwargs)[1](dy)
-        trace = self.trace
-        cotangents = [_NO_TANGENT]
-        for pair in pairs:
-            if pair is None:
-                cotangents.append(_NO_TANGENT)
-                continue
-            cotangent, tangent = pair
-            if tangent is None:
-                cotangents.append(cotangent)
-                continue
-            if type(cotangent) not in _DUAL_VALUES:
-                cotangent = unthunk(cotangent)
-            if type(tangent) not in _DUAL_VALUES:
-                tangent = unthunk(tangent)
-            kind = type(cotangent)
-            if type(tangent) is kind and (kind in _NUMBERS or (
-                    kind is np.ndarray and tangent.dtype is cotangent.dtype
-                    and tangent.shape == cotangent.shape)):
-                traced = _new_object(Traced)
-                traced.primal, traced.tape, traced.node = cotangent, trace, tangent
-            else:
-                if isinstance(cotangent, AbstractZero):
-                    cotangent = zeros_like_primal(tangent)
-                traced = Traced(cotangent, trace, tangent_in_space(cotangent, tangent))
-            cotangents.append(traced)
-        return tuple(cotangents)
+        return _traced_cotangents(self.trace, pairs)
+
+
+def _traced_cotangents(trace: ForwardTrace, pairs: tuple) -> tuple:
+    """A pullback's cotangents (``NoTangent`` for the function first) from a ``pullback_dual``'s
+    pairs: each cotangent with its tangent made a value of ``trace``."""
+    cotangents = [_NO_TANGENT]
+    for pair in pairs:
+        if pair is None:
+            cotangents.append(_NO_TANGENT)
+            continue
+        cotangent, tangent = pair
+        if tangent is None:
+            cotangents.append(cotangent)
+            continue
+        if type(cotangent) not in _DUAL_VALUES:
+            cotangent = unthunk(cotangent)
+        if type(tangent) not in _DUAL_VALUES:
+            tangent = unthunk(tangent)
+        kind = type(cotangent)
+        if type(tangent) is kind and (kind in _NUMBERS or (
+                kind is np.ndarray and tangent.dtype is cotangent.dtype
+                and tangent.shape == cotangent.shape)):
+            traced = _new_object(Traced)
+            traced.primal, traced.tape, traced.node = cotangent, trace, tangent
+        else:
+            if isinstance(cotangent, AbstractZero):
+                cotangent = zeros_like_primal(tangent)
+            traced = Traced(cotangent, trace, tangent_in_space(cotangent, tangent))
+        cotangents.append(traced)
+    return tuple(cotangents)
 
 
 def _pushforward_from_pullback(trace: ForwardTrace, function: Any, primals: tuple,

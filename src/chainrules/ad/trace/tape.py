@@ -277,7 +277,7 @@ def record_binary(function: Any, a: Any, b: Any) -> Any:
             if len(b) == 2 and type(b[0]) is int and type(b[1]) is int:  # u[k, i]: no call
                 element = True
             elif is_plain_tuple(b):
-                element = len(b) > 0 and _integers(b)
+                element = len(b) > 0 and type(b[0]) is int and _integers(b)
             else:
                 return record(function, (a, b), {})
             second, second_node = b, -1

@@ -65,6 +65,25 @@ def test_each_element_read_many_times_in_a_loop():
     assert np.allclose(cr.grad(f)(X), 6 * X, rtol=1e-12)
 
 
+def test_sums_of_sparse_cotangents_at_order_one_are_plain_sums(monkeypatch):
+    # forward over reverse sums cotangents with tangents as pairs of buffers; at order 1 a
+    # second sparse cotangent (y[1] and y[0:2] both read) makes a plain owned sum at once,
+    # without trying the pair sum first
+    from chainrules.ad.transforms import reverse
+
+    tried = []
+    pair_sum = reverse.owned_pair_sum
+    monkeypatch.setattr(reverse, "owned_pair_sum", lambda *a: tried.append(1) or pair_sum(*a))
+
+    def f(x):
+        return x[1] * x[1] + np.sum(x[0:2] ** 2) + x[3]
+
+    assert np.allclose(cr.grad(f)(X), [2 * X[0], 4 * X[1], 0.0, 1.0], rtol=1e-12)
+    assert tried == []
+    assert np.allclose(cr.hvp(f, X, np.ones(4)), [2.0, 4.0, 0.0, 0.0], rtol=1e-12)
+    assert tried  # under hvp the same sums are pairs
+
+
 def test_a_number_also_read_by_array_operations():
     # y's cotangent comes from np.multiply's (array) pullback and from number forms: the inline
     # sums meet the general accumulation

@@ -154,6 +154,17 @@ def _is_namedtuple(x: Any) -> bool:
     return isinstance(x, tuple) and hasattr(type(x), "_fields")
 
 
+def _closure_fields(x: types.FunctionType) -> dict:
+    """The variables a closure captures, by name."""
+    fields: dict = {}
+    for name, cell in zip(x.__code__.co_freevars, x.__closure__):
+        try:
+            fields[name] = cell.cell_contents
+        except ValueError:  # an empty cell: the variable is not bound yet
+            pass
+    return fields
+
+
 def structural_fields(x: Any) -> dict:
     """The fields of ``x`` by name (or position, or key), in the order a user would expect.
 
@@ -169,6 +180,8 @@ def structural_fields(x: Any) -> dict:
     >>> structural_fields(scaler(3.0))
     {'y': 3.0}
     """
+    if type(x) is types.FunctionType and x.__closure__ is not None:
+        return _closure_fields(x)  # first: closures are what rules trace most often
     if _is_namedtuple(x):
         return dict(zip(type(x)._fields, x))
     if isinstance(x, (tuple, list)):
@@ -184,15 +197,8 @@ def structural_fields(x: Any) -> dict:
         return fields
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
         return {f.name: getattr(x, f.name) for f in dataclasses.fields(x) if hasattr(x, f.name)}
-    closure = x.__closure__ if isinstance(x, types.FunctionType) else None
-    if closure is not None:  # (not getattr: an object's catch-all __getattr__ is no closure)
-        fields = {}
-        for name, cell in zip(x.__code__.co_freevars, closure):
-            try:
-                fields[name] = cell.cell_contents
-            except ValueError:  # an empty cell: the variable is not bound yet
-                pass
-        return fields
+    if isinstance(x, types.FunctionType) and x.__closure__ is not None:
+        return _closure_fields(x)  # (not getattr: a catch-all __getattr__ is no closure)
     fields = {}
     for klass in type(x).__mro__:
         for name in getattr(klass, "__slots__", ()):

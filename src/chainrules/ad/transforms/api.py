@@ -172,6 +172,8 @@ def _lift(x: Any, tape: Tape, function: Callable, position: Any) -> tuple[Any, l
     if type(x) in FLOAT_SCALARS or type(x) is np.ndarray and x.dtype.kind in "fc":
         traced = tape.leaf(x)  # a plain array or number: nothing to check or search
         return traced, [traced], [()]
+    if type(x) is _FUNCTION and x.__closure__ is None:
+        return x, [], []  # a function without a closure (rrule_via_ad's f): no fields
     found = list(leaves(x, _input_selector(function, position)))
     inputs = [tape.leaf(_as_plain_input(value)) for _, value in found]
     paths = [path for path, _ in found]
@@ -225,16 +227,18 @@ def _is_input_leaf(x: Any) -> bool:
 
 
 _PLAIN_LEAVES = frozenset({int, bool, str, bytes, type(None), np.ndarray})
+_FUNCTION = types.FunctionType
 
 
 def _check_unordered(x: Any, function: Callable, position: Any) -> None:
     """Refuse sets and one-shot iterators: their elements have no path a gradient could have."""
-    where = f"{function_name(function)}: argument {position} holds"
     if isinstance(x, (set, frozenset)) and any(_is_input_leaf(element) for element in x):
+        where = f"{function_name(function)}: argument {position} holds"
         raise TypeError(f"{where} a {type(x).__name__} of numbers; a set has no order, so its "
                         f"elements cannot be given gradients. Pass a list or a tuple "
                         f"(sorted(s)), or a dict keyed by what the set held.")
     if isinstance(x, collections.abc.Iterator) and not is_structure(x):
+        where = f"{function_name(function)}: argument {position} holds"
         raise TypeError(f"{where} a {type(x).__name__} (an iterator, consumed once); its values "
                         f"cannot be given gradients. Pass a list: list(values).")
 

@@ -457,7 +457,7 @@ def _contribute(slots: list, owned: bytearray, records: list, node: int, cotange
         slots[node] = accumulate(old, cotangent, owned=True)
         owned[node] = 1
     else:
-        if kind is Traced or kind is SparseCotangent and type(old) is not _NDARRAY:
+        if kind is Traced or kind is SparseCotangent and type(cotangent.values) is Traced:
             # forward over reverse: a value and its tangent (or x[i]'s cotangent of one),
             # summed in place
             total = owned_pair_sum(old, cotangent)

@@ -1,8 +1,10 @@
 """scipy.integrate.odeint and solve_ivp (src/chainrules/rules/scipy/integrate/ode.py): the kit
 on both rules (reverse by the adjoint method, forward by forward sensitivities), then through
 the engine as users write it: a Lotka-Volterra fit loss against finite differences and against
-chainrules differentiating a hand-written RK4 loop, output times, closures, jvp, the adjoint's
-memory against the number of solver steps, and the refused options.
+chainrules differentiating a hand-written RK4 loop, output times, closures, random right-hand
+sides (parameters in closures, dicts, lists, objects and ``args``; both solvers, three methods)
+against central differences, jvp, the adjoint's memory against the number of solver steps, and
+the refused options.
 
 Skipped when SciPy is not installed.
 """
@@ -13,6 +15,8 @@ import tracemalloc
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 scipy_integrate = pytest.importorskip("scipy.integrate")
 
@@ -231,6 +235,81 @@ def test_closure_and_bound_method_parameters():
 
     rate = np.array([0.3, 1.2])
     np.testing.assert_allclose(cr.grad(loss_model)(rate), -Y0 * np.exp(-rate), rtol=1e-7)
+
+
+class _Holder:
+    def __init__(self, c):
+        self.c = c
+
+
+# Where the right-hand side finds its parameters: each is a different path to its gradient
+# (the function's own tangent through a closure, a dict, a list, an object; ``args``; both).
+_HOLDERS = ("closure", "dict", "list", "object", "args", "float args", "closure and args")
+
+
+def _random_ode_loss(n: int, holder: str, solver: str, nonlinear: bool, times: list,
+                     seed: int):
+    """A loss of ``theta = [A (n, n), y0 (n), c]`` through ``y' = A y + c cos t (- y^3 / 10)``
+    solved by ``solver``, its parameters reached through ``holder``; and a point ``theta``."""
+    rng = np.random.default_rng(seed)
+    weights = rng.normal(size=n)
+
+    def field(y, t, A, c):
+        out = A @ y + c * np.cos(t)
+        return out - 0.1 * y ** 3 if nonlinear else out
+
+    def loss(theta):
+        A, y_init, c = theta[:n * n].reshape(n, n), theta[n * n:n * n + n], theta[-1]
+        args: tuple = ()
+        if holder == "closure":
+            def rhs(y, t): return field(y, t, A, c)
+        elif holder == "dict":
+            held = {"A": A, "c": c}
+            def rhs(y, t): return field(y, t, held["A"], held["c"])
+        elif holder == "list":
+            nested = [A, [c]]
+            def rhs(y, t): return field(y, t, nested[0], nested[1][0])
+        elif holder == "object":
+            model = _Holder(c)
+            def rhs(y, t): return field(y, t, A, model.c)
+        elif holder == "args":
+            def rhs(y, t, A, c): return field(y, t, A, c)
+            args = (A, c)
+        elif holder == "float args":
+            def rhs(y, t, c): return field(y, t, A, c)
+            args = (c,)
+        else:
+            held = {"c": c}
+            def rhs(y, t, A): return field(y, t, A, held["c"])
+            args = (A,)
+
+        def tfirst(t, y, *more): return rhs(y, t, *more)
+        if solver == "odeint":
+            Y = integrate.odeint(rhs, y_init, [0.0] + times, args=args, **TIGHT)[1:]
+        elif solver == "odeint tfirst":
+            Y = integrate.odeint(tfirst, y_init, [0.0] + times, args=args, tfirst=True,
+                                 **TIGHT)[1:]
+        else:
+            Y = integrate.solve_ivp(tfirst, (0.0, times[-1]), y_init, method=solver,
+                                    t_eval=times, args=args or None, **TIGHT).y.T
+        return np.sum(np.sin(Y) * weights)
+
+    A0 = rng.normal(size=(n, n)) * 0.5 - np.eye(n)
+    return loss, np.concatenate([A0.ravel(), rng.normal(size=n), [0.7]])
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))
+@given(n=st.integers(1, 3), holder=st.sampled_from(_HOLDERS),
+       solver=st.sampled_from(["odeint", "odeint tfirst", "RK45", "DOP853", "Radau"]),
+       nonlinear=st.booleans(),
+       times=st.lists(st.floats(0.2, 2.0), min_size=1, max_size=3, unique=True).map(sorted),
+       seed=st.integers(0, 2 ** 16))
+def test_random_right_hand_sides_against_central_differences(n, holder, solver, nonlinear,
+                                                              times, seed):
+    # (run here at 300 examples: no failure)
+    loss, theta = _random_ode_loss(n, holder, solver, nonlinear, times, seed)
+    np.testing.assert_allclose(cr.grad(loss)(theta), _finite_difference(loss, theta, 1e-5),
+                               rtol=2e-4, atol=2e-6)
 
 
 def test_jvp_against_finite_differences():

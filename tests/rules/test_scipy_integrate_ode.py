@@ -203,6 +203,27 @@ def test_gradient_with_respect_to_t_eval_and_t_span():
                                rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("solver", ["odeint", "LSODA", "RK45", "Radau"])
+@pytest.mark.parametrize("times", [[0.2, 0.20000000000000004], [5.0, 5.000000000000002, 7.0],
+                                   [0.0, 0.5, 0.5000000000000001]])
+def test_output_times_a_few_units_in_the_last_place_apart(solver, times):
+    # found by the random test: LSODA refuses to start a solve over such an interval, so the
+    # adjoint's piece between the two times failed (and LSODA warned); over it the adjoint
+    # does not change, to rounding
+    def loss(p):
+        def rhs(y, t): return -p[0] * y + p[1] * np.sin(t)
+        if solver == "odeint":
+            Y = integrate.odeint(rhs, np.array([1.0, 2.0]), [0.0] + times, **TIGHT)
+        else:
+            Y = integrate.solve_ivp(lambda t, y: rhs(y, t), (0.0, times[-1]),
+                                    np.array([1.0, 2.0]), t_eval=times, method=solver,
+                                    **TIGHT).y.T
+        return np.sum(np.cos(Y))
+
+    p = np.array([0.7, 0.3])
+    np.testing.assert_allclose(cr.grad(loss)(p), _finite_difference(loss, p), rtol=1e-6)
+
+
 def test_solver_steps_without_t_eval_move_only_at_the_ends():
     def loss(span):
         sol = integrate.solve_ivp(forced, span, Y0, args=(0.5,), **TIGHT)

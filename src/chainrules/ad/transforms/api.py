@@ -436,7 +436,8 @@ def _vjp(f: Callable, args: Sequence, kwargs: dict, *, argnums: Sequence[int] | 
                             for path, leaf in zip(paths[key], inputs[key])} for key in keys]
         if materialize:
             _compute_lazy_gradients(per_key, [inputs[key] for key in keys], value)
-        results = [_gradient_structure(f if key == "f" else args[key], gradients, materialize)
+        results = [_NO_TANGENT if key == "f" and not paths["f"] else  # nothing in f to perturb
+                   _gradient_structure(f if key == "f" else args[key], gradients, materialize)
                    for key, gradients in zip(keys, per_key)]
         if not differentiate_function:
             results.insert(0, NoTangent())
@@ -450,6 +451,7 @@ def _vjp(f: Callable, args: Sequence, kwargs: dict, *, argnums: Sequence[int] | 
 
 
 _NOTHING_HELD = contextlib.nullcontext()
+_NO_TANGENT = NoTangent()
 
 
 def _compute_lazy_gradients(per_key: list, inputs: list, value: list | None) -> None:

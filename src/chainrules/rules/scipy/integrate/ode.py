@@ -162,6 +162,7 @@ class _RightHandSide:
         found = list(leaves((func, args if differentiate_args else ()), _is_parameter))
         self.paths = [path for path, _ in found]
         self.values = [value for _, value in found]
+        self.shapes = [np.shape(value) for value in self.values]
         self.sizes = [int(np.size(value)) for value in self.values]
         self.size = sum(self.sizes)
         self.dtype = np.result_type(float, *[_dtype_of(v) for v in self.values])
@@ -178,8 +179,8 @@ class _RightHandSide:
         value, pullback = rrule_via_ad(self.config, self.func, *self._arguments(y, t),
                                        *self.args)
         cotangents = pullback(_shaped_like(a, value))
-        dy = _dense(cotangents[2 if self.tfirst else 1], np.shape(y), a.dtype)
-        return (_computed(_flat(value, value, a.dtype)), np.ravel(dy),
+        dy = _dense(cotangents[2 if self.tfirst else 1], y.shape, a.dtype)
+        return (_computed(_flat(value, value, a.dtype)), dy.ravel(),
                 self.flat_tangent(cotangents[0], cotangents[3:]))
 
     def jvp(self, y: np.ndarray, t: float, s: np.ndarray, dp: np.ndarray) -> np.ndarray:
@@ -198,8 +199,8 @@ class _RightHandSide:
     def flat_tangent(self, function_tangent: Any, arg_tangents: list) -> np.ndarray:
         """The tangents of the function and of ``args`` as one flat parameter vector."""
         structure = (function_tangent, tuple(arg_tangents))
-        parts = [np.ravel(_dense(tangent_at(structure, path), np.shape(leaf), self.dtype))
-                 for path, leaf in zip(self.paths, self.values)]
+        parts = [_dense(tangent_at(structure, path), shape, self.dtype).ravel()
+                 for path, shape in zip(self.paths, self.shapes)]
         return np.concatenate(parts) if parts else np.zeros(0, self.dtype)
 
     def tangents(self, flat: np.ndarray, func: Any, args: Any) -> tuple:
@@ -255,13 +256,25 @@ def _adjoint(rhs: _RightHandSide, segment: Callable, t0: float, y0: np.ndarray,
             a = a + G[k]
             dtimes[k] = np.real(np.vdot(G[k], rhs.value(Y[k], times[k])))
         end = times[k - 1] if k else t0
-        if end != times[k] and a.any():
+        if a.any() and not _too_short(times[k], end):
             state = segment(augmented, np.concatenate([Y[k].astype(dtype), a, g]), times[k],
                             end)
             a, g = state[n:2 * n], state[2 * n:]
     dt0 = -np.real(np.vdot(a, rhs.value(y0, t0))) if a.any() else 0.0
     return a, g, np.stack([np.asarray(d, float) if issubclass(type(d), float) else d
                            for d in dtimes]), dt0
+
+
+def _too_short(start: float, end: float) -> bool:
+    """Whether the adjoint does not change over ``[end, start]`` to rounding: an empty
+    interval, or one of a few units in the last place of its ends (output times such as
+    ``0.2`` and ``0.20000000000000004``), which LSODA (odeint's, solve_ivp's) refuses to
+    start on (shorter than ``2 eps max(|start|, |end|)``); the change over it,
+    ``|a df/dy| dt``, is below the rounding of the times themselves."""
+    return abs(end - start) <= 4 * _EPS * max(abs(start), abs(end))
+
+
+_EPS = np.finfo(float).eps
 
 
 def _project(x: Any, value: Any) -> Any:

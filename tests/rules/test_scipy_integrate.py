@@ -133,6 +133,36 @@ def test_quad_gradient_in_args_and_limits_against_closed_forms():
     assert abs(dc + np.sqrt(np.pi) / 4 * 2.0 ** -1.5) < 1e-8
 
 
+def _decay_integral_derivative(k):
+    """d/dk of the integral of exp(-k t) over [0, 1], (1 - e^-k) / k."""
+    return (np.exp(-k) * (k + 1) - 1) / k ** 2
+
+
+@pytest.mark.parametrize("how", ["args=()", "args=(constant,)", "args=(traced,)",
+                                 "args by position"])
+def test_quad_args_by_keyword_or_by_position(how):
+    # quad(f, a, b, args=...) by keyword gets no cotangent of its own (an engine passes it by
+    # position when it holds traced values); by keyword it was taken for a positional
+    # argument, and the engine refused the extra cotangent
+    def loss(p):
+        if how == "args=()":
+            return integrate.quad(lambda t: np.exp(-p[0] * t), 0.0, 1.0, args=())[0]
+        if how == "args=(constant,)":
+            return integrate.quad(lambda t, c: np.exp(-p[0] * c * t), 0.0, 1.0, args=(2.0,))[0]
+        if how == "args=(traced,)":
+            return integrate.quad(lambda t, c: np.exp(-c * t), 0.0, 1.0, args=(p[0],))[0]
+        return integrate.quad(lambda t, c: np.exp(-c * t), 0.0, 1.0, (p[0],))[0]
+
+    p = np.array([0.7])
+    scale = 2.0 if how == "args=(constant,)" else 1.0
+    expected = scale * _decay_integral_derivative(scale * p[0])
+    np.testing.assert_allclose(cr.grad(loss)(p), [expected], rtol=1e-8)
+    h = 1e-4
+    second = (_decay_integral_derivative(scale * (p[0] + h))
+              - _decay_integral_derivative(scale * (p[0] - h))) * scale / (2 * h)
+    np.testing.assert_allclose(cr.hvp(loss, p, np.ones(1)), [second], rtol=1e-6)
+
+
 def test_quad_gradient_of_a_closure_over_an_array():
     theta = np.array([0.5, -1.0, 2.0])
 

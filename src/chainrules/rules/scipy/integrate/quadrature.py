@@ -160,9 +160,10 @@ def _inner(value: Any, weight: Any) -> Any:
 
 
 def _integral_rrule(name: str, config: Any, func: Callable, a: Any, b: Any, args: Any,
-                    rest: tuple, options: dict) -> tuple:
+                    rest: tuple, options: dict, args_slot: bool = False) -> tuple:
+    """``args_slot``: quad's ``args`` was passed by position, so it gets a cotangent (by
+    keyword it gets none: an engine passes one holding traced values by position)."""
     options = _options(name, rest, options)
-    args_slot = name == "quad" and args is not _NOT_GIVEN  # passed by position: a cotangent
     single = args_slot and not isinstance(args, tuple)  # quad(f, a, b, c) means args=(c,)
     args = () if args is _NOT_GIVEN else _args_tuple(args)
     y = _integral(name, func, a, b, args, options)
@@ -245,9 +246,12 @@ def _integral_frule(name: str, config: Any, tangents: tuple, func: Callable, a: 
 
 
 @rrule.register(QUAD, config=True)
-def _quad_rrule(config: Any, func: Callable, a: Any, b: Any, args: Any = _NOT_GIVEN, *rest: Any,
-                **options: Any) -> tuple:
-    return _integral_rrule("quad", config, func, a, b, args, rest, options)
+def _quad_rrule(config: Any, func: Callable, a: Any, b: Any, *rest: Any, **options: Any) -> tuple:
+    # args by position or by keyword (quad(f, a, b, args=(c,))): told apart here, where
+    # Python's binding would not
+    args = rest[0] if rest else options.pop("args", _NOT_GIVEN)
+    return _integral_rrule("quad", config, func, a, b, args, rest[1:], options,
+                           args_slot=bool(rest))
 
 
 @frule.register(QUAD, config=True)

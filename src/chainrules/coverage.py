@@ -123,6 +123,9 @@ CATEGORIES: dict[str, list[str]] = {
         "scipy.linalg.solve_sylvester", "scipy.linalg.sqrtm", "scipy.linalg.logm",
         "scipy.linalg.solve_banded",
         "scipy.optimize.root", "scipy.optimize.fsolve", "scipy.optimize.minimize",
+        *[f"scipy.optimize.{name}" for name in (
+            "brentq", "brenth", "ridder", "bisect", "toms748", "root_scalar",
+            "minimize_scalar", "golden", "brent", "fminbound")],
         "scipy.linalg.schur",
         "scipy.integrate.quad", "scipy.integrate.quad_vec", "scipy.integrate.trapezoid",
         "scipy.integrate.cumulative_trapezoid", "scipy.integrate.simpson",

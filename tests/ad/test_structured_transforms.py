@@ -100,3 +100,53 @@ def test_vjp_and_value_and_grad_of_structures():
     np.testing.assert_allclose(g["w"], 0.5 + 2 * params["w"])
     with pytest.raises(TypeError, match="real scalar"):
         cr.value_and_grad(f)(params)
+
+
+class _Report(dict):
+    """A result object as SciPy's RootResults: a dict whose __init__ takes its fields, so the
+    engine cannot rebuild it by calling its type on a dict."""
+
+    def __init__(self, value, count):
+        super().__init__(value=value, count=count)
+
+
+@cr.primitive
+def _solve_and_report(t):
+    return 2.0 * t, _Report(t ** 3, 7)
+
+
+@cr.rrule.register(_solve_and_report)
+def _solve_and_report_rrule(t):
+    def pullback(dy):
+        dy = cr.unthunk(dy)
+        first = cr.unthunk(dy[0])
+        report = cr.unthunk(dy[1])
+        value = 0.0 if isinstance(report, (cr.ZeroTangent, cr.NoTangent)) else cr.unthunk(report["value"])
+        first = 0.0 if isinstance(first, (cr.ZeroTangent, cr.NoTangent)) else first
+        return cr.NoTangent(), 2.0 * first + 3 * t ** 2 * value
+    return _solve_and_report(t), pullback
+
+
+@cr.frule.register(_solve_and_report)
+def _solve_and_report_frule(tangents, t):
+    y = _solve_and_report(t)
+    dt = tangents[1]
+    return y, cr.Tangent(tuple, {0: 2.0 * dt, 1: cr.Tangent(_Report, {"value": 3 * t ** 2 * dt})})
+
+
+def test_a_result_object_inside_a_tuple_output_is_traced_in_every_mode():
+    # (x, RootResults) from brentq(..., full_output=True): the object's float fields carry
+    # derivatives, its other fields stay plain; before, reverse mode refused the output and
+    # forward mode could not rebuild the object
+    def f(t):
+        x, report = _solve_and_report(t)
+        assert report["count"] == 7
+        return x + report["value"]
+
+    t = 1.5
+    expected = 2.0 + 3 * t ** 2
+    assert cr.grad(f)(t) == pytest.approx(expected)
+    assert cr.jvp(f, (t,), (1.0,))[1] == pytest.approx(expected)
+    assert cr.hvp(f, t, 1.0) == pytest.approx(6 * t)
+    np.testing.assert_allclose(cr.jacfwd(lambda v: f(v[0]) * v)(np.array([t])),
+                               [[f(t) + t * expected]])

@@ -110,40 +110,6 @@ def _fd(f, x, step=1e-5):
 
 # --- closed forms --------------------------------------------------------------------------------
 
-_SCALAR_MINIMIZERS = {
-    "minimize_scalar": lambda f: scipy.optimize.minimize_scalar(f, bracket=(-2, 0, 2),
-                                                                tol=1e-12).x,
-    "golden": lambda f: scipy.optimize.golden(f, brack=(-2, 0, 2), tol=1e-12),
-    "brent": lambda f: scipy.optimize.brent(f, brack=(-2, 0, 2), tol=1e-12),
-    "fminbound": lambda f: scipy.optimize.fminbound(f, -2, 2, xtol=1e-12),
-}
-
-
-@pytest.mark.parametrize("name", sorted(_SCALAR_MINIMIZERS))
-def test_scalar_minimizers_are_refused_by_name_not_traced_through(name):
-    # traced through, golden's gradient was zero at every point (its steps depend on the
-    # function only through comparisons) and fminbound's off at one minimum in forty
-    solve = _SCALAR_MINIMIZERS[name]
-
-    def loss(theta):
-        return solve(lambda x: (x - theta[0]) ** 2 * theta[1] + x ** 4)
-
-    with pytest.raises(NotImplementedError, match=name):
-        cr.grad(loss)(np.array([0.7, 0.4]))
-    # outside a trace, and on plain values inside one, the solver runs as it is
-    assert abs(loss(np.array([0.0, 1.0]))) < 1e-5
-    assert cr.grad(lambda t: t[0] * solve(lambda x: (x - 0.5) ** 2))(np.ones(1)) == \
-        pytest.approx([0.5], abs=1e-5)
-    # the way to its gradient: minimize over a one-element array (the implicit rule)
-    theta = np.array([0.7, 0.4])
-    x = scipy.optimize.minimize(lambda v: (v[0] - 0.7) ** 2 * 0.4 + v[0] ** 4, [0.0],
-                                tol=1e-12).x[0]
-    expected = np.array([2 * 0.4, -2 * (x - 0.7)]) / (2 * 0.4 + 12 * x ** 2)
-    gradient = cr.grad(lambda t: scipy.optimize.minimize(
-        lambda v: (v[0] - t[0]) ** 2 * t[1] + v[0] ** 4, [0.0], tol=1e-12).x[0])(theta)
-    np.testing.assert_allclose(gradient, expected, rtol=1e-6)
-
-
 def test_root_of_cubic_closure_matches_cube_root():
     def solution(t):
         return scipy.optimize.root(lambda x: x ** 3 - t, np.array([1.0]), **TIGHT_ROOT).x[0]

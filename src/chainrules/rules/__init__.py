@@ -25,7 +25,7 @@ SCIPY_RULES = {
                       "scipy.special.other_functions"),
     "scipy.linalg": ("scipy.linalg.stacked", "scipy.linalg.factorizations"),
     "scipy.signal": ("scipy.signal.convolution",),
-    "scipy.optimize": ("scipy.optimize.implicit",),
+    "scipy.optimize": ("scipy.optimize.implicit", "scipy.optimize.scalar"),
     "scipy.integrate": ("scipy.integrate.quadrature", "scipy.integrate.ode"),
     "scipy.stats": ("scipy.stats.multivariate", "scipy.stats.univariate"),
     "scipy.interpolate": ("scipy.interpolate.splines",),

@@ -172,10 +172,10 @@ ROUTED = [("numpy", "apply_along_axis"), ("numpy", "piecewise"),
                                                 "sqrtm", "logm", "solve_banded",
                                                 "schur")],
           *[("scipy.optimize", name) for name in ("root", "fsolve", "minimize")],
-          # no rule yet: traced through, their iterations give a wrong gradient (golden's is
-          # always zero), so a call on traced values is refused by name (NoRuleError)
+          # traced through, golden's gradient is always zero and the C root finders refuse
           *[("scipy.optimize", name) for name in ("minimize_scalar", "golden", "brent",
-                                                  "fminbound")],
+                                                  "fminbound", "brentq", "brenth", "ridder",
+                                                  "bisect", "toms748", "root_scalar")],
           ("chainrules.rules.scipy.interpolate.splines", "evaluate"),
           *[("scipy.integrate", name) for name in ("quad", "quad_vec", "trapezoid",
                                                    "cumulative_trapezoid", "simpson",

@@ -21,6 +21,7 @@ graph search, no recursion. A record is a flat tuple ``(pullback, function, meta
 
 from __future__ import annotations
 
+import copy
 import gc
 import itertools
 import os
@@ -619,10 +620,8 @@ def _wrap_output(tape: Tape, y: Any, pullback: Any, parents: tuple, function: An
                 records.append((_ElementPullback(type(y), key), function,
                                 record_meta(shape_of(element), dtype_of(element), type(element)), whole))
                 elements.append(Traced(element, tape, node))
-            elif is_structure(element) and any(True for _ in leaves(element, is_float_leaf)):
-                raise NotImplementedError(
-                    f"{function_name(function)} returned a nested structure of arrays; only one level "
-                    f"of tuple or list output is supported by the engine.")
+            elif is_structure(element):  # a result object in a tuple: (x, RootResults)
+                elements.append(_traced_leaves(tape, y, position, element, function, whole))
             else:
                 elements.append(element)
         if names:
@@ -634,7 +633,7 @@ def _wrap_output(tape: Tape, y: Any, pullback: Any, parents: tuple, function: An
         # of the dict's type keyed by field.
         whole = len(records)
         records.append((pullback, function, NO_META) + parents)
-        fields = type(y)(y)
+        fields = copy.copy(y)  # not type(y)(y): RootResults.__init__ takes its fields
         for key, value in y.items():
             if is_differentiable(value):
                 node = len(records)
@@ -642,15 +641,21 @@ def _wrap_output(tape: Tape, y: Any, pullback: Any, parents: tuple, function: An
                                 record_meta(shape_of(value), dtype_of(value), type(value)), whole))
                 fields[key] = Traced(value, tape, node)
             elif is_structure(value):  # arrays nested in a field (trust-constr's .constr)
-                traced = {}
-                for path, leaf in leaves(value, is_float_leaf):
-                    traced[path] = Traced(leaf, tape, len(records))
-                    records.append((_NestedElementPullback(y, (key,) + path), function,
-                                    record_meta(shape_of(leaf), dtype_of(leaf), type(leaf)), whole))
-                if traced:
-                    fields[key] = replace_paths(value, traced)
+                fields[key] = _traced_leaves(tape, y, key, value, function, whole)
         return fields
     return y  # integer, boolean or other non-differentiable output
+
+
+def _traced_leaves(tape: Tape, y: Any, key: Any, value: Any, function: Any, whole: int) -> Any:
+    """``value``, the structure at ``key`` of the output ``y``, with its float leaves traced
+    (each a record whose pullback gives a structural cotangent of the whole output)."""
+    records = tape.records
+    traced = {}
+    for path, leaf in leaves(value, is_float_leaf):
+        traced[path] = Traced(leaf, tape, len(records))
+        records.append((_NestedElementPullback(y, (key,) + path), function,
+                        record_meta(shape_of(leaf), dtype_of(leaf), type(leaf)), whole))
+    return replace_paths(value, traced) if traced else value
 
 
 class _ElementPullback:

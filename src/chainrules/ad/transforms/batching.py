@@ -30,6 +30,7 @@ array([2., 4.])
 
 from __future__ import annotations
 
+import copy
 import operator
 from types import SimpleNamespace
 from typing import Any, Callable
@@ -206,11 +207,14 @@ def _wrap(trace: BatchedForwardTrace, y: Any, dy: Any) -> Any:
             if is_differentiable(element):
                 part = dy[position] if isinstance(dy, list) else None
                 elements.append(Traced(element, trace, _fit(trace, element, part)))
+            elif isinstance(element, dict):  # a result object in a tuple: (x, RootResults)
+                elements.append(_wrap(trace, element,
+                                      dy[position] if isinstance(dy, list) else None))
             else:
                 elements.append(element)
         return type(y)(*elements) if names else type(y)(elements)
     if isinstance(y, dict):  # a result object (OptimizeResult): float fields traced
-        fields = type(y)(y)
+        fields = copy.copy(y)  # not type(y)(y): RootResults.__init__ takes its fields
         for key, value in y.items():
             if is_differentiable(value):
                 part = dy.get(key) if isinstance(dy, dict) else None
@@ -273,20 +277,25 @@ def _one_direction_at_a_time(trace: BatchedForwardTrace, function: Any, primals:
         if b == 0:
             y = result[0]
         directions.append(result[1])
+    return y, _stacked(y, directions)
+
+
+def _stacked(y: Any, directions: list) -> Any:
+    """The batched tangent of the output ``y`` from its tangent in each direction: an array,
+    a list per element of a tuple or list (None for a constant element), a dict per float
+    field of a result object (also one inside a tuple: ``(x, RootResults)``)."""
     if is_differentiable(y):
-        return y, _stack(y, [tangent_in_space(y, d) for d in directions])
+        return _stack(y, [tangent_in_space(y, d) for d in directions])
     if isinstance(y, (tuple, list)):
         names = getattr(type(y), "_fields", None)
-        return y, [_stack(element, [tangent_in_space(element, tangent_part(d, names[position] if names
-                                                                else position, position))
-                                    for d in directions])
-                   if is_differentiable(element) else None
-                   for position, element in enumerate(y)]
+        return [_stacked(element, [tangent_part(d, names[position] if names else position,
+                                                position) for d in directions])
+                if is_differentiable(element) or isinstance(element, dict) else None
+                for position, element in enumerate(y)]
     if isinstance(y, dict):
-        return y, {key: _stack(value, [tangent_in_space(value, tangent_part(d, key, key))
-                                       for d in directions])
-                   for key, value in y.items() if is_differentiable(value)}
-    return y, None
+        return {key: _stacked(value, [tangent_part(d, key, key) for d in directions])
+                for key, value in y.items() if is_differentiable(value)}
+    return None
 
 
 def _stack(y: Any, tangents: list) -> Any:

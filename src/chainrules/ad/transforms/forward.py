@@ -22,6 +22,7 @@ again: one mechanism (the rule), minus the generic dispatch. The operators and u
 
 from __future__ import annotations
 
+import copy
 from functools import partial
 from typing import Any
 
@@ -532,11 +533,13 @@ def _wrap(trace: ForwardTrace, y: Any, dy: Any) -> Any:
                 key = names[position] if names else position
                 part = tangent_part(dy, key, position)
                 elements.append(Traced(element, trace, tangent_in_space(element, part)))
+            elif isinstance(element, dict):  # a result object in a tuple: (x, RootResults)
+                elements.append(_wrap(trace, element, tangent_part(dy, position, position)))
             else:
                 elements.append(element)
         return type(y)(*elements) if names else type(y)(elements)
     if isinstance(y, dict):  # a result object (OptimizeResult): float fields traced
-        fields = type(y)(y)
+        fields = copy.copy(y)  # not type(y)(y): RootResults.__init__ takes its fields
         for key, value in y.items():
             if is_differentiable(value):
                 fields[key] = Traced(value, trace, tangent_in_space(value, tangent_part(dy, key, key)))

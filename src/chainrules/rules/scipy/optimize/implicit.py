@@ -74,15 +74,18 @@ def _solver(name: str) -> Callable:
 
 # --- the implicit function theorem --------------------------------------------------------------
 
+_MINIMIZERS = ("minimize", "minimize_scalar", "golden", "brent", "fminbound")
+
+
 def _check_converged(name: str, success: Any, message: Any) -> None:
     """A root solve that failed has no solution to differentiate at: raise. A minimizer that
     reports a failure is often at a minimum all the same (BFGS's "precision loss" at tight
     tolerances): warn, since the gradient assumes a stationary point."""
     if bool(success):
         return
-    if name == "minimize":
+    if name in _MINIMIZERS:
         warnings.warn(
-            f"scipy.optimize.minimize reported a failure ({message}); its derivative by the "
+            f"scipy.optimize.{name} reported a failure ({message}); its derivative by the "
             f"implicit function theorem assumes that .x is a stationary point. Check "
             f"result.jac, give jac=, or change tol/options.", RuntimeWarning, stacklevel=2)
         return
@@ -113,19 +116,20 @@ class _Implicit:
     def __init__(self, config: RuleConfig, residual: Callable, x: Any, args: tuple):
         self.x, self.n = x, int(np.size(x))
         value, self.pullback = rrule_via_ad(config, residual, x, *args)
+        self.shape = np.shape(value)  # () for a scalar solver's f(x)
         if np.size(value) != self.n:
             raise NotImplementedError(
                 f"scipy.optimize.root: {np.size(value)} residuals for {self.n} unknowns (a "
                 f"least-squares solve, method='lm'?); the implicit gradient needs as many "
                 f"residuals as unknowns, F(x*) = 0. For least squares, minimize the sum of "
                 f"squares with scipy.optimize.minimize.")
-        self.rows = [self.pullback(_unit(i, self.n)) for i in range(self.n)]
+        self.rows = [self.pullback(_unit(i, self.shape)) for i in range(self.n)]
         self.jacobian = np.stack([_dense(row[1], self.n) for row in self.rows])
 
     def pull(self, dx: Any) -> tuple:
         """``(function cotangent, args cotangents)`` of ``x*`` for its cotangent ``dx``."""
         w = np.linalg.solve(np.transpose(self.jacobian), -np.reshape(dx, (self.n,)))
-        cotangents = self.pullback(w)
+        cotangents = self.pullback(np.reshape(w, self.shape))
         return cotangents[0], tuple(cotangents[2:])
 
     def push(self, function_tangent: Any, arg_tangents: tuple) -> Any:
@@ -136,10 +140,10 @@ class _Implicit:
         return np.reshape(np.linalg.solve(self.jacobian, -dF), np.shape(self.x))
 
 
-def _unit(i: int, n: int) -> np.ndarray:
-    unit = np.zeros(n)
+def _unit(i: int, shape: tuple) -> np.ndarray:
+    unit = np.zeros(int(np.prod(shape)))
     unit[i] = 1.0
-    return unit
+    return np.reshape(unit, shape)
 
 
 def _dense(row: Any, n: int) -> Any:
@@ -167,9 +171,24 @@ def _arg_tangents(args: Any, tangent: Any) -> tuple:
     return tuple(tangent[i] for i in range(count)) if isinstance(args, tuple) else (tangent,)
 
 
-def _padded(tangents: tuple, count: int) -> list:
+def _given_tangents(tangents: tuple, args_at: int) -> tuple:
+    """``(tangent of the function, tangent of args)`` from a solver's positional tangents,
+    where ``args`` is argument ``args_at`` (the function is argument 1, after the solver)."""
     given = [unthunk(t) for t in tangents]
-    return given + [ZeroTangent()] * (count - len(given))
+    given += [ZeroTangent()] * (args_at + 1 - len(given))
+    return given[1], given[args_at]
+
+
+def _positional(count: int, function_cotangent: Any, args_at: int, args_cotangent: Any
+                ) -> tuple:
+    """The cotangents of a solver's ``count`` positional arguments (the solver first): the
+    function's and ``args``' (argument ``args_at``, if given by position); none for the
+    starting point, bracket, bounds and options, which the solution does not depend on."""
+    cotangents = [NoTangent()] * count
+    cotangents[1] = function_cotangent
+    if args_at < count:
+        cotangents[args_at] = args_cotangent
+    return tuple(cotangents)
 
 
 def _value_of(fun: Callable, jac: Any) -> Callable:
@@ -201,9 +220,9 @@ def _wrapper_tangent(wrapper: Callable, fun: Callable, tangent: Any) -> Any:
 # --- root and fsolve ----------------------------------------------------------------------------
 
 def _root_pullback(config: RuleConfig, fun: Callable, jac: Any, x: Any, args: Any,
-                   count: int, converged: tuple, name: str) -> Callable:
+                   count: int, converged: tuple, name: str, args_at: int = 3) -> Callable:
     """The pullback of a root solve's ``x``: cotangents for ``count`` positional arguments
-    (the solver, ``fun``, ``x0``, ``args``, then options)."""
+    (the solver, ``fun``, ``x0``, ``args``, then options; ``args`` is argument ``args_at``)."""
     residual = _value_of(fun, jac)
     project = ProjectTo(x)
     args_tuple = _as_args(args)
@@ -215,16 +234,15 @@ def _root_pullback(config: RuleConfig, fun: Callable, jac: Any, x: Any, args: An
         _check_converged(name, *converged)
         implicit = _Implicit(config, residual, x, args_tuple)
         function_cotangent, arg_cotangents = implicit.pull(project(dx))
-        cotangents = (NoTangent(), _function_tangent(residual, fun, function_cotangent),
-                      NoTangent(), _args_cotangent(args, arg_cotangents))
-        return (cotangents + (NoTangent(),) * count)[:count]
+        return _positional(count, _function_tangent(residual, fun, function_cotangent),
+                           args_at, _args_cotangent(args, arg_cotangents))
 
     return pullback
 
 
 def _root_push(config: RuleConfig, tangents: tuple, fun: Callable, jac: Any, x: Any,
-               args: Any, converged: tuple, name: str) -> Any:
-    _, fun_tangent, _, args_tangent = _padded(tangents, 4)[:4]
+               args: Any, converged: tuple, name: str, args_at: int = 3) -> Any:
+    fun_tangent, args_tangent = _given_tangents(tangents, args_at)
     residual = _value_of(fun, jac)
     args_tuple = _as_args(args)
     arg_tangents = _arg_tangents(args, args_tangent)
@@ -343,8 +361,11 @@ def _gradient_of(config: RuleConfig, objective: Callable) -> Callable:
     return gradient
 
 
-def _check_inactive(x: Any, bounds: Any, constraints: Any, args: tuple) -> None:
-    """Refuse, by name, a bound or constraint that is active at the solution ``x``."""
+def _check_inactive(name: str, x: Any, options: dict, args: tuple) -> None:
+    """Refuse, by name, a bound or constraint of ``options`` that is active at the solution
+    ``x``: one within ``options["bounds_slack"]`` (for solvers that stop within a tolerance
+    of a bound) or ``1e-6 (1 + |x|)`` of it."""
+    bounds, constraints = options.get("bounds"), options.get("constraints")
     if bounds is not None:
         if isinstance(bounds, scipy.optimize.Bounds):
             lower, upper = bounds.lb, bounds.ub
@@ -352,13 +373,12 @@ def _check_inactive(x: Any, bounds: Any, constraints: Any, args: tuple) -> None:
             pairs = [(-np.inf if lo is None else lo, np.inf if hi is None else hi)
                      for lo, hi in bounds]
             lower, upper = [p[0] for p in pairs], [p[1] for p in pairs]
-        lower = np.broadcast_to(np.asarray(lower, float), np.shape(x))
-        upper = np.broadcast_to(np.asarray(upper, float), np.shape(x))
-        slack = 1e-6 * (1.0 + np.abs(x))
+        lower, upper = _shaped_like(lower, x), _shaped_like(upper, x)
+        slack = np.maximum(1e-6 * (1.0 + np.abs(x)), options.get("bounds_slack", 0.0))
         active = np.flatnonzero((x - lower <= slack) | (upper - x <= slack))
         if active.size:
             raise NotImplementedError(
-                f"scipy.optimize.minimize: bounds active at the solution (components "
+                f"scipy.optimize.{name}: bounds active at the solution (components "
                 f"{active.tolist()}); the implicit gradient is implemented for solutions "
                 f"strictly inside the bounds only. Reparameterise (e.g. x = exp(z) for x > 0) "
                 f"or drop the bound.")
@@ -373,6 +393,14 @@ def _check_inactive(x: Any, bounds: Any, constraints: Any, args: tuple) -> None:
             raise NotImplementedError(
                 "scipy.optimize.minimize: an inequality constraint is active at the solution; "
                 "the implicit gradient is implemented for inactive constraints only.")
+
+
+def _shaped_like(bound: Any, x: Any) -> np.ndarray:
+    """A bound, one per component of ``x`` or one for all, in ``x``'s shape."""
+    bound = np.asarray(bound, float)
+    if bound.size == np.size(x):
+        return np.reshape(bound, np.shape(x))
+    return np.broadcast_to(bound, np.shape(x))
 
 
 def _minimize_call(fun: Callable, x0: Any, args: Any, options: dict) -> Any:
@@ -390,8 +418,10 @@ def _minimize_setup(config: RuleConfig, fun: Callable, options: dict) -> tuple:
 
 
 def _minimize_pullback(config: RuleConfig, fun: Callable, x: Any, args: Any, options: dict,
-                       count: int, converged: tuple) -> Callable:
-    """The pullback of ``(x*, f(x*))`` for ``count`` positional arguments."""
+                       count: int, converged: tuple, args_at: int = 3,
+                       name: str = "minimize") -> Callable:
+    """The pullback of ``(x*, f(x*))`` for ``count`` positional arguments (``args`` is
+    argument ``args_at``)."""
     objective, gradient = _minimize_setup(config, fun, options)
     args_tuple = _as_args(args)
     project = ProjectTo(x)
@@ -400,8 +430,8 @@ def _minimize_pullback(config: RuleConfig, fun: Callable, x: Any, args: Any, opt
         dx, dfun = unthunk(dx), unthunk(dfun)
         if isinstance(dx, AbstractZero) and isinstance(dfun, AbstractZero):
             return (NoTangent(),) * count
-        _check_converged("minimize", *converged)
-        _check_inactive(x, options.get("bounds"), options.get("constraints"), args_tuple)
+        _check_converged(name, *converged)
+        _check_inactive(name, x, options, args_tuple)
         function_cotangent: Any = ZeroTangent()
         arg_cotangents: tuple = (ZeroTangent(),) * len(args_tuple)
         if not isinstance(dx, AbstractZero):
@@ -416,9 +446,8 @@ def _minimize_pullback(config: RuleConfig, fun: Callable, x: Any, args: Any, opt
                 objective, fun, cotangents[0]))
             arg_cotangents = tuple(accumulate(a, b)
                                    for a, b in zip(arg_cotangents, cotangents[2:]))
-        cotangents = (NoTangent(), function_cotangent, NoTangent(),
-                      _args_cotangent(args, arg_cotangents))
-        return (cotangents + (NoTangent(),) * count)[:count]
+        return _positional(count, function_cotangent, args_at,
+                           _args_cotangent(args, arg_cotangents))
 
     return pullback
 
@@ -432,9 +461,10 @@ def _captured(gradient_cotangent: Any) -> Any:
 
 
 def _minimize_push(config: RuleConfig, tangents: tuple, fun: Callable, x: Any, args: Any,
-                   options: dict, converged: tuple) -> tuple:
-    """``(ẋ*, ḟ(x*))`` for the tangents of ``fun`` and ``args``."""
-    _, fun_tangent, _, args_tangent = _padded(tangents, 4)[:4]
+                   options: dict, converged: tuple, args_at: int = 3,
+                   name: str = "minimize") -> tuple:
+    """``(ẋ*, ḟ(x*))`` for the tangents of ``fun`` and ``args`` (argument ``args_at``)."""
+    fun_tangent, args_tangent = _given_tangents(tangents, args_at)
     objective, gradient = _minimize_setup(config, fun, options)
     args_tuple = _as_args(args)
     arg_tangents = _arg_tangents(args, args_tangent)
@@ -442,8 +472,8 @@ def _minimize_push(config: RuleConfig, tangents: tuple, fun: Callable, x: Any, a
     if isinstance(objective_tangent, AbstractZero) and all(
             isinstance(unthunk(t), AbstractZero) for t in arg_tangents):
         return ZeroTangent(), ZeroTangent()
-    _check_converged("minimize", *converged)
-    _check_inactive(x, options.get("bounds"), options.get("constraints"), args_tuple)
+    _check_converged(name, *converged)
+    _check_inactive(name, x, options, args_tuple)
     gradient_tangent = ZeroTangent() if isinstance(objective_tangent, AbstractZero) else \
         Tangent(type(gradient), {"objective": objective_tangent})
     dx = _Implicit(config, gradient, x, args_tuple).push(gradient_tangent, arg_tangents)

@@ -140,6 +140,10 @@ def _unpackbits(a, /, axis=None, count=None, bitorder="big"):
     """np.unpackbits's parameters."""
 
 
+def _bincount(x, /, weights=None, minlength=0):
+    """np.bincount's parameters."""
+
+
 _STAND_INS = ((np.array, _array), (np.asarray, _asarray), (np.asanyarray, _asanyarray),
               (np.ascontiguousarray, _ascontiguousarray), (np.asfortranarray, _asfortranarray),
               (np.concatenate, _concatenate),
@@ -149,4 +153,4 @@ _STAND_INS = ((np.array, _array), (np.asarray, _asarray), (np.asanyarray, _asany
               (np.can_cast, _can_cast), (np.lexsort, _lexsort),
               (np.may_share_memory, _may_share_memory), (np.shares_memory, _shares_memory),
               (np.min_scalar_type, _min_scalar_type), (np.packbits, _packbits),
-              (np.unpackbits, _unpackbits))
+              (np.unpackbits, _unpackbits), (np.bincount, _bincount))

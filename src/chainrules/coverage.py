@@ -217,10 +217,11 @@ _EXCLUDED_GROUPS: dict[str, str] = {
     "while tracing (chainrules.ad.dispatch.routing); a np.poly1d is evaluated with np.polyval": (
         "np.vectorize np.poly1d"),
     "an array write, followed by the engine's write tracking (chainrules.ad.dispatch.writes, "
-    "docs/mutation.md), not by a rule": "np.copyto np.fill_diagonal np.place ndarray.fill",
+    "docs/mutation.md), not by a rule": (
+        "np.copyto np.fill_diagonal np.place np.put np.put_along_axis np.putmask ndarray.fill "
+        "ndarray.put"),
     "writes into its argument in a way the engine does not follow (docs/mutation.md): build a "
     "new array (np.where, np.stack, index assignment) instead": (
-        "np.put np.put_along_axis np.putmask ndarray.put "
         "ndarray.itemset ndarray.setfield ndarray.setflags ndarray.resize ndarray.sort "
         "ndarray.partition"),
     "memory views and byte layout: reinterpret bytes, not values": (
@@ -251,15 +252,15 @@ _NO_RULE_YET_GROUPS: dict[str, str] = {
     "written": "np.linalg.tensorinv np.linalg.tensorsolve",
     "Hermitian FFTs: the rfft/irfft rules with conjugated input, not yet written":
         "np.fft.hfft np.fft.ihfft",
-    "assembling arrays: np.block's nested lists, resize's wrap-around, trim_zeros' "
-    "data-dependent slice": "np.block np.resize np.trim_zeros",
+    "assembling arrays: resize's wrap-around, trim_zeros' data-dependent slice":
+        "np.resize np.trim_zeros",
     "sorted and set-like selections of values (like np.unique, which has a rule): which of two "
     "inputs a shared value's gradient goes to is a convention still to decide": (
         "np.unique_all np.unique_counts np.unique_inverse np.unique_values "
         "np.intersect1d np.union1d np.setdiff1d np.setxor1d"),
-    "weighted counts: differentiable in `weights`, a keyword argument, which the rule "
-    "library's `define` does not differentiate yet; np.histogram_bin_edges moves with the "
-    "data's range": "np.bincount np.histogram2d np.histogramdd np.histogram_bin_edges",
+    "weighted counts in more than one dimension (np.histogram and np.bincount have rules); "
+    "np.histogram_bin_edges moves with the data's range":
+        "np.histogram2d np.histogramdd np.histogram_bin_edges",
     "np.poly1d-era polynomial arithmetic on coefficient arrays (convolutions, divisions; "
     "poly through eigenvalues): not yet written": (
         "np.poly np.polyadd np.polysub np.polymul np.polydiv np.polyder np.polyint"),

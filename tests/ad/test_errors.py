@@ -254,3 +254,12 @@ def test_traced_values_that_outlive_their_trace_convert_to_their_values():
     assert f"{losses[2]:.1f}" == "5.0" and complex(losses[1]) == 2.0
     with pytest.raises(cr.TracingError, match="already returned"):
         losses[0] * 2.0  # arithmetic on it would silently lose the trace: still an error
+
+
+def test_a_frompyfunc_ufunc_on_traced_values_says_to_use_vectorize():
+    square = np.frompyfunc(lambda a: a * a, 1, 1)
+    with pytest.raises(cr.NoRuleError, match=r"np.frompyfunc.*np.vectorize\(f\)"):
+        cr.grad(lambda x: np.sum(square(x).astype(float)))(np.array([1.0, 2.0]))
+    # the advice works
+    np.testing.assert_allclose(cr.grad(lambda x: np.sum(np.vectorize(lambda a: a * a)(x)))(
+        np.array([1.0, 2.0])), [2.0, 4.0])

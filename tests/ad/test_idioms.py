@@ -265,6 +265,7 @@ LISTED = {
     "flags": "memory layout flags of a buffer: traced values have none",
     "strides": "memory layout of a buffer: traced values have none",
     "fill": "an array write (ad/dispatch/writes.py): tested in tests/ad/test_writes.py",
+    "put": "an array write (ad/dispatch/writes.py): tested in tests/ad/test_writes.py",
 }
 
 
@@ -434,3 +435,101 @@ def test_rules_of_numpy_names_are_found_while_a_trace_wraps_them():
     step = 1e-6
     fd = [(cr.grad(f)(x + step * e) - cr.grad(f)(x - step * e)) / (2 * step) for e in np.eye(4)]
     np.testing.assert_allclose(h, fd, rtol=1e-6, atol=1e-8)
+
+
+UFUNC_METHODS = [(np.add, "reduce"), (np.multiply, "reduce"), (np.maximum, "reduce"),
+                 (np.minimum, "reduce"), (np.add, "accumulate"), (np.multiply, "accumulate")]
+
+
+@pytest.mark.parametrize("ufunc, method", UFUNC_METHODS,
+                         ids=lambda v: getattr(v, "__name__", v))
+@pytest.mark.parametrize("axis", ["default", 0, 1, -1])
+def test_ufunc_reduce_and_accumulate_run_along_numpy_axes(ufunc, method, axis):
+    # np.add.reduce(m) reduces axis 0, as np.sum(m, axis=0): a traced m was summed over every
+    # axis (a number where NumPy gives a row), np.add.accumulate(m) flattened
+    m = np.array([[0.7, 1.3, 2.1], [1.9, 0.4, 1.1]])
+    call = getattr(ufunc, method)
+    kwargs = {} if axis == "default" else {"axis": axis}
+
+    def loss(a):
+        y = call(a, **kwargs)
+        return np.sum(y * np.arange(1.0, 1.0 + np.size(y)).reshape(np.shape(y)))
+
+    traced = cr.vjp(lambda a: call(a, **kwargs), m)[0]
+    np.testing.assert_allclose(traced, call(m, **kwargs))
+    np.testing.assert_allclose(cr.grad(loss)(m), numerical_gradient(loss, m), rtol=1e-6,
+                               atol=1e-8)
+
+
+COMPOSITE_METHODS = [(np.maximum, "accumulate"), (np.minimum, "accumulate"),
+                     (np.fmax, "accumulate"), (np.fmin, "accumulate"),
+                     (np.logaddexp, "reduce"), (np.logaddexp2, "reduce")]
+
+
+@pytest.mark.parametrize("ufunc, method", COMPOSITE_METHODS,
+                         ids=lambda v: getattr(v, "__name__", v))
+@pytest.mark.parametrize("axis", ["default", 1, -1])
+def test_running_extrema_and_log_sums_at_orders_1_and_2(ufunc, method, axis):
+    # before: "np.maximum.accumulate is not supported on traced values"
+    m = np.array([[0.3, 2.0, 1.0, 2.5], [1.5, -1.0, 3.0, 0.2], [0.1, 0.4, -2.0, 5.0]])
+    call = getattr(ufunc, method)
+    kwargs = {} if axis == "default" else {"axis": axis}
+
+    def loss(a):
+        y = call(a, **kwargs)
+        return np.sum(y ** 2 * np.arange(1.0, 1.0 + np.size(y)).reshape(np.shape(y)))
+
+    np.testing.assert_allclose(cr.vjp(lambda a: call(a, **kwargs), m)[0], call(m, **kwargs))
+    gradient = cr.grad(loss)
+    np.testing.assert_allclose(gradient(m), numerical_gradient(loss, m), rtol=1e-6,
+                               atol=1e-8)
+    flat = lambda v: loss(v.reshape(3, 4))  # noqa: E731
+    np.testing.assert_allclose(cr.hessian(flat)(m.ravel()), numerical_hessian(flat, m.ravel()),
+                               rtol=1e-4, atol=1e-5)
+
+
+def test_running_maximum_propagates_nan_and_log_sum_of_minus_infinity():
+    x = np.array([1.0, np.nan, 3.0])
+    y, pullback = cr.vjp(np.maximum.accumulate, x)
+    np.testing.assert_array_equal(y, [1.0, np.nan, np.nan])
+    np.testing.assert_array_equal(pullback(np.array([1.0, 1.0, 1.0]))[0], [1.0, 2.0, 0.0])
+    assert cr.vjp(np.logaddexp.reduce, np.array([-np.inf, -np.inf]))[0] == -np.inf
+
+
+STATISTICS = ["mean", "fmean", "geometric_mean", "harmonic_mean", "variance", "stdev",
+              "pvariance", "pstdev"]
+
+
+@pytest.mark.parametrize("name", STATISTICS)
+def test_python_statistics_of_traced_numbers(name):
+    # before: "can't convert type 'Traced' to numerator/denominator" (exact fractions)
+    import statistics
+
+    function = getattr(statistics, name)
+
+    def loss(x):
+        return function([x[0], x[1] ** 2, 3.0 * x[2]])
+
+    x = np.array([0.7, 1.3, 2.1])
+    assert loss(x) == pytest.approx(function([0.7, 1.3 ** 2, 6.3]), rel=1e-12)
+    check_orders_1_and_2(loss, x)
+    # data as a generator, read once; a name bound before the trace
+    generated = cr.grad(lambda v: function(v[i] * (i + 1.0) for i in range(3)))(x)
+    np.testing.assert_allclose(generated, numerical_gradient(
+        lambda v: function(v[i] * (i + 1.0) for i in range(3)), x), rtol=1e-6, atol=1e-8)
+
+
+def test_python_statistics_centers_weights_and_errors():
+    import statistics
+    from statistics import variance  # bound before the trace
+
+    x = np.array([1.0, 2.0, 5.0])
+    # variance about a given center: sum((x - c)^2) / (n - 1), c traced too
+    np.testing.assert_allclose(cr.grad(lambda v: variance([v[0], v[1], 5.0], v[2]))(
+        np.array([1.0, 2.0, 4.0])), [-3.0, -2.0, 4.0])
+    check_orders_1_and_2(lambda v: statistics.harmonic_mean([v[0], v[1]], weights=[v[2], 1.0]),
+                         x)
+    with pytest.raises(statistics.StatisticsError, match="at least two"):
+        cr.grad(lambda v: statistics.variance([v[0]]))(x)
+    with pytest.raises(statistics.StatisticsError, match="positive"):
+        cr.grad(lambda v: statistics.geometric_mean([v[0], -v[1]]))(x)

@@ -660,3 +660,91 @@ def test_ufunc_at_with_repeated_positions_applies_in_turn_as_numpy_does(ufunc):
     gradient = cr.grad(loss)
     expected = np.stack([numerical_gradient(lambda x: gradient(x)[k], x) for k in range(9)])
     np.testing.assert_allclose(cr.hessian(loss)(x), expected, rtol=1e-5, atol=1e-5)
+
+
+def _put_program(mode):
+    def program(x):
+        a = (x[:6] * 1.0).reshape(2, 3)  # an array the engine follows
+        # index 4 twice (the last write stays), -1 and 7 (wrapped or clipped by mode)
+        np.put(a, [0, 4, -1, 4, 7] if mode != "raise" else [0, 4, -1, 4], x[6:8] ** 2,
+               mode=mode)
+        return np.sum(a ** 2 * np.arange(1.0, 7.0).reshape(2, 3))
+    return program
+
+
+@pytest.mark.parametrize("mode", ["raise", "wrap", "clip"])
+def test_np_put_into_a_traced_array_at_orders_1_and_2(mode):
+    # before: NoRuleError for np.put. Values repeat cyclically, as NumPy's do
+    program = _put_program(mode)
+    x = np.arange(1.0, 9.0) / 3
+    np.testing.assert_allclose(cr.grad(program)(x), numerical_gradient(program, x),
+                               rtol=1e-6, atol=1e-8)
+    v = np.linspace(-1.0, 1.0, 8)
+    gradient = cr.grad(program)
+    expected = (gradient(x + 1e-5 * v) - gradient(x - 1e-5 * v)) / 2e-5
+    np.testing.assert_allclose(cr.hvp(program, x, v), expected, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(cr.jvp(program, (x,), (v,))[1], gradient(x) @ v, rtol=1e-9)
+
+
+OUTSIDE = np.zeros(3)  # made before the trace: a plain array the engine cannot follow
+
+
+def test_np_put_refusals_are_numpys_and_the_engines():
+    def out_of_bounds(x):
+        a = x * 1.0
+        np.put(a, [9], 1.0)
+        return np.sum(a)
+
+    with pytest.raises(IndexError):  # NumPy's own check, on the values
+        cr.grad(out_of_bounds)(np.ones(3))
+
+    def into_plain(x):
+        np.put(OUTSIDE, [0], x[0])
+        return np.sum(OUTSIDE)
+
+    with pytest.raises(cr.TracingError, match=r"np.put\(a, ...\)"):
+        cr.grad(into_plain)(np.ones(3))
+    assert not OUTSIDE.any()
+
+
+def test_np_put_into_an_array_made_inside():
+    def program(x):
+        a = np.zeros(4)
+        np.put(a, [3, 1], x)
+        return np.sum(a * np.arange(4.0))
+
+    np.testing.assert_allclose(cr.grad(program)(np.array([2.0, 5.0])), [3.0, 1.0])
+
+
+def _putmask_program(x):
+    a = x[:12].reshape(3, 4) * 1.0
+    np.putmask(a, a > 0.5, x[12:15] ** 2)  # values by flat position, cyclically
+    return np.sum(a ** 2 * np.arange(1.0, 13.0).reshape(3, 4))
+
+
+def _put_along_axis_program(x):
+    a = x[:12].reshape(3, 4) * 1.0
+    # row 1 writes column 3 twice (the last stays); -1 counts from the end
+    np.put_along_axis(a, np.array([[0, 2], [3, 3], [1, -1]]), x[12:15, None] ** 2, axis=1)
+    np.put_along_axis(a, np.array([[0, 2, 1, 0]]), x[12:16] * 3.0, axis=0)
+    return np.sum(a ** 2 * np.arange(1.0, 13.0).reshape(3, 4))
+
+
+def _put_method_program(x):
+    a = x[:12] * 1.0
+    a.put([1, 5, 1], x[12:14])
+    return np.sum(a ** 2 * np.arange(1.0, 13.0))
+
+
+@pytest.mark.parametrize("program", [_putmask_program, _put_along_axis_program,
+                                     _put_method_program], ids=lambda f: f.__name__)
+def test_putmask_put_along_axis_and_the_put_method_at_orders_1_and_2(program):
+    # before: TracingError (refused as writes the engine did not follow)
+    x = np.random.default_rng(3).uniform(0.0, 1.0, 16)
+    gradient = cr.grad(program)
+    np.testing.assert_allclose(gradient(x), numerical_gradient(program, x), rtol=1e-6,
+                               atol=1e-8)
+    v = np.random.default_rng(4).normal(size=16)
+    expected = (gradient(x + 1e-5 * v) - gradient(x - 1e-5 * v)) / 2e-5
+    np.testing.assert_allclose(cr.hvp(program, x, v), expected, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(cr.jvp(program, (x,), (v,))[1], gradient(x) @ v, rtol=1e-9)

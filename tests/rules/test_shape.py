@@ -63,6 +63,12 @@ CASES = [
     case(np.hstack, [normal(2, 1), normal(2, 3)]),
     case(np.vstack, [normal(3), normal(2, 3, dtype=F32)]),
     case(np.column_stack, [normal(3), normal(3, 2)]),
+    # np.block: the innermost lists join along the last axis, arrays promoted to the result's
+    case(np.block, [normal(2), normal(3)]),
+    case(np.block, [[normal(2, 2), normal(2, 3)], [normal(1, 5)]]),
+    case(np.block, [[normal(2, 2), normal(2, 1, dtype=C128)], [normal(2), 1.5]]),
+    case(np.block, [[[normal(2, dtype=F32)]], [[normal(2, dtype=F32)]]]),
+    case(np.block, normal(2, 3)),
     # splitting: a list of outputs
     case(np.split, normal(6), 3),
     case(np.split, normal(4, 6), [1, 4], axis=1),
@@ -153,7 +159,7 @@ CASES = [
 SHAPE_FUNCTIONS = [
     np.reshape, np.ravel, np.transpose, np.swapaxes, np.moveaxis, np.expand_dims, np.squeeze,
     np.broadcast_to, np.concatenate, np.stack, np.hstack, np.vstack, np.dstack,
-    np.column_stack, np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit, np.tile,
+    np.column_stack, np.block, np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit, np.tile,
     np.repeat, np.flip, np.fliplr, np.flipud, np.roll, np.rot90, np.pad, np.triu, np.tril,
     np.diag, np.diagflat, np.atleast_1d, np.atleast_2d, np.atleast_3d, np.meshgrid, np.copy,
     np.asarray, np.array, np.asanyarray, np.ascontiguousarray, np.asfortranarray, astype,

@@ -1,4 +1,4 @@
-"""Rules for quantiles, covariances and weighted histograms (chainrules.rules.numpy.statistics):
+"""Rules for quantiles, covariances, weighted histograms and counts (chainrules.rules.numpy.statistics):
 the kit against finite differences (order 1), the kit's order-2 check, forward over reverse
 against finite differences, NaN-ignoring forms with NaNs, closed forms and refused options."""
 
@@ -70,6 +70,10 @@ CASES = [
     case(np.histogram, COUNTS, 3, None, False, normal(7, dtype=C128)),
     case(np.histogram, np.array([0.5, 1.5, 1.5, 2.5]), np.array([0.0, 1.0, 2.0, 3.0]), None,
          True, normal(4)),
+    # weighted counts (linear in the weights; NumPy sums them in float64)
+    case(np.bincount, COUNTS, normal(7)),
+    case(np.bincount, COUNTS, normal(7, dtype=F32), 10),
+    case(np.bincount, np.array([2, 2, 2]), normal(3), 1),
 ]
 
 
@@ -78,9 +82,10 @@ def test_rule(rule_case):
     check_case(rule_case)
 
 
-ORDER2 = [c for c in running(CASES) if c.function not in (np.histogram,)
+ORDER2 = [c for c in running(CASES) if c.function not in (np.histogram, np.bincount)
           and not (c.fkwargs.get("method") in ("lower", "higher", "midpoint"))][::2] + [
-    case(np.histogram, COUNTS, 4, (0, 6), True, normal(7))]
+    case(np.histogram, COUNTS, 4, (0, 6), True, normal(7)),
+    case(np.bincount, COUNTS, normal(7), 10)]
 
 
 @pytest.mark.parametrize("rule_case", ORDER2, ids=lambda c: c.id)
@@ -100,6 +105,7 @@ SECOND_ORDER = {
     "corrcoef": (lambda x: np.sum(W[:3, :3] * np.corrcoef(x)), normal(3, 5)),
     "histogram": (lambda w: np.sum(np.histogram(COUNTS, 3, None, True, w * w)[0] ** 2),
                   normal(7)),
+    "bincount": (lambda w: np.sum(np.bincount(COUNTS, w * w, 9) ** 3), normal(7)),
 }
 
 

@@ -87,7 +87,6 @@ def _refusing(name: str, why: str) -> Any:
 
 # In place or about memory: refused, each with the reason and what to write instead.
 REFUSED_METHODS = {
-    "put": "writes into the array (use np.where or np.put_along_axis)",
     "itemset": "writes into the array (use np.where)",
     "sort": "sorts the array in place (use np.sort(x))",
     "partition": "partitions the array in place (use np.partition(x, k))",
@@ -113,6 +112,7 @@ REFUSED_METHODS = {
     np.greater_equal, np.less, np.less_equal, np.matmul, np.multiply, np.negative, np.not_equal,
     np.power, np.remainder, np.subtract)
 _GETITEM = operator.getitem
+_PUT = writes.IN_PLACE[np.put]  # keyed by NumPy's own np.put (a trace swaps the namespace's)
 
 
 class _ArrayInterface:
@@ -142,7 +142,12 @@ class _ArrayInterface:
             return record(ufunc, inputs, kwargs)
         reduction = _UFUNC_METHODS.get((ufunc, method))
         if reduction is not None:
+            if "axis" not in kwargs:  # np.add.reduce runs along axis 0; np.sum over all axes
+                kwargs = {**kwargs, "axis": 0}
             return record(reduction, inputs, kwargs)
+        composite = _UFUNC_COMPOSITES.get((ufunc, method))
+        if composite is not None and len(inputs) == 1 and kwargs.keys() <= {"axis"}:
+            return composite(inputs[0], kwargs.get("axis", 0))
         raise TracingError(
             f"np.{ufunc.__name__}.{method} is not supported on traced values"
             + (" (it updates an array in place)" if method == "at" else "")
@@ -272,6 +277,9 @@ class _ArrayInterface:
 
     def fill(self, value):
         writes.write(self, Ellipsis, value)
+
+    def put(self, indices, values, mode="raise"):
+        _PUT(self, indices, values, mode)
 
     # --- ndarray methods: each one is its NumPy function (bound when this module is imported:
     # during a trace NumPy's namespace holds the wrappers of `array_likes`), reads the primal
@@ -529,6 +537,50 @@ _UFUNC_METHODS = {
     (np.minimum, "reduce"): np.min,
     (np.add, "accumulate"): np.cumsum,
     (np.multiply, "accumulate"): np.cumprod,
+}
+
+
+def _running_extreme(ufunc: np.ufunc) -> Any:
+    """``np.maximum.accumulate`` (or ``minimum``) as a gather: each output is the element
+    where the running extremum was attained (the latest, of equal ones; a NaN once one is
+    met, as NumPy propagates it), which `np.take_along_axis` reads with its rule."""
+    def accumulate(array: Any, axis: int) -> Any:
+        plain = np.asarray(primal_value(array))
+        axis = axis + plain.ndim if axis < 0 else axis
+        values = ufunc.accumulate(plain, axis=axis)
+        shape = [1] * plain.ndim
+        shape[axis] = plain.shape[axis]
+        positions = np.reshape(np.arange(plain.shape[axis]), shape)
+        with np.errstate(invalid="ignore"):
+            attained = (plain == values) | (np.isnan(plain) & np.isnan(values))
+        index = np.maximum.accumulate(np.where(attained, positions, 0), axis=axis)
+        return np.take_along_axis(array, index, axis=axis)
+
+    return accumulate
+
+
+def _log_add_reduce(exp: Any, log: Any) -> Any:
+    """``np.logaddexp.reduce`` (``logaddexp2``): ``m + log(sum(exp(x - m)))`` with ``m`` the
+    largest element (a constant: its derivative cancels), 0 for a slice without a finite
+    one."""
+    def reduce(array: Any, axis: int) -> Any:
+        largest = np.max(np.asarray(primal_value(array)), axis=axis, keepdims=True)
+        largest = np.where(np.isfinite(largest), largest, 0.0)
+        total = np.sum(exp(array - largest), axis=axis)
+        with np.errstate(divide="ignore"):  # a slice of -inf only: -inf, as NumPy, unwarned
+            return log(total) + np.squeeze(largest, axis=axis)
+
+    return reduce
+
+
+# Ufunc methods without a NumPy function of their own: written in operations with rules.
+_UFUNC_COMPOSITES = {
+    (np.maximum, "accumulate"): _running_extreme(np.maximum),
+    (np.minimum, "accumulate"): _running_extreme(np.minimum),
+    (np.fmax, "accumulate"): _running_extreme(np.fmax),
+    (np.fmin, "accumulate"): _running_extreme(np.fmin),
+    (np.logaddexp, "reduce"): _log_add_reduce(np.exp, np.log),
+    (np.logaddexp2, "reduce"): _log_add_reduce(np.exp2, np.log2),
 }
 
 

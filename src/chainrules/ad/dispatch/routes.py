@@ -18,6 +18,7 @@ import importlib
 import inspect
 import sys
 import types
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -190,13 +191,19 @@ TRACED_PATHS = [
       for name in ("correlate1d", "convolve1d", "correlate", "convolve", "gaussian_filter1d",
                    "gaussian_filter")],
     ("scipy.ndimage", "map_coordinates", "chainrules.rules.scipy.ndimage.interpolation"),
+    *[("statistics", name, "chainrules.rules.python_statistics")
+      for name in ("mean", "fmean", "geometric_mean", "harmonic_mean", "variance", "stdev",
+                   "pvariance", "pstdev")],
 ]
 
 
 def traced_path(original: Any, module: str, name: str) -> Any:
     """``original``, or ``module.name`` (its NumPy version) when an argument holds traced
-    values."""
+    values. A first argument that is an iterator (``statistics.mean(x[i] for i in ...)``) is
+    read once, here, to look into it."""
     def call(*args: Any, **kwargs: Any) -> Any:
+        if args and isinstance(args[0], Iterator):
+            args = (list(args[0]),) + args[1:]
         if any(holds_traced(a) for a in args) or any(
                 holds_traced(v) for v in kwargs.values()):
             return getattr(importlib.import_module(module), name)(*args, **kwargs)

@@ -1038,8 +1038,72 @@ def _place(arr: Any, mask: Any, vals: Any) -> None:
     write(arr, mask, flat[np.arange(count) % flat.shape[0]])
 
 
+def _put(a: Any, ind: Any, v: Any, mode: str = "raise") -> None:
+    """``np.put(a, ind, v)`` into a traced ``a``: ``a.flat[ind] = v``, ``v`` repeated cyclically
+    to the number of indices and the indices wrapped or clipped by ``mode``, as NumPy does
+    (NumPy's own checks run first, on the values). Of an index given twice the last write
+    stays, as in NumPy, and only its value gets the position's cotangent."""
+    if type(a) is not Traced:
+        raise TracingError(_plain_out_message(np.put, (), a).replace(
+            "np.put(..., out=a)", "np.put(a, ...)"))
+    positions = np.ravel(np.asarray(primal_value(ind))).astype(np.intp)
+    _NUMPY_PUT(np.array(primal_value(a)), positions, primal_value(v), mode)
+    if positions.size == 0:
+        return
+    size = a.size
+    positions = positions % size if mode == "wrap" else np.clip(positions, 0, size - 1) \
+        if mode == "clip" else np.where(positions < 0, positions + size, positions)
+    flat = np.ravel(v)
+    _write_last(a, positions, flat[np.arange(positions.size) % flat.shape[0]])
+
+
+def _write_last(a: Any, positions: np.ndarray, values: Any) -> None:
+    """``a.flat[positions] = values`` where a position given twice keeps its last value (as
+    NumPy's writes do), and only that value gets the position's cotangent."""
+    reversed_first = np.unique(positions[::-1], return_index=True)[1]
+    last = np.sort(positions.size - 1 - reversed_first)
+    write(a, np.unravel_index(positions[last], a.shape), values[last])
+
+
+def _putmask(a: Any, mask: Any, values: Any) -> None:
+    """``np.putmask(a, mask, values)`` into a traced ``a``: where ``mask`` is true at flat
+    position ``i``, ``a.flat[i] = values.flat[i % values.size]``, as NumPy does."""
+    if type(a) is not Traced:
+        raise TracingError(_plain_out_message(np.putmask, (), a).replace(
+            "np.putmask(..., out=a)", "np.putmask(a, ...)"))
+    plain_mask = np.asarray(primal_value(mask), dtype=bool)
+    _NUMPY_PUTMASK(np.array(primal_value(a)), plain_mask, primal_value(values))
+    positions = np.flatnonzero(np.broadcast_to(plain_mask, a.shape))
+    if positions.size:
+        flat = np.ravel(values)
+        write(a, np.unravel_index(positions, a.shape), flat[positions % flat.shape[0]])
+
+
+def _put_along_axis(arr: Any, indices: Any, values: Any, axis: Any) -> None:
+    """``np.put_along_axis(arr, indices, values, axis)`` into a traced ``arr``: the positions
+    that ``np.take_along_axis`` would read, written with ``values`` broadcast to ``indices``'
+    shape (of a position given twice, the last write stays)."""
+    if type(arr) is not Traced:
+        raise TracingError(_plain_out_message(np.put_along_axis, (), arr).replace(
+            "np.put_along_axis(..., out=a)", "np.put_along_axis(a, ...)"))
+    plain = np.asarray(primal_value(indices))
+    _NUMPY_PUT_ALONG_AXIS(np.array(primal_value(arr)), plain, primal_value(values), axis)
+    if axis is None:
+        flat_positions = np.ravel(plain) % arr.size
+    else:
+        axis = axis + arr.ndim if axis < 0 else axis
+        grid = list(np.indices(plain.shape, sparse=True))
+        grid[axis] = plain % arr.shape[axis]
+        flat_positions = np.ravel_multi_index(np.broadcast_arrays(*grid), arr.shape).ravel()
+    _write_last(arr, flat_positions, np.ravel(np.broadcast_to(values, plain.shape)))
+
+
 _NUMPY_PLACE = np.place
-IN_PLACE = {np.fill_diagonal: _fill_diagonal, np.copyto: _copyto, np.place: _place}
+_NUMPY_PUT = np.put
+_NUMPY_PUTMASK = np.putmask
+_NUMPY_PUT_ALONG_AXIS = np.put_along_axis
+IN_PLACE = {np.fill_diagonal: _fill_diagonal, np.copyto: _copyto, np.place: _place,
+            np.put: _put, np.putmask: _putmask, np.put_along_axis: _put_along_axis}
 
 
 def full(original: Any, args: tuple, kwargs: dict) -> Any:

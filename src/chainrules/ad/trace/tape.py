@@ -591,6 +591,12 @@ def _keywords_to_positions(function: Any, args: tuple, kwargs: dict) -> tuple:
 
 
 def no_rule_message(function: Any, primals: list) -> str:
+    if type(function) is np.ufunc and function.types and all(
+            types.endswith("O") for types in function.types):  # made by np.frompyfunc
+        return (f"np.frompyfunc's ufunc {function.__name__!r} was called on traced values: "
+                f"it hides its Python function from the engine (and returns an object "
+                f"array). Make it with np.vectorize(f) instead (or call f in a loop), whose "
+                f"calls of f are differentiated.")
     name = function_name(function)
     kinds = ", ".join(type(p).__name__ for p in primals)
     return (f"no rule for {name} (called with {kinds}) and it was given traced values. "

@@ -139,6 +139,42 @@ def _hstack_axis(shapes: list[tuple]) -> int:
     return 0 if len(shapes[0]) == 1 else 1
 
 
+def _block_depth(blocks: Any) -> int:
+    """How deep ``np.block``'s lists nest (NumPy requires every branch to be as deep)."""
+    depth = 0
+    while isinstance(blocks, list):
+        blocks, depth = blocks[0], depth + 1
+    return depth
+
+
+def _block_shape(blocks: Any, ndim: int, axis: int) -> tuple:
+    """The shape of the block ``blocks`` (a list whose elements join along ``axis``, or an
+    array promoted to ``ndim`` dimensions)."""
+    if not isinstance(blocks, list):
+        return (1,) * (ndim - np.ndim(blocks)) + np.shape(blocks)
+    shapes = [_block_shape(element, ndim, axis + 1) for element in blocks]
+    return shapes[0][:axis] + (sum(shape[axis] for shape in shapes),) + shapes[0][axis + 1:]
+
+
+def _block_back(call: Call, dy: Any) -> Any:
+    """``np.block``: each list joins its elements along an axis, the innermost along the last;
+    ``dy`` is split where each list joined, and each piece reshaped back to its array."""
+    depth = _block_depth(call.x)
+    ndim = np.ndim(dy)
+
+    def split(blocks: Any, piece: Any, axis: int) -> Any:
+        if not isinstance(blocks, list):
+            return np.reshape(piece, np.shape(blocks))
+        sizes = [_block_shape(element, ndim, axis + 1)[axis] for element in blocks]
+        bounds = np.cumsum([0] + sizes).tolist()
+        before = (slice(None),) * axis
+        return [split(element, piece[before + (slice(start, stop),)], axis + 1)
+                for element, start, stop in zip(blocks, bounds[:-1], bounds[1:])]
+
+    return split(call.x, dy, ndim - depth)
+
+
+define(np.block, _block_back, pushforward=linear)
 define(np.hstack, _promoted_join_back(_at_least(1), _hstack_axis))
 define(np.vstack, _promoted_join_back(_at_least(2), lambda shapes: 0))
 define(np.dstack, _promoted_join_back(_at_least(3), lambda shapes: 2))

@@ -1,5 +1,6 @@
 """Rules for order statistics and second moments: ``median``, ``percentile``, ``quantile``
-(and their NaN-ignoring forms), ``cov``, ``corrcoef`` and ``histogram`` with weights.
+(and their NaN-ignoring forms), ``cov``, ``corrcoef``, and ``histogram`` and ``bincount``
+with weights.
 
 Every pullback and pushforward is written in NumPy operations that have rules themselves, so
 each is differentiable again (order 2).
@@ -24,6 +25,8 @@ each is differentiable again (order 2).
   constant in ``a`` (zero derivative). The bin edges are differentiable in ``bins`` when
   it is an array of edges; edges that NumPy computes from the data (an integer ``bins``
   without ``range=``) are not differentiated: a nonzero cotangent for them raises.
+- ``bincount(x, weights, minlength)``: the sums are linear in ``weights`` (each weight's
+  cotangent is the cotangent of its bin, ``dy[x]``); ``x`` holds integers (no derivative).
 
 >>> import chainrules as cr
 >>> cr.grad(lambda a: np.median(a))(np.array([3.0, 1.0, 2.0, 5.0]))
@@ -391,3 +394,21 @@ def _histogram_forward(call: Call, da: Any, dbins: Any, drange: Any, ddensity: A
 
 define(np.histogram, _histogram_a, _histogram_bins, None, None, _histogram_weights,
        pushforward=_histogram_forward)
+
+
+# --- bincount ------------------------------------------------------------------------------------
+
+def _bincount_weights(call: Call, dy: Any) -> Any:
+    """Each weight's cotangent is that of its bin."""
+    return np.reshape(dy[np.asarray(call.args[0])], np.shape(call["weights"]))
+
+
+def _bincount_forward(call: Call, dx: Any, dweights: Any = ZeroTangent(),
+                      dminlength: Any = ZeroTangent()) -> Any:
+    if isinstance(dweights, AbstractZero):
+        return ZeroTangent()
+    return scatter_sum(np.shape(call.y), np.asarray(dweights).dtype,
+                       (np.ravel(np.asarray(call.args[0])),), np.ravel(dweights))
+
+
+define(np.bincount, None, _bincount_weights, None, pushforward=_bincount_forward)

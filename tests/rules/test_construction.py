@@ -227,13 +227,21 @@ def test_real_if_close_of_a_nearly_real_value():
     np.testing.assert_allclose(gradient, 2 * z.real)
 
 
-def test_put_along_axis_is_refused_clearly():
+def test_put_along_axis_writes_as_index_assignment_does():
+    # refused before; now the engine's write (tests/ad/test_writes.py has orders 1 and 2)
     x = normal(4)
-    with pytest.raises(cr.TracingError, match="numpy.put_along_axis writes into its argument"):
-        cr.grad(lambda x: np.put_along_axis(x, np.array([0]), 1.0, 0) or np.sum(x))(x)
-    with pytest.raises(cr.TracingError, match="np.where"):
-        cr.grad(lambda x: np.sum(np.put_along_axis(np.zeros(4), np.array([0]), x[:1], 0)
-                                 or x))(x)
+    expected = np.concatenate([[0.0], 2 * x[1:]])
+    gradient = cr.grad(lambda x: np.put_along_axis(x, np.array([0]), 1.0, 0)
+                       or np.sum(x ** 2))(x)
+    np.testing.assert_allclose(gradient, expected)
+    assert x[0] == 1.0  # the argument is written, as NumPy writes it (and as x[0] = 1.0 does)
+
+    def into_made(v):
+        out = np.zeros(4)
+        np.put_along_axis(out, np.array([2]), v[:1], 0)
+        return np.sum(out * np.arange(4.0))
+
+    np.testing.assert_allclose(cr.grad(into_made)(x), [2.0, 0.0, 0.0, 0.0])
 
 
 def test_argpartition_and_floor_divide_give_no_tangent():

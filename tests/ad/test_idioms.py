@@ -533,3 +533,60 @@ def test_python_statistics_centers_weights_and_errors():
         cr.grad(lambda v: statistics.variance([v[0]]))(x)
     with pytest.raises(statistics.StatisticsError, match="positive"):
         cr.grad(lambda v: statistics.geometric_mean([v[0], -v[1]]))(x)
+
+
+@pytest.mark.parametrize("indices, axis", [([0, 2, 3], "default"), ([2, 0, 1], 1),
+                                           ([1, 1, 0], -1)])
+def test_add_reduceat_segment_sums_at_orders_1_and_2(indices, axis):
+    # before: "np.add.reduceat is not supported on traced values"
+    m = np.array([[0.7, 1.3, 2.1], [1.9, 0.4, 1.1], [0.3, -0.8, 1.6], [1.2, 0.9, -0.4]])
+    kwargs = {} if axis == "default" else {"axis": axis}
+
+    def loss(a):
+        y = np.add.reduceat(a, indices, **kwargs)
+        return np.sum(y ** 2 * np.arange(1.0, 1.0 + np.size(y)).reshape(np.shape(y)))
+
+    np.testing.assert_allclose(cr.vjp(lambda a: np.add.reduceat(a, indices, **kwargs), m)[0],
+                               np.add.reduceat(m, indices, **kwargs))
+    np.testing.assert_allclose(cr.grad(loss)(m), numerical_gradient(loss, m), rtol=1e-6,
+                               atol=1e-8)
+    flat = lambda v: loss(v.reshape(4, 3))  # noqa: E731
+    np.testing.assert_allclose(cr.hessian(flat)(m.ravel()), numerical_hessian(flat, m.ravel()),
+                               rtol=1e-4, atol=1e-5)
+
+
+SEQUENTIAL = [(np.logaddexp, "accumulate"), (np.logaddexp2, "accumulate"),
+              (np.subtract, "reduce"), (np.subtract, "accumulate"), (np.hypot, "accumulate"),
+              (np.divide, "reduce"), (np.fmod, "accumulate")]
+
+
+@pytest.mark.parametrize("ufunc, method", SEQUENTIAL, ids=lambda v: getattr(v, "__name__", v))
+@pytest.mark.parametrize("axis", ["default", 1])
+def test_other_binary_ufunc_reductions_run_as_numpy_does(ufunc, method, axis):
+    # before: "np.logaddexp.accumulate is not supported on traced values"
+    m = np.array([[0.7, 1.3, 2.1], [1.9, 0.4, 1.1], [0.3, 0.8, 1.6]])
+    call = getattr(ufunc, method)
+    kwargs = {} if axis == "default" else {"axis": axis}
+
+    def loss(a):
+        y = call(a, **kwargs)
+        return np.sum(y ** 2 * np.arange(1.0, 1.0 + np.size(y)).reshape(np.shape(y)))
+
+    np.testing.assert_allclose(cr.vjp(lambda a: call(a, **kwargs), m)[0], call(m, **kwargs),
+                               rtol=1e-13)
+    np.testing.assert_allclose(cr.grad(loss)(m), numerical_gradient(loss, m), rtol=1e-6,
+                               atol=1e-8)
+    flat = lambda v: loss(v.reshape(3, 3))  # noqa: E731
+    np.testing.assert_allclose(cr.hessian(flat)(m.ravel()), numerical_hessian(flat, m.ravel()),
+                               rtol=1e-4, atol=1e-5)
+
+
+def test_reductions_numpy_does_not_compute_in_order_stay_refused():
+    # np.arctan2.reduce of a contiguous row is not arctan2 applied in order (NumPy's inner
+    # loop), so a sequential version would disagree with NumPy's value: refused, by name
+    with pytest.raises(cr.TracingError, match="np.arctan2.reduce is not supported"):
+        cr.grad(lambda a: np.sum(np.arctan2.reduce(a, axis=1)))(np.ones((2, 3)))
+    # an empty axis: NumPy's identity, or NumPy's error
+    assert cr.vjp(np.logaddexp.reduce, np.ones(0))[0] == -np.inf
+    with pytest.raises(ValueError, match="identity"):
+        cr.vjp(np.subtract.reduce, np.ones(0))

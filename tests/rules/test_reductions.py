@@ -10,6 +10,7 @@ import pytest
 from chainrules import (InplaceableThunk, NoTangent, ZeroTangent, accumulate, frule, rrule,
                         unthunk)
 from chainrules.core import ProjectionError
+from chainrules.rules.numpy.reductions import add_reduceat
 from chainrules.testing import case, check_case, fd_jvp, fd_vjp, rand_primal
 from tests.numpy_features import accepted, running
 
@@ -94,6 +95,11 @@ CASES = [
       for x in (normal(2, 3), normal(2, 3, dtype=F32), normal(2, 3, dtype=C128))
       for axes in ({}, dict(axis=0), dict(axis=-1))],
     case(np.cumsum, normal(3, 4), 1, F64),
+    # segment sums (np.add.reduceat): increasing, repeated and decreasing indices
+    case(add_reduceat, normal(6), [0, 2, 5]),
+    case(add_reduceat, normal(6, 2, dtype=F32), [0, 4, 1, 5, 5]),
+    case(add_reduceat, normal(3, 5, dtype=C128), [1, 3], axis=1),
+    case(add_reduceat, normal(2, 5), [2, 0, 3], -1),
     *[case(np.cumprod, x, **axes) for x in (ZEROS, ZEROS.astype(C128), ZEROS.astype(F32))
       for axes in ({}, dict(axis=0), dict(axis=1))],
     case(np.cumprod, np.array([0.0, 0.0, 2.0, 3.0])),

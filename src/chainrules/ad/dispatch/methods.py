@@ -30,6 +30,7 @@ import numpy as np
 
 from ...core.registry import PRIMITIVE_MARK
 from ...core.vector_spaces import VECTOR_SPACES
+from ...rules.numpy.reductions import add_reduceat
 from ...rules.numpy.shape import astype
 from ..trace.errors import ArrayConversionError, TracingError
 from ..trace.tape import record, record_binary, record_unary
@@ -145,9 +146,16 @@ class _ArrayInterface:
             if "axis" not in kwargs:  # np.add.reduce runs along axis 0; np.sum over all axes
                 kwargs = {**kwargs, "axis": 0}
             return record(reduction, inputs, kwargs)
-        composite = _UFUNC_COMPOSITES.get((ufunc, method))
-        if composite is not None and len(inputs) == 1 and kwargs.keys() <= {"axis"}:
-            return composite(inputs[0], kwargs.get("axis", 0))
+        if len(inputs) == 1 and kwargs.keys() <= {"axis"}:
+            composite = _UFUNC_COMPOSITES.get((ufunc, method))
+            if composite is None and method in ("reduce", "accumulate") and \
+                    ufunc in _SEQUENTIAL and type(kwargs.get("axis", 0)) is int:
+                composite = _sequential(ufunc, method == "accumulate")
+            if composite is not None:
+                array, axis = inputs[0], kwargs.get("axis", 0)
+                if np.shape(array)[axis] == 0:  # NumPy's answer (an identity, or its error)
+                    return getattr(ufunc, method)(np.asarray(primal_value(array)), axis=axis)
+                return composite(array, axis)
         raise TracingError(
             f"np.{ufunc.__name__}.{method} is not supported on traced values"
             + (" (it updates an array in place)" if method == "at" else "")
@@ -537,6 +545,7 @@ _UFUNC_METHODS = {
     (np.minimum, "reduce"): np.min,
     (np.add, "accumulate"): np.cumsum,
     (np.multiply, "accumulate"): np.cumprod,
+    (np.add, "reduceat"): add_reduceat,
 }
 
 
@@ -572,6 +581,27 @@ def _log_add_reduce(exp: Any, log: Any) -> Any:
 
     return reduce
 
+
+def _sequential(ufunc: np.ufunc, accumulate: bool) -> Any:
+    """``ufunc.reduce`` or ``ufunc.accumulate`` of any other binary ufunc (``np.subtract``,
+    ``np.hypot``, ``np.logaddexp.accumulate``...) as NumPy computes it: ``ufunc(partial,
+    next slice)`` along the axis, one recorded call per slice (linear in the axis' length)."""
+    def compute(array: Any, axis: int) -> Any:
+        slices = [np.take(array, k, axis=axis) for k in range(np.shape(array)[axis])]
+        partials = [slices[0]]
+        for piece in slices[1:]:
+            partials.append(ufunc(partials[-1], piece))
+        return np.stack(partials, axis=axis) if accumulate else partials[-1]
+
+    return compute
+
+
+# The binary ufuncs whose reduce and accumulate NumPy computes in order along the axis (checked
+# against NumPy for C and Fortran layouts: np.power's and np.arctan2's inner loops do not,
+# and stay refused).
+_SEQUENTIAL = frozenset({np.subtract, np.divide, np.float_power, np.floor_divide, np.fmod,
+                         np.remainder, np.hypot, np.logaddexp, np.logaddexp2, np.copysign,
+                         np.heaviside, np.nextafter})
 
 # Ufunc methods without a NumPy function of their own: written in operations with rules.
 _UFUNC_COMPOSITES = {

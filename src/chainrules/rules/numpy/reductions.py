@@ -1,4 +1,5 @@
-"""Rules for reductions: sums, means, products, extrema, moments, norms, cumulative ops, sort.
+"""Rules for reductions: sums, means, products, extrema, moments, norms, cumulative ops, sort,
+segment sums (``np.add.reduceat``, as `add_reduceat`).
 
 Each rule is a pair of formulas on a `Call` (see `chainrules.rules.define`): ``back(call, dy)``, the cotangent
 of the array argument, and ``forward(call, dx)``, the output tangent (none for the linear ones:
@@ -27,6 +28,8 @@ import numpy as np
 
 from ...core.broadcast import unbroadcast
 from ...core.dtypes import as_array, cast_to, is_plain
+from ...core.registry import recorded_whole
+from ...core.sparse import scatter_sum
 from ...core.tangents import NoTangent, ZeroTangent
 from ...core.thunks import InplaceableThunk, Thunk
 from ..define import Call, define, normalize_axis_tuple, per_argument, unsupported
@@ -534,3 +537,40 @@ def _order_forward(call: Call, d: Any) -> Any:
 _norm_back, _norm_forward = _real_valued(_norm_gradient)
 define(np.linalg.norm, _norm_back, _order_back,
        pushforward=per_argument(_norm_forward, _order_forward))
+
+
+# --- segment sums: np.add.reduceat -----------------------------------------------------------------
+
+@recorded_whole  # the engine records `np.add.reduceat(t, indices)` as this function
+def add_reduceat(array: Any, indices: Any, axis: int = 0, dtype: Any = None) -> Any:
+    """``np.add.reduceat(array, indices, axis)``, as a function an engine can map the ufunc
+    method to: ``out[i]`` sums ``array[indices[i]:indices[i + 1]]`` along ``axis`` (the last
+    to the end), or is ``array[indices[i]]`` where ``indices[i + 1] <= indices[i]``.
+
+    >>> add_reduceat(np.arange(6.0), [0, 2, 5])
+    array([ 1.,  9.,  5.])
+    """
+    return np.add.reduceat(np.asarray(array), indices, axis=axis, dtype=dtype)
+
+
+def _segments(call: Call) -> tuple:
+    """``(positions, segment)``: each position along the axis that an output sums (with
+    repeats where segments overlap) and the output it goes to."""
+    axis = normalize_axis_tuple(call["axis"], len(call.shape))[0]
+    starts = np.ravel(np.asarray(call["indices"])).astype(np.intp)
+    stops = np.append(starts[1:], call.shape[axis])
+    lengths = np.where(starts < stops, stops - starts, 1)
+    segment = np.repeat(np.arange(starts.size), lengths)
+    offsets = np.cumsum(lengths) - lengths
+    return starts[segment] + np.arange(segment.size) - offsets[segment], segment, axis
+
+
+def _add_reduceat_back(call: Call, dy: Any) -> Any:
+    """Each output's cotangent goes to every position it summed."""
+    positions, segment, axis = call.memo(_segments)
+    before = (slice(None),) * axis
+    return scatter_sum(call.shape, call.dtype, (before + (positions,),),
+                       np.take(dy, segment, axis=axis))
+
+
+define(add_reduceat, _add_reduceat_back, None)

@@ -548,7 +548,7 @@ def add_reduceat(array: Any, indices: Any, axis: int = 0, dtype: Any = None) -> 
     to the end), or is ``array[indices[i]]`` where ``indices[i + 1] <= indices[i]``.
 
     >>> add_reduceat(np.arange(6.0), [0, 2, 5])
-    array([ 1.,  9.,  5.])
+    array([1., 9., 5.])
     """
     return np.add.reduceat(np.asarray(array), indices, axis=axis, dtype=dtype)
 

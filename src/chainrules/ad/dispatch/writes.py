@@ -607,12 +607,17 @@ def _base_visible(storage: np.ndarray) -> bool:
     """Whether the array that the view ``storage`` looks into is the value of a traced array
     the program still holds (whose views the engine follows). When it is not (``v =
     np.reshape(x * 2.0, (2, 2)); v -= 1.0``: the temporary is gone), nothing the program can
-    read sees a write through the view, and writing into a copy of it is what NumPy does."""
+    read sees a write through the view, and writing into a copy of it is what NumPy does.
+    NumPy gives a view of a view the array that owns the memory as its base, so a traced
+    array that is itself a view of that owner (``m = temporary.reshape(3, 4)`` for ``m[1]``)
+    is found by its own base."""
     base = storage.base
     for entry in _views().values():
         source = entry[0]()
-        if source is not None and primal_value(source) is base:
-            return True
+        if source is not None:
+            primal = primal_value(source)
+            if primal is base or (type(primal) is np.ndarray and primal.base is base):
+                return True
     return False
 
 

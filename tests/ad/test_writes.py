@@ -786,3 +786,19 @@ def test_a_write_into_a_view_of_a_temporary_nothing_holds_is_allowed():
     x = np.linspace(0.1, 1.2, 12)
     np.testing.assert_allclose(cr.grad(program)(x), numerical_gradient(program, x),
                                rtol=1e-6, atol=1e-8)
+
+
+def test_writes_into_a_held_view_of_a_temporary_with_views_alive():
+    # the write is into m itself (a view of a temporary that nothing else holds): allowed,
+    # and m's live views see it, as in NumPy
+    def program(x):
+        m = (x * 1.0).reshape(3, 4)
+        flat, row = m.ravel(), m[1]
+        m[0, 0] = x[1] ** 3
+        m[1] += x[:4]
+        m[:, 2] *= x[4:7]
+        return np.sum(flat ** 2 * np.arange(1.0, 13.0)) + np.sum(row ** 3)
+
+    x = np.linspace(0.1, 1.2, 12)
+    np.testing.assert_allclose(cr.grad(program)(x), numerical_gradient(program, x),
+                               rtol=1e-6, atol=1e-8)

@@ -608,15 +608,16 @@ def _base_visible(storage: np.ndarray) -> bool:
     the program still holds (whose views the engine follows). When it is not (``v =
     np.reshape(x * 2.0, (2, 2)); v -= 1.0``: the temporary is gone), nothing the program can
     read sees a write through the view, and writing into a copy of it is what NumPy does.
-    NumPy gives a view of a view the array that owns the memory as its base, so a traced
-    array that is itself a view of that owner (``m = temporary.reshape(3, 4)`` for ``m[1]``)
-    is found by its own base."""
+    NumPy gives a view of a view the array that owns the memory as its base, so another
+    traced array that is itself a view of that owner (``m = temporary.reshape(3, 4)`` for
+    ``m[1]``) is found by its own base."""
     base = storage.base
     for entry in _views().values():
         source = entry[0]()
         if source is not None:
             primal = primal_value(source)
-            if primal is base or (type(primal) is np.ndarray and primal.base is base):
+            if primal is base or (primal is not storage and type(primal) is np.ndarray and
+                                  primal.base is base):
                 return True
     return False
 

@@ -296,6 +296,8 @@ def track_view(source: Any, result: Any, redo: Any) -> Any:
     if type(plain) is not np.ndarray or plain.base is None or getattr(_local, "refreshing",
                                                                       False):
         return result
+    if type(source) is not Traced:  # `_numpy_makes_a_view` replaying a view on plain values
+        return result
     levels = _levels()
     if not levels or source.tape is not levels[-1]:
         return result
@@ -314,7 +316,10 @@ def track_view(source: Any, result: Any, redo: Any) -> Any:
         if type(known) is _ViewReference:
             root = known.root()
             if root is not None:
-                source, redo = root, _composed(known.redo, redo)
+                composed = _composed(known.redo, redo)
+                if not _numpy_makes_a_view(composed, root):
+                    return result  # a copy in NumPy (the ravel of a reversed view)
+                source, redo = root, composed
             break
     views = _views()
     entry = views.get(id(source))
@@ -324,6 +329,17 @@ def track_view(source: Any, result: Any, redo: Any) -> Any:
     reference.redo, reference.root = redo, entry[0]
     entry[1].append(reference)
     return result
+
+
+def _numpy_makes_a_view(redo: Any, root: Any) -> bool:
+    """Whether ``redo(root)`` is a NumPy view of ``root``. A followed view's value may be a
+    copy standing for the view (reads of a written array are copies, computed again after
+    each write), and an operation on it can then give a view of that copy where NumPy,
+    given the view itself, copies (``ravel`` or ``reshape`` of a reversed or transposed
+    view): the chain is replayed on ``root``'s plain storage to ask NumPy."""
+    storage = primal_value(root)
+    probe = redo(storage)
+    return type(probe) is np.ndarray and np.may_share_memory(probe, storage)
 
 
 def _constant_as(source: Any, value: Any) -> Any:

@@ -180,7 +180,11 @@ def test_random_array_programs_at_orders_1_and_2(program, seed):
     gradient = cr.grad(loss)
     g = gradient(x)
     assert g.dtype == np.float64 and g.shape == SHAPE
-    np.testing.assert_allclose(g, numerical_gradient(loss, x), rtol=1e-5, atol=1e-6)
+    # central differences with steps of 1e-6 round to about eps |loss| / 1e-6 (a loss of 1e5
+    # from products and einsum: 2e-5), which the absolute tolerance takes in
+    rounding = 10 * np.finfo(float).eps * abs(float(loss(x))) / 1e-6
+    np.testing.assert_allclose(g, numerical_gradient(loss, x), rtol=1e-5,
+                               atol=max(1e-6, rounding))
     hessian_v = numerical_gradient(lambda x: np.sum(gradient(x) * v), x)
     np.testing.assert_allclose(cr.jvp(gradient, (x,), (v,))[1], hessian_v, rtol=1e-4,
                                atol=1e-5)

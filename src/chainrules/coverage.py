@@ -237,23 +237,8 @@ EXCLUDED: dict[str, str] = {name: reason for reason, names in _EXCLUDED_GROUPS.i
 
 # Differentiable public callables without a rule yet, each with the reason.
 _NO_RULE_YET_GROUPS: dict[str, str] = {
-    "cumulative products with include_initial or NaN masks: np.cumprod's rule with a leading "
-    "one or ones for NaNs, not yet written": "np.cumulative_prod np.nancumprod",
-    "elementwise with a second, integer or piecewise-constant output (frexp's exponent, "
-    "modf's integral part) or an almost-everywhere identity (nextafter): partials simple, "
-    "tuple outputs not yet written": "np.frexp np.modf np.nextafter",
     "Bessel I0: its derivative I1 is not in NumPy (scipy.special.i1); np.kaiser calls it":
         "np.i0 np.kaiser",
-    "array-API matrix norms and condition numbers: the ord-dependent formulas of "
-    "np.linalg.norm on the last two axes, not yet mapped": "np.linalg.matrix_norm np.linalg.cond",
-    "array-API spelling of np.cross (3-vectors only): waits for a rule for np.cross":
-        "np.linalg.cross",
-    "tensor inverse and solve: reshapes around np.linalg.inv and np.linalg.solve, not yet "
-    "written": "np.linalg.tensorinv np.linalg.tensorsolve",
-    "Hermitian FFTs: the rfft/irfft rules with conjugated input, not yet written":
-        "np.fft.hfft np.fft.ihfft",
-    "assembling arrays: resize's wrap-around, trim_zeros' data-dependent slice":
-        "np.resize np.trim_zeros",
     "sorted and set-like selections of values (like np.unique, which has a rule): which of two "
     "inputs a shared value's gradient goes to is a convention still to decide": (
         "np.unique_all np.unique_counts np.unique_inverse np.unique_values "
@@ -261,11 +246,6 @@ _NO_RULE_YET_GROUPS: dict[str, str] = {
     "weighted counts in more than one dimension (np.histogram and np.bincount have rules); "
     "np.histogram_bin_edges moves with the data's range":
         "np.histogram2d np.histogramdd np.histogram_bin_edges",
-    "np.poly1d-era polynomial arithmetic on coefficient arrays (convolutions, divisions; "
-    "poly through eigenvalues): not yet written": (
-        "np.poly np.polyadd np.polysub np.polymul np.polydiv np.polyder np.polyint"),
-    "phase unwrapping: the identity plus piecewise-constant multiples of 2*pi, not yet "
-    "written": "np.unwrap",
     "higher-order: calls a function over axes (np.apply_along_axis has a rule)":
         "np.apply_over_axes",
 }

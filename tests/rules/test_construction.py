@@ -122,6 +122,11 @@ CASES = [
     case(np.vander, normal(3, dtype=C128), 5, True),
     case(np.vander, normal(3, dtype=F32), 2),
     case(np.vander, np.array([0.0, 1.5]), 3),
+    # np.linalg.cross (NumPy 2.0): np.cross of 3-vectors along axis=
+    *([case(np.linalg.cross, normal(4, 3), normal(3)),
+       case(np.linalg.cross, normal(3, 2), normal(3, 2), axis=0),
+       case(np.linalg.cross, normal(3, dtype=C128), normal(3))]
+      if hasattr(np.linalg, "cross") else []),
 ]
 
 

@@ -69,6 +69,14 @@ CASES = [
     case(fft.fftshift, normal(4, 5, dtype=C128), axes=(0, 1)),
     case(fft.ifftshift, normal(4, 5, dtype=F32), 1),
     case(fft.ifftshift, normal(3, dtype=C64)),
+    # Hermitian transforms: hfft (Hermitian input, real output) and ihfft (real input)
+    case(fft.hfft, normal(5, dtype=C128)),
+    case(fft.hfft, normal(5, dtype=C128), 9),
+    case(fft.hfft, normal(3, 4, dtype=C128), 7, 0, "ortho"),
+    case(fft.hfft, normal(4), norm="forward"),
+    case(fft.ihfft, normal(6)),
+    case(fft.ihfft, normal(3, 5), 4, norm="ortho"),
+    case(fft.ihfft, normal(4, 3), axis=0, norm="forward"),
 ]
 
 
@@ -140,3 +148,15 @@ def test_shifts_at_order_2(f):
     test_rrule_order2(f, normal(4, 5), axes=0)
     weights = normal(4, 5)
     assert_jvp_of_grad(lambda x: np.sum(weights * f(x) ** 3), normal(4, 5))
+
+
+def test_hfft_is_irfft_of_the_conjugate():
+    """hfft(a, n) = n irfft(conj(a), n): the gradients of w . hfft(a) are the closed form
+    n conj(irfft-adjoint(w)), checked against finite differences in Re and Im."""
+    from chainrules.testing import fd_vjp
+    import chainrules as cr
+    a, w = normal(4, dtype=C128), normal(6)
+    np.testing.assert_allclose(fft.hfft(a, 6), 6 * fft.irfft(np.conj(a), 6))
+    gradient = cr.grad(lambda a: np.sum(w * fft.hfft(a, 6)))(a)
+    np.testing.assert_allclose(gradient, fd_vjp(lambda a: np.sum(w * fft.hfft(a, 6)), 1.0, a)[1],
+                               atol=1e-7)

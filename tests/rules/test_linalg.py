@@ -181,6 +181,14 @@ CASES = [
     case(np.linalg.eigh, hermitian_distinct(3, dtype=F32), **LOOSE),
     case(np.linalg.eigh, hermitian_distinct(3, 2), "U"),
     case(np.linalg.eigh, normal(3, 3)),          # not symmetric: only the lower triangle counts
+    # tensorsolve and tensorinv: solve and inv of the tensor as a square matrix
+    case(np.linalg.tensorsolve, well_conditioned(6).reshape(2, 3, 6), normal(2, 3)),
+    case(np.linalg.tensorsolve, np.moveaxis(well_conditioned(6).reshape(2, 3, 2, 3), 2, 0),
+         normal(2, 3), axes=(0, 3)),
+    case(np.linalg.tensorsolve, well_conditioned(4, dtype=C128), normal(4, dtype=C128)),
+    case(np.linalg.tensorinv, well_conditioned(6).reshape(2, 3, 6)),
+    case(np.linalg.tensorinv, well_conditioned(6, dtype=C128).reshape(6, 2, 3), ind=1),
+    case(np.linalg.tensorinv, well_conditioned(4, dtype=F32).reshape(2, 2, 2, 2), **LOOSE),
 ]
 
 
@@ -465,3 +473,15 @@ def test_triangular_solves_through_scipy_at_order_1_and_2(function, make, monkey
     test_frule(function, a)
     test_rrule_order2(function, a)
     test_frule_order2(function, a)
+
+
+def test_tensorsolve_solves_and_its_gradient_is_solve_s():
+    """tensorsolve(a, b) with ``a`` reshaped to the square matrix A: the same gradient as
+    np.linalg.solve's on A and b, reshaped."""
+    import chainrules as cr
+    a, b, w = well_conditioned(6).reshape(2, 3, 2, 3), normal(2, 3), normal(2, 3)
+    da, db = cr.grad(lambda a, b: np.sum(w * np.linalg.tensorsolve(a, b)), argnums=(0, 1))(a, b)
+    A = a.reshape(6, 6)
+    z = np.linalg.solve(A.T, w.ravel())
+    np.testing.assert_allclose(db, z.reshape(2, 3))
+    np.testing.assert_allclose(da, -np.outer(z, np.linalg.solve(A, b.ravel())).reshape(a.shape))

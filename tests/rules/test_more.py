@@ -82,6 +82,13 @@ CASES = [
     case(np.copysign, away_from_zero(3), -1.0),
     case(np.ldexp, normal(4), np.array([0, 1, -2, 3])),
     case(np.ldexp, normal(2, 3, dtype=F32), 2),
+    # nextafter (one ulp towards b), modf's fractional part, frexp's mantissa
+    case(np.nextafter, normal(4), normal(4)),
+    case(np.nextafter, normal(3, dtype=F32), np.float32(0.0)),
+    case(np.modf, away_from_zero(5) * 3),
+    case(np.modf, away_from_zero(2, 3, dtype=F32) * 3),
+    case(np.frexp, away_from_zero(5) * 3),
+    case(np.frexp, away_from_zero(3, dtype=F32) * 3),
 ]
 
 
@@ -111,3 +118,17 @@ def test_vector_norm_refuses_other_orders():
 @pytest.mark.parametrize("c", running(CASES)[::2], ids=lambda c: c.id)
 def test_order2(c):
     test_rrule_order2(c.function, *c.args, fkwargs=c.fkwargs)
+
+
+def test_modf_and_frexp_closed_forms():
+    """modf's fractional part has slope 1, its integral part none; frexp's mantissa
+    x 2**-e has slope 2**-e, its exponent none."""
+    import chainrules as cr
+    x = np.array([-2.7, 0.3, 5.5, 9.0 + 1e-3])
+    np.testing.assert_allclose(cr.grad(lambda x: np.sum(np.modf(x)[0] ** 2))(x),
+                               2 * np.modf(x)[0])
+    np.testing.assert_allclose(cr.grad(lambda x: np.sum(np.modf(x)[1] * x))(x), np.modf(x)[1])
+    mantissa, exponent = np.frexp(x)
+    np.testing.assert_allclose(cr.grad(lambda x: np.sum(np.frexp(x)[0]))(x), 2.0 ** -exponent)
+    _, tangent = cr.jvp(lambda x: np.frexp(x)[0], (x,), (np.ones(4),))
+    np.testing.assert_allclose(tangent, 2.0 ** -exponent)

@@ -44,6 +44,30 @@ CASES = [
     case(np.roots, np.poly([1.0, -2.0, 3.5])),  # real, simple roots: a real output
     case(np.roots, np.array([1.0, 0.4, 2.0, -1.0])),  # a complex pair and a real root
     case(np.roots, np.array([1.0 + 0.5j, -2.0, 0.3j])),
+    # coefficient arithmetic (without leading zeros: np.polymul drops them, a change of shape)
+    case(np.polyadd, normal(4), normal(2)),
+    case(np.polyadd, normal(2, dtype=F32), normal(5, dtype=F32)),
+    case(np.polyadd, normal(3, dtype=C128), 0.5),
+    case(np.polysub, normal(2), normal(4)),
+    case(np.polysub, normal(3, dtype=C128), normal(3)),
+    case(np.polymul, normal(4), normal(2)),
+    case(np.polymul, normal(3, dtype=C128), normal(2, dtype=C128)),
+    case(np.polymul, normal(3, dtype=F32), normal(3, dtype=F32)),
+    case(np.polyder, normal(5)),
+    case(np.polyder, normal(5), 2),
+    case(np.polyder, normal(3), 4),  # more derivatives than the degree: empty
+    case(np.polyder, normal(4, dtype=C128), 1),
+    case(np.polyint, normal(4)),
+    case(np.polyint, normal(4, dtype=F32), 2),
+    case(np.polyint, normal(3), 3, normal(3)),
+    case(np.polyint, normal(3, dtype=C128), 2, 0.7),  # one constant for both integrations
+    case(np.polydiv, normal(5), normal(3)),
+    case(np.polydiv, normal(3), normal(3)),
+    case(np.polydiv, normal(2), normal(4)),  # the dividend is the shorter: q = 0, r = u
+    case(np.polydiv, normal(5, dtype=C128), normal(2, dtype=C128)),
+    case(np.poly, normal(3)),
+    case(np.poly, normal(1)),
+    case(np.poly, normal(3, dtype=C128)),
 ]
 
 
@@ -123,3 +147,70 @@ def test_numpy_polynomial_evaluation(name, evaluate):
                                fd_jvp(of_c, (NoTangent(), v), c), rtol=1e-6)
     assert_jvp_of_grad(lambda c, x=x, dy=dy, evaluate=evaluate:
                        np.sum(dy * evaluate(x, c) ** 2), c)
+
+
+def test_polymul_leading_zeros_get_no_cotangent():
+    """np.polymul drops leading zero coefficients (np.poly1d): the product has no place for
+    them, so their cotangent is zero; the others' is the closed form 2 conj(b) * y."""
+    a, b = np.array([0.0, 1.5, 2.0]), np.array([1.0, -0.5, 3.0])
+    gradient = cr.grad(lambda a: np.sum(np.polymul(a, b) ** 2))(a)
+    y = np.convolve(a[1:], b)
+    expected = np.concatenate([[0.0], np.correlate(2 * y, b, "valid")])
+    np.testing.assert_allclose(gradient, expected)
+    assert np.polymul(a, b).shape == (4,)
+
+
+def test_poly_of_conjugate_pairs_is_real_and_differentiable():
+    """np.poly returns a real array for roots in conjugate pairs; the gradient of a real
+    function of it, dL/dRe(r) + i dL/dIm(r), matches finite differences in each part."""
+    roots = np.array([1 + 2j, 1 - 2j, 0.5])
+    w = np.array([0.3, -1.2, 0.7, 2.0])
+
+    def loss(r):
+        return np.sum(np.real(np.poly(r)) * w)
+
+    assert np.poly(roots).dtype == np.float64
+    gradient = cr.grad(loss)(roots)
+    step, expected = 1e-6, np.zeros(3, complex)
+    for j in range(3):
+        e = np.eye(3)[j]
+        expected[j] = ((loss(roots + step * e) - loss(roots - step * e))
+                       + 1j * (loss(roots + 1j * step * e) - loss(roots - 1j * step * e))) / (
+            2 * step)
+    np.testing.assert_allclose(gradient, expected, atol=1e-7)
+
+
+def test_poly_of_a_matrix_is_refused_with_the_fix():
+    with pytest.raises(NotImplementedError, match="eigvals"):
+        cr.grad(lambda a: np.sum(np.poly(a)))(np.eye(2))
+
+
+def test_polydiv_reassembles_and_matches_finite_differences_in_both_outputs():
+    """u = conv(q, v) + r, and the gradient of a loss of both outputs (q and the trimmed r)
+    against central differences, in u and in v."""
+    u, v = normal(6), normal(3)
+    q, r = np.polydiv(u, v)
+    np.testing.assert_allclose(np.polyadd(np.polymul(q, v), r), u, atol=1e-12)
+    wq, wr = normal(np.shape(q)[0]), normal(np.shape(r)[0])
+
+    def loss(u, v):
+        q, r = np.polydiv(u, v)
+        return np.sum(wq * q) + np.sum(wr * r ** 2)
+
+    du, dv = cr.grad(loss, argnums=(0, 1))(u, v)
+    np.testing.assert_allclose(du, fd_vjp(lambda u: loss(u, v), 1.0, u)[1], rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(dv, fd_vjp(lambda v: loss(u, v), 1.0, v)[1], rtol=1e-6, atol=1e-8)
+
+
+def test_polyint_constants_by_keyword_and_polyder_undo_it():
+    """polyint's constants k get cotangents by keyword too; polyder(polyint(p, m), m) = p, so
+    the gradient through both is the identity's."""
+    p, k = normal(3), normal(2)
+    dp, dk = cr.grad(lambda p, k: np.sum(np.polyint(p, 2, k=k) * np.arange(5.0)),
+                     argnums=(0, 1))(p, k)
+    np.testing.assert_allclose(dp, [0.0, 1 / 6, 1.0])  # weights 1/12, 1/6, 1/2 times 0, 1, 2
+    np.testing.assert_allclose(dk, [3.0, 4.0])
+    w = normal(3)
+    np.testing.assert_allclose(
+        cr.grad(lambda p: np.sum(w * np.polyder(np.polyint(p, 2, k=k), 2)))(p), w)
+

@@ -52,6 +52,8 @@ ZEROS = np.array([[2.0, 0.0, 3.0, 1.5], [0.0, 1.5, 0.0, 2.0], [1.0, 2.0, 3.0, 0.
 VECTOR_ORDS = [None, 1, 2, 0, 3, 0.5, 3.0, -1.5]
 NAN_REDUCTIONS = [np.nansum, np.nanmean, np.nanmax, np.nanmin, np.nanprod, np.nanvar, np.nanstd]
 MATRIX_ORDS = ["fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf]
+MATRIX_NORM = getattr(np.linalg, "matrix_norm", None)  # NumPy 2.0
+CUMULATIVE_PROD = getattr(np, "cumulative_prod", None)  # NumPy 2.1
 
 CASES = [
     # sum and mean: every form of axis, float64, float32, complex; positional axis; lists
@@ -142,6 +144,24 @@ CASES = [
     *[case(np.linalg.norm, distinct(4, 3, dtype=C128), ord=order) for order in MATRIX_ORDS],
     *[case(np.linalg.norm, distinct(2, 3, 4), ord=order, axis=(2, 0)) for order in MATRIX_ORDS],
     case(np.linalg.norm, distinct(2, 3, 4), "nuc", (0, 1), True),
+    # np.linalg.matrix_norm (NumPy 2.0) and np.linalg.cond: the matrix norms of the last axes
+    *[case(MATRIX_NORM, distinct(3, 4), ord=order) for order in MATRIX_ORDS if MATRIX_NORM],
+    *([case(MATRIX_NORM, distinct(2, 3, 3, dtype=C128), ord="nuc", keepdims=True),
+       case(MATRIX_NORM, normal(2, 3, dtype=F32))] if MATRIX_NORM else []),
+    case(np.linalg.cond, distinct(3, 3)),
+    case(np.linalg.cond, distinct(3, 4)),
+    case(np.linalg.cond, distinct(2, 3, 3), -2),
+    case(np.linalg.cond, distinct(3, 3, dtype=C128), 2),
+    *[case(np.linalg.cond, distinct(3, 3), p=order) for order in ("fro", "nuc", 1, -np.inf)],
+    case(np.linalg.cond, distinct(3, 3, dtype=C128), p=np.inf),
+    # scans: cumulative_prod (NumPy 2.1, with include_initial) and nancumprod
+    *([case(CUMULATIVE_PROD, distinct(5)),
+       case(CUMULATIVE_PROD, distinct(3, 4), axis=1, include_initial=True),
+       case(CUMULATIVE_PROD, distinct(4, dtype=C128), include_initial=True),
+       case(CUMULATIVE_PROD, distinct(3, 4, dtype=F32), axis=0)] if CUMULATIVE_PROD else []),
+    case(np.nancumprod, distinct(2, 3)),  # NaNs: test_nancumprod_skips_nans
+    case(np.nancumprod, distinct(2, 3, dtype=C128), axis=0),
+    case(np.nancumprod, distinct(4, dtype=F32)),
 ]
 
 
@@ -153,7 +173,7 @@ def test_rule(rule_case):
 REDUCTIONS = [np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, np.ptp, np.std,
               np.var, np.average, np.cumsum, np.cumprod, np.nansum, np.nanmean, np.nanmax,
               np.nanmin, np.nanprod, np.nanstd, np.nanvar, np.trace, np.diff, np.sort,
-              np.linalg.norm]
+              np.linalg.norm, np.linalg.cond, np.nancumprod]
 
 
 @pytest.mark.parametrize("f", REDUCTIONS, ids=lambda f: f.__name__)
@@ -351,3 +371,28 @@ def test_norm_order_derivative():
     assert unthunk(rrule(np.linalg.norm, x, np.inf)[1](1.0)[2]) is ZeroTangent()
     # matrix norms take discrete orders only
     assert unthunk(rrule(np.linalg.norm, np.eye(2), 2.0)[1](1.0)[2]) is NoTangent()
+
+
+def test_nancumprod_skips_nans():
+    """d/dx sum(w * nancumprod(x)), a NaN counting as 1: the closed form at the other
+    elements (sum over later outputs of w_i y_i / x_j), 0 at the NaNs."""
+    import chainrules as cr
+    x, w = np.array([2.0, np.nan, -0.5, 3.0]), np.array([0.5, 1.0, -2.0, 3.0])
+    y = np.nancumprod(x)  # [2, 2, -1, -3]
+    expected = np.array([(0.5 * 2 + 1.0 * 2 - 2.0 * -1 + 3.0 * -3) / 2, 0.0,
+                         (-2.0 * -1 + 3.0 * -3) / -0.5, 3.0 * -3 / 3.0])
+    np.testing.assert_allclose(cr.grad(lambda x: np.sum(w * np.nancumprod(x)))(x), expected)
+    _, tangent = cr.jvp(np.nancumprod, (x,), (np.ones(4),))
+    np.testing.assert_allclose(tangent, y * np.cumsum(np.where(np.isnan(x), 0, 1 / x)))
+
+
+def test_cond_of_an_orthogonal_times_diagonal_matrix():
+    """cond(Q diag(s)) = s_max / s_min: its gradient is u_max v_max^T / s_min - s_max /
+    s_min^2 u_min v_min^T, with u = Q's columns and v the unit vectors."""
+    import chainrules as cr
+    q, _ = np.linalg.qr(normal(3, 3))
+    s = np.array([4.0, 2.0, 0.5])
+    gradient = cr.grad(np.linalg.cond)(q * s)
+    expected = np.outer(q[:, 0], [1, 0, 0]) / 0.5 - 4.0 / 0.25 * np.outer(q[:, 2], [0, 0, 1])
+    np.testing.assert_allclose(gradient, expected, atol=1e-10)
+

@@ -154,6 +154,15 @@ CASES = [
     case(astype, normal(3), F32),
     case(astype, normal(2, 3, dtype=F32), F64),
     case(astype, normal(3, dtype=C128), np.complex64),
+    # resize: the flattened input repeated cyclically
+    case(np.resize, normal(5), (3, 4)),
+    case(np.resize, normal(2, 3), 4),
+    case(np.resize, normal(3, dtype=C128), (2, 2)),
+    case(np.resize, normal(3, dtype=F32), 7),
+    # trim_zeros: no zero at the ends here (a perturbed zero would change the output's
+    # shape); the cut ends are tested in test_trim_zeros_cotangent_fills_the_window
+    case(np.trim_zeros, normal(5)),
+    case(np.trim_zeros, normal(4, dtype=C128), "b"),
 ]
 
 SHAPE_FUNCTIONS = [
@@ -300,3 +309,41 @@ def test_memory_orders_of_a_fortran_array(f, args):
     np.testing.assert_array_equal(y, [0, 3, 1, 4, 2, 5])  # read in memory order
     np.testing.assert_array_equal(pullback(y * 10)[1], x * 10)
     np.testing.assert_array_equal(frule((NoTangent(), x * 10), f, x, *args)[1], y * 10)
+
+
+@pytest.mark.parametrize("x, trim, kwargs, window", [
+    (np.array([0.0, 0.0, 1.5, 0.0, -2.0, 0.0]), "fb", {}, (slice(2, 5),)),
+    (np.array([0.0, 0.0, 1.5, 0.0, -2.0, 0.0]), "f", {}, (slice(2, 6),)),
+    (np.array([0.0, 0.0, 1.5, 0.0, -2.0, 0.0]), "B", {}, (slice(0, 5),)),
+    (np.array([[0.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 1.0, 3.0]]), "fb", {"axis": 1},
+     (slice(None), slice(1, 3))),
+    (np.array([[0.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 1.0, 3.0]]), "fb", {},
+     (slice(1, 3), slice(1, 3))),
+])
+def test_trim_zeros_cotangent_fills_the_window(x, trim, kwargs, window):
+    """The gradient of sum(w * trim_zeros(x)) is w in the window NumPy keeps, 0 in the cut
+    ends; the tangent is the window of the input's; hvp of a cube, 6 x v in the window."""
+    import chainrules as cr
+    try:
+        y = np.trim_zeros(x, trim, **kwargs)
+    except (TypeError, ValueError):
+        pytest.skip("np.trim_zeros of arrays with more than one axis: NumPy 2.2")
+    w = np.arange(1.0, y.size + 1).reshape(y.shape)
+    expected = np.zeros_like(x)
+    expected[window] = w
+    np.testing.assert_array_equal(
+        cr.grad(lambda x: np.sum(w * np.trim_zeros(x, trim, **kwargs)))(x), expected)
+    v = np.arange(x.size, dtype=float).reshape(x.shape) + 1.0
+    _, tangent = cr.jvp(lambda x: np.trim_zeros(x, trim, **kwargs), (x,), (v,))
+    np.testing.assert_array_equal(tangent, v[window])
+    hvp = cr.hvp(lambda x: np.sum(np.trim_zeros(x, trim, **kwargs) ** 3), x, v)
+    cube = np.zeros_like(x)
+    cube[window] = 6 * x[window] * v[window]
+    np.testing.assert_allclose(hvp, cube)
+
+
+def test_resize_sums_the_copies():
+    import chainrules as cr
+    x, w = normal(3), normal(2, 4)
+    expected = np.bincount(np.arange(8) % 3, weights=w.ravel())
+    np.testing.assert_allclose(cr.grad(lambda x: np.sum(w * np.resize(x, (2, 4))))(x), expected)

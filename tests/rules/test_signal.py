@@ -30,6 +30,8 @@ def normal(*shape, dtype=np.float64):
 XP = np.array([0.0, 1.0, 2.0, 3.0])
 X_OUT = np.array([-1.0, 0.3, 1.7, 2.5, 5.0])  # below, inside, above the breakpoints
 
+PHASES = np.array([0.0, 2.5, 6.1, 0.4, -2.7, 3.9])  # jumps 2.5, 3.6, -5.7, -3.1, 6.6
+
 CASES = [
     *[case(f, normal(n), normal(m), mode) for f in (np.convolve, np.correlate)
       for n, m in ((5, 3), (3, 5), (4, 4), (2, 5)) for mode in ("full", "same", "valid")],
@@ -46,6 +48,11 @@ CASES = [
     case(np.interp, np.array([[0.2, 2.6], [1.1, 1.9]]), np.array([0.0, 0.5, 2.0, 3.5]), normal(4)),
     case(np.interp, X_OUT.astype(F32), XP.astype(F32), normal(4, dtype=F32)),
     case(np.interp, np.array([0.3, 1.2]), np.array([1.0]), np.array([2.0])),
+    # unwrap: jumps away from the threshold (period / 2), where the added multiples are fixed
+    case(np.unwrap, PHASES),
+    case(np.unwrap, PHASES.astype(F32)),
+    case(np.unwrap, np.stack([PHASES, PHASES[::-1]]), None, 0),
+    case(np.unwrap, PHASES, 4.0),
 ]
 if TRAPEZOID is not None:
     CASES += [
@@ -130,3 +137,15 @@ def test_convolve_closed_form():
         np.ones(3)), [3.0, 3.0, 3.0])
     np.testing.assert_allclose(cr.grad(lambda a: np.sum(np.convolve(a, [1.0, 2.0], "valid")))(
         np.ones(3)), [2.0, 3.0, 1.0])
+
+
+def test_unwrap_adds_multiples_of_the_period():
+    """unwrap(p) - p is piecewise constant: the gradient of w . unwrap(p) is w, the tangent
+    is the input's; a traced period (keyword-only, not dispatched on) is refused loudly."""
+    w = normal(6)
+    assert not np.allclose(np.unwrap(PHASES), PHASES)
+    np.testing.assert_allclose(cr.grad(lambda p: np.sum(w * np.unwrap(p)))(PHASES), w)
+    _, tangent = cr.jvp(np.unwrap, (PHASES,), (w,))
+    np.testing.assert_allclose(tangent, w)
+    with pytest.raises(Exception, match="traced value was converted"):
+        cr.grad(lambda period: np.sum(np.unwrap(PHASES, period=period)))(6.0)

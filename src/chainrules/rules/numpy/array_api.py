@@ -3,7 +3,8 @@ short: the array-API spellings of existing products (``np.linalg.matmul``, ``out
 ``tensordot``; each reuses the formulas of the rule it restates), matrix transposes, traces
 and diagonals, ``np.linalg.vector_norm`` and ``svdvals``, ``np.vecdot``, ``matvec``, ``vecmat``, the scans ``np.cumulative_sum`` and
 ``np.nancumsum``, ``np.unstack``, ``np.broadcast_arrays``, ``np.sort_complex``, and the
-elementwise ``copysign`` and ``ldexp``. Every formula is made of differentiable NumPy calls,
+elementwise ``copysign``, ``ldexp``, ``nextafter`` and the two-output ``modf`` and ``frexp``
+(the integral part and the exponent get no tangent). Every formula is made of differentiable NumPy calls,
 so the rules work at order 2.
 
     >>> import numpy as np
@@ -15,11 +16,13 @@ so the rules work at order 2.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ...core.broadcast import unbroadcast
 from ...core.scalar_rule import scalar_rule
-from ...core.tangents import AbstractZero
+from ...core.tangents import AbstractZero, ZeroTangent
 from . import linalg
 from ..define import define, dense_tangent, linear, normalize_axis_tuple, unsupported
 
@@ -229,3 +232,19 @@ scalar_rule(np.copysign, lambda y, a, b: np.where(np.signbit(a) == np.signbit(b)
             lambda y, a, b: 0 * b)
 # ldexp(a, n) = a * 2**n, n an integer.
 scalar_rule(np.ldexp, lambda y, a, n: np.ldexp(np.ones_like(a), n), None)
+# nextafter(a, b): the next float after a towards b, a step of one ulp: slope 1 in a, 0 in b.
+scalar_rule(np.nextafter, lambda y, a, b: np.ones_like(a), lambda y, a, b: 0 * b)
+
+
+# modf(x) = (fractional part, integral part): slope 1 and 0 (the integral part is piecewise
+# constant). frexp(x) = (mantissa, exponent), x = mantissa * 2**exponent: the mantissa has
+# slope 2**-exponent, the exponent is an integer.
+def _part(dy: Any, shape: tuple, dtype: Any) -> Any:
+    """The cotangent of the first output as an array (zeros for a zero one)."""
+    return np.zeros(shape, dtype) if isinstance(dy, AbstractZero) else dy
+
+
+define(np.modf, lambda call, dy: _part(dy[0], call.shape, call.dtype),
+       pushforward=lambda call, dx: (dx, np.zeros_like(call.y[1])))
+define(np.frexp, lambda call, dy: np.ldexp(_part(dy[0], call.shape, call.dtype), -call.y[1]),
+       pushforward=lambda call, dx: (np.ldexp(dx, -call.y[1]), ZeroTangent()))

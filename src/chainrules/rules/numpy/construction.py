@@ -542,6 +542,8 @@ define(np.rollaxis, lambda call, dy: np.moveaxis(dy, *reversed(_rollaxis_destina
 if getattr(np, "row_stack", np.vstack) is not np.vstack:  # NumPy 2.x: deprecated, separate
     define(np.row_stack, _promoted_join_back(_at_least(2), lambda shapes: 0))
 define(np.cross, _cross_cotangent(of_b=False), _cross_cotangent(of_b=True))
+if hasattr(np.linalg, "cross"):  # NumPy 2.0: np.cross along axis= (3-vectors)
+    define(np.linalg.cross, _cross_cotangent(of_b=False), _cross_cotangent(of_b=True))
 define(np.gradient, every=_gradient_cotangent, pushforward=_gradient_pushforward)
 define(np.ediff1d, _ediff1d_ary, _ediff1d_end, _ediff1d_begin,
        pushforward=_routed_pushforward(0, 1, 2))

@@ -1,4 +1,5 @@
-"""FFT rules: ``np.fft.fft``/``ifft``/``rfft``/``irfft``, their 2-d and n-d forms, and
+"""FFT rules: ``np.fft.fft``/``ifft``/``rfft``/``irfft``, their 2-d and n-d forms, the
+Hermitian ``hfft``/``ihfft`` (``irfft`` of the conjugate, the conjugate of ``rfft``), and
 ``fftshift``/``ifftshift`` (whose adjoints are each other).
 
 Every transform is linear, so its frule applies the transform to the tangent (the default of
@@ -129,6 +130,14 @@ for _kind in ("fft", "ifft", "rfft", "irfft"):
     define(getattr(np.fft, _kind), _one_dimensional(_kind))
     define(getattr(np.fft, _kind + "2"), _n_dimensional(_kind))
     define(getattr(np.fft, _kind + "n"), _n_dimensional(_kind))
+
+
+# hfft(a) = irfft(conj(a)) and ihfft(a) = conj(rfft(a)), each with the dual norm: their
+# adjoints conjugate around irfft's and rfft's.
+define(np.fft.hfft, lambda call, dy: np.conj(_adjoint(dy, _steps(
+    call.shape, [("irfft", call["axis"], call["n"])]), _DUAL_NORM[call["norm"]])))
+define(np.fft.ihfft, lambda call, dy: _adjoint(np.conj(dy), _steps(
+    call.shape, [("rfft", call["axis"], call["n"])]), _DUAL_NORM[call["norm"]]))
 
 
 # --- shifts: permutations of the frequencies, each the other's inverse --------------------------

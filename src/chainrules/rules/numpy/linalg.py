@@ -41,6 +41,7 @@ triangular routines when SciPy is imported); `benchmarks/linalg_pullbacks.py` ti
 
 from __future__ import annotations
 
+import math
 import string
 import sys
 from collections import Counter
@@ -52,7 +53,7 @@ from ...core.accumulate import accumulate
 from ...core.broadcast import unbroadcast
 from ...core.dtypes import as_array
 from ...core.tangents import AbstractZero, Tangent, ZeroTangent
-from ..define import define, dense_tangent
+from ..define import Call, define, dense_tangent
 from .indexing import _is_traced_array
 
 inv, solve = np.linalg.inv, np.linalg.solve
@@ -906,6 +907,59 @@ def _lstsq_pushforward(call, da, db):
     return dx, d_residuals, ZeroTangent(), dS
 
 
+# --- tensorsolve and tensorinv: solve and inv of the tensor reshaped to a square matrix -------
+
+def _tensorsolve_matrix(call: Call) -> tuple:
+    """``(order, A, x)``: the axes order NumPy moves ``a``'s to (``axes=`` to the end), ``a``
+    so ordered as the square matrix ``A`` and the solution as a vector ``x``."""
+    a, axes = call.a, call["axes"]
+    order = list(range(a.ndim))
+    for axis in axes if axes is not None else ():  # as NumPy moves them
+        order.remove(axis)
+        order.insert(a.ndim, axis)
+    size = np.size(call.y)
+    return order, np.reshape(np.transpose(a, order), (size, size)), np.ravel(call.y)
+
+
+def _tensorsolve_shared(call: Call, dy: Any) -> Any:
+    """``db = A^-H dy``, as a vector."""
+    _, A, _ = call.memo(_tensorsolve_matrix)
+    return np.linalg.solve(H(A), np.ravel(dy))
+
+
+def _tensorsolve_a(call: Call, db: Any) -> Any:
+    order, A, x = call.memo(_tensorsolve_matrix)
+    dA = -np.outer(db, np.conj(x))
+    moved = tuple(np.shape(call.a)[axis] for axis in order)
+    return np.transpose(np.reshape(dA, moved), np.argsort(order))
+
+
+def _tensorsolve_forward(call: Call, da: Any, db: Any, *axes: Any) -> Any:
+    order, A, x = call.memo(_tensorsolve_matrix)
+    rhs: Any = 0 if isinstance(db, AbstractZero) else np.ravel(db)
+    if not isinstance(da, AbstractZero):
+        rhs = rhs - np.reshape(np.transpose(da, order), np.shape(A)) @ x
+    return np.reshape(np.linalg.solve(A, rhs), np.shape(call.y))
+
+
+def _tensorinv_matrix(call: Call) -> Any:
+    """The inverse as the square matrix NumPy computed it."""
+    size = math.prod(np.shape(call.a)[int(call["ind"]):])
+    return np.reshape(call.y, (size, size))
+
+
+def _tensorinv_a(call: Call, dy: Any) -> Any:
+    inverse = call.memo(_tensorinv_matrix)
+    return np.reshape(-H(inverse) @ np.reshape(dy, np.shape(inverse)) @ H(inverse),
+                      np.shape(call.a))
+
+
+def _tensorinv_forward(call: Call, da: Any, *ind: Any) -> Any:
+    inverse = call.memo(_tensorinv_matrix)
+    return np.reshape(-inverse @ np.reshape(da, np.shape(inverse)) @ inverse,
+                      np.shape(call.y))
+
+
 # --- the table: function, then the cotangent of each positional argument ---------------------
 
 define(np.matmul, _matmul_da, _matmul_db, refused=("out", "axes", "axis"))
@@ -932,6 +986,9 @@ define(np.linalg.pinv, _pinv_da, pushforward=_pinv_pushforward)
 define(np.linalg.matrix_power, _matrix_power_da, pushforward=_matrix_power_pushforward)
 define(np.linalg.multi_dot, _multi_dot_cotangent, pushforward=_multi_dot_pushforward)
 define(np.linalg.lstsq, _lstsq_da, _lstsq_db, pushforward=_lstsq_pushforward)
+define(np.linalg.tensorsolve, _tensorsolve_a, lambda call, db: np.reshape(db, np.shape(
+    call.args[1])), None, prepare=_tensorsolve_shared, pushforward=_tensorsolve_forward)
+define(np.linalg.tensorinv, _tensorinv_a, None, pushforward=_tensorinv_forward)
 
 
 # --- eig, eigvals: general square matrices -------------------------------------------------------

@@ -1,5 +1,6 @@
-"""Rules for reductions: sums, means, products, extrema, moments, norms, cumulative ops, sort,
-segment sums (``np.add.reduceat``, as `add_reduceat`).
+"""Rules for reductions: sums, means, products, extrema, moments, norms (``np.linalg.norm``,
+``matrix_norm``, ``cond``), cumulative ops (``cumprod``, ``nancumprod``, ``cumulative_prod``),
+sort, segment sums (``np.add.reduceat``, as `add_reduceat`).
 
 Each rule is a pair of formulas on a `Call` (see `chainrules.rules.define`): ``back(call, dy)``, the cotangent
 of the array argument, and ``forward(call, dx)``, the output tangent (none for the linear ones:
@@ -323,27 +324,70 @@ class _CumprodParts:
                         np.where(self.from_zero, self.head * self.tail * d_at, 0))
 
 
-def _cumprod_apply(call: Call, value: Any, direction: str) -> np.ndarray:
-    a, axis = _along(call)
-    if a.size == 0:
-        return np.zeros(call.a.shape if direction == "back" else np.shape(call.y),
-                        np.result_type(value))
-    y = np.reshape(call.y, a.shape)
+def _cumprod_apply(call: Call, value: Any, direction: str, a: Any = None, y: Any = None
+                   ) -> np.ndarray:
+    """``_CumprodParts``' ``back`` (of a cotangent) or ``forward`` (of a tangent) for the call
+    (its argument ``a`` and output ``y``, if given, in place of the call's)."""
+    axis = call["axis"]
+    a = call.a if a is None else a
+    shape = np.shape(a) if direction == "back" else np.shape(call.y if y is None else y)
+    if axis is None:
+        a, axis = np.ravel(a), 0
+    else:
+        axis = normalize_axis_tuple(axis, np.ndim(a))[0]
+    if np.size(a) == 0:
+        return np.zeros(shape, np.result_type(value))
+    y = np.reshape(call.y if y is None else y, np.shape(a))
     if not is_plain(a) and bool(np.any(np.moveaxis(a, axis, -1)[..., :-1] == 0)):
         # Behind an exact zero the partials are 0 as constants: right at order 1, but their
         # derivative with respect to the zero is not (it is the product of the others).
         raise NotImplementedError(
-            "numpy.cumprod: second derivatives are not implemented where a slice has an exact "
-            "zero before its last element (differentiate np.cumprod once, or move the point "
-            "off the zero).")
+            f"{call.name}: second derivatives are not implemented where a slice has an exact "
+            f"zero before its last element (differentiate {call.name} once, or move the point "
+            f"off the zero).")
     parts = _CumprodParts(np.moveaxis(a, axis, -1), np.moveaxis(y, axis, -1))
-    value = np.moveaxis(np.reshape(value, a.shape), axis, -1)
-    result = np.moveaxis(getattr(parts, direction)(value), -1, axis)
-    return result.reshape(call.a.shape if direction == "back" else np.shape(call.y))
+    value = np.moveaxis(np.reshape(value, np.shape(a)), axis, -1)
+    return np.reshape(np.moveaxis(getattr(parts, direction)(value), -1, axis), shape)
+
+
+def _without_nans(call: Call) -> Any:
+    return np.where(np.isnan(call.a), 1, call.a)
+
+
+def _nancumprod_apply(call: Call, value: Any, direction: str) -> np.ndarray:
+    """cumprod's formulas with NaNs as ones (constants: no gradient)."""
+    if direction == "forward":
+        value = np.where(np.isnan(call.a), 0, value)
+    result = _cumprod_apply(call, value, direction, a=call.memo(_without_nans))
+    return np.where(np.isnan(call.a), 0, result) if direction == "back" else result
+
+
+def _initial_cut(call: Call, value: Any) -> Any:
+    """``value`` without the leading one of ``include_initial=True`` along the axis."""
+    if not call["include_initial"]:
+        return value
+    axis = 0 if call["axis"] is None else normalize_axis_tuple(call["axis"], call.a.ndim)[0]
+    return np.take(value, np.arange(1, np.shape(value)[axis]), axis=axis)
+
+
+def _cumulative_prod_forward(call: Call, dx: Any) -> Any:
+    tangent = _cumprod_apply(call, dx, "forward", y=_initial_cut(call, call.y))
+    if not call["include_initial"]:
+        return tangent
+    axis = 0 if call["axis"] is None else normalize_axis_tuple(call["axis"], call.a.ndim)[0]
+    shape = list(np.shape(tangent))
+    shape[axis] = 1
+    return np.concatenate([np.zeros(shape, np.result_type(tangent)), tangent], axis=axis)
 
 
 define(np.cumprod, lambda call, dy: _cumprod_apply(call, dy, "back"),
        pushforward=lambda call, dx: _cumprod_apply(call, dx, "forward"))
+define(np.nancumprod, lambda call, dy: _nancumprod_apply(call, dy, "back"),
+       pushforward=lambda call, dx: _nancumprod_apply(call, dx, "forward"))
+if hasattr(np, "cumulative_prod"):  # NumPy 2.1
+    define(np.cumulative_prod, lambda call, dy: _cumprod_apply(
+        call, _initial_cut(call, dy), "back", y=_initial_cut(call, call.y)),
+        pushforward=_cumulative_prod_forward)
 
 
 # --- trace, diff, sort ---------------------------------------------------------------------------
@@ -537,6 +581,71 @@ def _order_forward(call: Call, d: Any) -> Any:
 _norm_back, _norm_forward = _real_valued(_norm_gradient)
 define(np.linalg.norm, _norm_back, _order_back,
        pushforward=per_argument(_norm_forward, _order_forward))
+
+
+# --- matrix_norm and cond: matrix norms of the last two axes -----------------------------------
+
+def _matrix_order(order: Any) -> Any:
+    return None if order == "fro" else order
+
+
+def _kept_matrix(value: Any, keepdims: bool) -> Any:
+    """A value per matrix, with the matrix axes kept (size 1) for broadcasting."""
+    return value if keepdims else np.expand_dims(value, (-2, -1))
+
+
+def _matrix_norm_of_call(call: Call) -> np.ndarray:
+    return _matrix_norm_gradient(call.a, _kept_matrix(call.y, call["keepdims"]),
+                                 _matrix_order(call["ord"]))
+
+
+def _matrix_norm_back(call: Call, dy: Any) -> Any:
+    return call.memo(_matrix_norm_of_call) * _kept_matrix(dy, call["keepdims"])
+
+
+def _matrix_norm_forward(call: Call, dx: Any) -> Any:
+    return np.sum(np.real(np.conj(call.memo(_matrix_norm_of_call)) * dx), axis=(-2, -1),
+                  keepdims=bool(call["keepdims"]))
+
+
+def _norm_and_gradient(x: Any, order: Any) -> tuple:
+    """The matrix norm of order ``order`` of each matrix in ``x`` (axes kept) and its
+    gradient."""
+    norm = np.linalg.norm(x, order, axis=(-2, -1), keepdims=True)
+    return norm, _matrix_norm_gradient(x, norm, order)
+
+
+def _cond_gradient(call: Call) -> np.ndarray:
+    """The gradient of ``cond(x, p)``: of ``|x|_2 / |x|_-2`` (the inverse for p = -2), else
+    of ``|x|_p |x^-1|_p``, whose second factor has the gradient ``-x^-H G x^-H`` for the
+    gradient ``G`` of the norm at ``x^-1``."""
+    x, order = call.a, call["p"]
+    if order in (None, 2, -2):
+        top, top_gradient = _norm_and_gradient(x, 2)
+        bottom, bottom_gradient = _norm_and_gradient(x, -2)
+        if order == -2:
+            top, top_gradient, bottom, bottom_gradient = \
+                bottom, bottom_gradient, top, top_gradient
+        return top_gradient / bottom - (top / bottom ** 2) * bottom_gradient
+    inverse = np.linalg.inv(x)
+    inverse_H = np.conj(np.swapaxes(inverse, -1, -2))
+    norm, gradient = _norm_and_gradient(x, order)
+    inverse_norm, inverse_gradient = _norm_and_gradient(inverse, order)
+    return gradient * inverse_norm - norm * (inverse_H @ inverse_gradient @ inverse_H)
+
+
+def _cond_back(call: Call, dy: Any) -> Any:
+    # real-valued, though NumPy 1.26 returns it as complex for complex x and p not 2 or -2
+    return call.memo(_cond_gradient) * np.expand_dims(np.real(dy), (-2, -1))
+
+
+def _cond_forward(call: Call, dx: Any, *order: Any) -> Any:
+    return np.sum(np.real(np.conj(call.memo(_cond_gradient)) * dx), axis=(-2, -1))
+
+
+if hasattr(np.linalg, "matrix_norm"):  # NumPy 2.0
+    define(np.linalg.matrix_norm, _matrix_norm_back, pushforward=_matrix_norm_forward)
+define(np.linalg.cond, _cond_back, None, pushforward=_cond_forward)
 
 
 # --- segment sums: np.add.reduceat -----------------------------------------------------------------

@@ -6,12 +6,16 @@ adjoint, written as a short function of ``dy``: reshape back, transpose back, sp
 joined, sum where it copied. Joining functions (``concatenate``, ``stack``, ``hstack``...) are
 all one mechanism: "reshape each element, then concatenate along an axis", whose adjoint splits
 ``dy`` and reshapes each piece back. A sequence argument gets ``Tangent(type(seq), {i: d_i})``.
+``resize`` repeats the flattened input cyclically (its adjoint sums the copies);
+``trim_zeros`` keeps a window that depends on where the input's zeros are, so its pushforward
+takes that same window of the tangent (trimming the tangent would cut at its own zeros).
 
     define(np.transpose, _transpose_back)     # the table reads: function, cotangent formula
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -309,6 +313,43 @@ def _pad_forward(call: Call, dx: Any) -> np.ndarray:
 
 
 define(np.pad, _pad_back, pushforward=_pad_forward, check=_pad_check)
+
+
+# --- resize and trim_zeros: a cyclic repeat and a data-dependent window ---------------------------
+
+def _resize_back(call: Call, dy: Any) -> Any:
+    """Each copy of the flattened input that ``resize`` laid out sends its cotangent back."""
+    size = math.prod(call.shape)
+    flat = np.ravel(dy)
+    if size == 0 or np.shape(flat)[0] == 0:
+        return np.zeros(call.shape, call.dtype)
+    copies = -(-np.shape(flat)[0] // size)
+    padded = np.concatenate([flat, np.zeros(copies * size - np.shape(flat)[0], np.result_type(
+        flat))])
+    return np.reshape(np.sum(np.reshape(padded, (copies, size)), axis=0), call.shape)
+
+
+def _trim_window(call: Call) -> tuple:
+    """``(before, after)`` per axis: how many elements ``trim_zeros`` cut at each end (its
+    output is the window between). The front cut, where it trims, ends at the first nonzero
+    element; the window's length is the output's."""
+    a, trim = call.a, str(call["trim"]).lower()
+    axis = call["axis"]
+    axes = range(a.ndim) if axis is None else normalize_axis_tuple(axis, a.ndim)
+    nonzero = np.argwhere(a)
+    window = []
+    for position, length in enumerate(np.shape(call.y)):
+        before = int(np.min(nonzero[:, position])) if (
+            "f" in trim and position in axes and nonzero.size) else 0
+        window.append((before, a.shape[position] - before - length))
+    return tuple(window)
+
+
+define(np.resize, _resize_back, None, pushforward=linear)
+define(np.trim_zeros, lambda call, dy: np.pad(dy, call.memo(_trim_window)),
+       pushforward=lambda call, dx, *rest: dx[tuple(
+           slice(before, length - after) for (before, after), length in zip(
+               call.memo(_trim_window), call.shape))])
 
 
 # --- diagonals -----------------------------------------------------------------------------------

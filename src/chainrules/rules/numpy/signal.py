@@ -1,4 +1,6 @@
-"""Rules for sampled signals: ``convolve``, ``correlate``, ``interp`` and ``trapezoid``.
+"""Rules for sampled signals: ``convolve``, ``correlate``, ``interp``, ``trapezoid`` and
+``unwrap`` (the identity's derivative: the multiples of the period it adds are piecewise
+constant).
 
 Every pullback and pushforward is written in NumPy operations that have rules themselves
 (``correlate``, ``pad``, indexing, ``where``), so each is differentiable again (order 2).
@@ -277,3 +279,11 @@ def _trapezoid_dx(call: Call, dy: Any) -> Any:
 for _f in (getattr(np, "trapezoid", None), getattr(np, "trapz", None)):
     if _f is not None:
         define(_f, _trapezoid_y, _trapezoid_x, _trapezoid_dx)
+
+
+# --- unwrap: p plus piecewise-constant multiples of the period -----------------------------------
+
+# The multiples change only where a jump crosses ``discont``: p's derivative is the identity.
+# (``period`` is keyword-only and not among the arguments NumPy dispatches on, so a traced
+# period reaches NumPy's own code, which refuses it: ArrayConversionError.)
+define(np.unwrap, lambda call, dy: dy, None, pushforward=lambda call, dp, *rest: dp)

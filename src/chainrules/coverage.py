@@ -236,19 +236,7 @@ EXCLUDED: dict[str, str] = {name: reason for reason, names in _EXCLUDED_GROUPS.i
                             for name in names.split()}
 
 # Differentiable public callables without a rule yet, each with the reason.
-_NO_RULE_YET_GROUPS: dict[str, str] = {
-    "Bessel I0: its derivative I1 is not in NumPy (scipy.special.i1); np.kaiser calls it":
-        "np.i0 np.kaiser",
-    "sorted and set-like selections of values (like np.unique, which has a rule): which of two "
-    "inputs a shared value's gradient goes to is a convention still to decide": (
-        "np.unique_all np.unique_counts np.unique_inverse np.unique_values "
-        "np.intersect1d np.union1d np.setdiff1d np.setxor1d"),
-    "weighted counts in more than one dimension (np.histogram and np.bincount have rules); "
-    "np.histogram_bin_edges moves with the data's range":
-        "np.histogram2d np.histogramdd np.histogram_bin_edges",
-    "higher-order: calls a function over axes (np.apply_along_axis has a rule)":
-        "np.apply_over_axes",
-}
+_NO_RULE_YET_GROUPS: dict[str, str] = {}
 
 NO_RULE_YET: dict[str, str] = {name: reason for reason, names in _NO_RULE_YET_GROUPS.items()
                                for name in names.split()}
@@ -579,13 +567,16 @@ def numpy_coverage_markdown() -> str:
                       "| function | rules |", "|---|---|"]
             current = category
         lines.append(f"| `{name}` | {_status(has_rrule, has_frule, non_differentiable)} |")
-    lines += ["", "## Differentiable, without a rule yet", "",
-              "Calling one of these on a traced value raises an error naming it and how to "
-              "register a rule.", "", "| function | why not yet |", "|---|---|"]
-    for entries in walk.values():
-        for name, (status, detail) in entries.items():
-            if status == "no rule yet":
-                lines.append(f"| `{name}` | {detail or '—'} |")
+    missing = [(name, detail) for entries in walk.values()
+               for name, (status, detail) in entries.items() if status == "no rule yet"]
+    lines += ["", "## Differentiable, without a rule yet", ""]
+    if missing:
+        lines += ["Calling one of these on a traced value raises an error naming it and how "
+                  "to register a rule.", "", "| function | why not yet |", "|---|---|"]
+        lines += [f"| `{name}` | {detail or '—'} |" for name, detail in missing]
+    else:
+        lines.append("None: every differentiable public callable of these namespaces has a "
+                     "rule.")
     lines.append("")
     return "\n".join(lines)
 

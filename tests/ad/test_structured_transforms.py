@@ -150,3 +150,26 @@ def test_a_result_object_inside_a_tuple_output_is_traced_in_every_mode():
     assert cr.hvp(f, t, 1.0) == pytest.approx(6 * t)
     np.testing.assert_allclose(cr.jacfwd(lambda v: f(v[0]) * v)(np.array([t])),
                                [[f(t) + t * expected]])
+
+
+def test_a_list_inside_a_tuple_output_is_traced_in_every_mode():
+    # np.histogramdd returns (H, [edges, ...]): the edges in the list move with the data's
+    # extrema. Before, forward mode (jvp, hvp, jacfwd) left the list's tangents out: zeros
+    # where the derivative is not, without a word.
+    x = np.array([0.3, 1.7, 0.9, 2.4, 1.1, 0.2])  # minimum at 5, maximum at 3
+    y = np.array([1.3, 0.15, 2.2, 0.7, 1.9, 0.45])
+    t = np.arange(4) / 3  # the edges: (1 - t) min + t max
+    expected = np.zeros((4, 6))
+    expected[:, 5], expected[:, 3] = 1 - t, t
+
+    def edges(x):
+        return np.histogramdd(np.stack([x, y], axis=1), 3)[1][0]
+
+    for jacobian in (cr.jacfwd(edges), cr.jacobian(edges)):
+        np.testing.assert_allclose(jacobian(x), expected, atol=1e-15)
+    v = np.arange(6.0)
+    np.testing.assert_allclose(cr.jvp(edges, (x,), (v,))[1], expected @ v)
+    w = np.arange(4.0)
+    np.testing.assert_allclose(cr.grad(lambda x: np.sum(w * edges(x)))(x), w @ expected)
+    np.testing.assert_allclose(cr.hvp(lambda x: np.sum(edges(x) ** 2), x, v),
+                               2 * expected.T @ expected @ v)

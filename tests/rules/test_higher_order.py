@@ -1,5 +1,6 @@
 """The rule-testing kit on the higher-order rules (src/chainrules/rules/numpy/callables.py):
-np.vectorize (recorded as ``vectorized_call``), np.apply_along_axis and np.piecewise.
+np.vectorize (recorded as ``vectorized_call``), np.apply_along_axis, np.apply_over_axes and
+np.piecewise.
 
 These rules are registered with ``config=True`` and call back into AD through
 ``rrule_via_ad(config, f, ...)``: the kit runs them with its `TestConfig` and with the default
@@ -52,6 +53,10 @@ CASES = [
     case(np.apply_along_axis, np.sum, 1, matrix),
     case(np.apply_along_axis, np.cumsum, 0, matrix),
     case(np.apply_along_axis, np.prod, -1, matrix.astype(np.float32)),
+    case(np.apply_over_axes, np.sum, matrix, [0, 1]),
+    case(np.apply_over_axes, np.cumsum, matrix, 1),  # keeps the dimensions: no expansion
+    case(np.apply_over_axes, np.prod, np.stack([matrix, 2 * matrix]), (0, 2)),
+    case(np.apply_over_axes, np.mean, matrix.astype(np.complex128) * (1 - 1j), [-1]),
     case(np.piecewise, x, [x < 0, x >= 0], [np.sin, np.cos]),
     case(np.piecewise, x, [x < 0], [np.exp, np.tanh]),                         # otherwise
 ]
@@ -60,3 +65,26 @@ CASES = [
 @pytest.mark.parametrize("rule_case", CASES, ids=lambda c: c.id)
 def test_higher_order_rule(rule_case):
     check_case(rule_case)
+
+
+def test_apply_over_axes_with_a_closure_through_the_engine():
+    """The callable's closure gets its tangent summed over the calls, and a plain array with
+    a traced closure is routed to the rule: f(s) = s**2 sum(a), so df/ds = 2 s sum(a); hvp of
+    sum(apply_over_axes(sum, a**2)**2) against central differences of the gradient."""
+    import chainrules as cr
+    a = np.arange(24.0).reshape(2, 3, 4) / 10
+
+    def scaled(s):
+        return np.sum(np.apply_over_axes(lambda values, axis: np.sum(values * s, axis), a,
+                                         (0, 1)))
+
+    assert cr.grad(scaled)(1.5) == pytest.approx(2 * 1.5 * np.sum(a))
+
+    def loss(a):
+        return np.sum(np.apply_over_axes(np.sum, a ** 2, [0, 2]) ** 2)
+
+    v = np.linspace(-1.0, 1.0, 24).reshape(a.shape)
+    gradient, step = cr.grad(loss), 1e-5
+    expected = (gradient(a + step * v) - gradient(a - step * v)) / (2 * step)
+    np.testing.assert_allclose(cr.hvp(loss, a, v), expected, rtol=1e-6, atol=1e-8)
+

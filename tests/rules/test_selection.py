@@ -93,6 +93,16 @@ CASES = [
     case(np.unique, distinct(6)),
     case(np.unique, np.array([3.0, 1.0, 4.0, 2.0]), return_index=True, return_counts=True),
     case(np.unique, np.array([[1.0, 2.0], [2.0, 3.0], [0.0, 5.0]]), axis=0),
+    # the array-API unique functions (NumPy 2.0) and the set operations, on distinct values
+    # (a tie moves apart under finite differences; see test_set_operations_with_shared_values)
+    *[case(getattr(np, name), distinct(2, 3)) for name in (
+        "unique_values", "unique_counts", "unique_inverse", "unique_all") if hasattr(np, name)],
+    *([case(np.unique_all, distinct(5, dtype=C128))] if hasattr(np, "unique_all") else []),
+    case(np.union1d, distinct(4), distinct(3) + 0.1),
+    case(np.union1d, distinct(3, dtype=F32), distinct(2, 2, dtype=F32) + 0.1),
+    case(np.setdiff1d, distinct(5), distinct(3) + 0.1),
+    case(np.setxor1d, distinct(4, dtype=C128), distinct(3) + 0.1),
+    case(np.intersect1d, distinct(4), distinct(3) + 0.1),  # an empty intersection
     # no tangents
     *[case(f, normal(3, 4)) for f in (np.argmax, np.argmin, np.argsort, np.nonzero,
                                       np.flatnonzero, np.shape, np.ndim, np.size,
@@ -262,3 +272,54 @@ def test_reading_in_a_loop_is_linear(read):
         return call
 
     check_linear(make_case, 300)
+
+
+SHARED_A = np.array([3.0, 1.0, 3.0, 2.5, -1.0])
+SHARED_B = np.array([2.5, 7.0, 1.0, 4.0])
+
+
+@pytest.mark.parametrize("f", [np.intersect1d, np.union1d, np.setdiff1d, np.setxor1d])
+def test_set_operations_with_shared_values(f):
+    """Where both inputs (or two elements) hold a value, a perturbation keeps the output's
+    shape only if it moves the copies together: along such a direction the derivative
+    (central differences) is the gradient's total; and each value's cotangent goes to its
+    first occurrence in the inputs laid end to end (the first input's, for a shared one)."""
+    import chainrules as cr
+    a, b = SHARED_A, SHARED_B
+    w = np.arange(1.0, np.size(f(a, b)) + 1)
+
+    def loss(a, b):
+        return np.sum(w * f(a, b))
+
+    ga, gb = cr.grad(loss, argnums=(0, 1))(a, b)
+    pool = np.concatenate([a, b])
+    lift = {value: 0.1 * (k + 1) for k, value in enumerate(np.unique(pool))}
+    da, db = (np.array([lift[value] for value in x]) for x in (a, b))  # equal values together
+    step = 1e-6
+    slope = (loss(a + step * da, b + step * db) - loss(a - step * da, b - step * db)) / (2 * step)
+    np.testing.assert_allclose(np.sum(ga * da) + np.sum(gb * db), slope, rtol=1e-8)
+    expected = np.zeros(pool.shape)
+    for value, weight in zip(f(a, b), w):
+        expected[np.flatnonzero(pool == value)[0]] = weight
+    np.testing.assert_array_equal(np.concatenate([ga, gb]), expected)
+    _, tangent = cr.jvp(f, (a, b), (da, db))
+    np.testing.assert_allclose(tangent, [lift[value] for value in f(a, b)])
+
+
+def test_unique_values_with_repeats_and_nans():
+    """np.unique_values (NumPy 2.0) keeps each NaN; a repeated value's cotangent goes to its
+    first occurrence, each NaN's to a NaN of the input in order."""
+    import chainrules as cr
+    if not hasattr(np, "unique_values"):
+        pytest.skip("np.unique_values: NumPy 2.0")
+    x = np.array([2.0, np.nan, 1.0, 2.0, np.nan])
+    y = np.unique_values(x)
+    w = np.arange(1.0, y.size + 1)
+    gradient = cr.grad(lambda x: np.sum(np.where(np.isnan(y), 0.0, w) * np.nan_to_num(
+        np.unique_values(x))))(x)
+    expected = np.zeros(5)
+    for value, weight in zip(y, w):
+        if not np.isnan(value):
+            expected[np.flatnonzero(x == value)[0]] = weight
+    np.testing.assert_array_equal(gradient, expected)
+

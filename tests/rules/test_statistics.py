@@ -30,6 +30,8 @@ def distinct(*shape, dtype=np.float64):
     return values.reshape(shape).astype(dtype)
 
 
+DATA = np.array([0.3, 1.7, 0.9, 2.4, 1.1, 0.2])  # no value on an edge for 3 or 4 bins
+DATA_Y = np.array([1.3, 0.15, 2.2, 0.7, 1.9, 0.45])
 COUNTS = np.array([0, 1, 1, 2, 5, 7, 3])
 
 CASES = [
@@ -70,6 +72,25 @@ CASES = [
     case(np.histogram, COUNTS, 3, None, False, normal(7, dtype=C128)),
     case(np.histogram, np.array([0.5, 1.5, 1.5, 2.5]), np.array([0.0, 1.0, 2.0, 3.0]), None,
          True, normal(4)),
+    # edges from the data's extrema (which move them) and the counts divided by their widths
+    case(np.histogram, DATA, 4, None, True),
+    case(np.histogram, DATA, 3, None, True, normal(6)),
+    case(np.histogram, DATA.astype(F32), 4),
+    case(np.histogram_bin_edges, DATA, 4),
+    case(np.histogram_bin_edges, DATA, "sturges"),
+    case(np.histogram_bin_edges, DATA, np.array([0.0, 1.0, 2.5])),
+    # in two and more dimensions: the same per dimension (edges from each column's extrema,
+    # bins, or range; counts divided by the bins' volumes)
+    case(np.histogram2d, DATA, DATA_Y, 3, None, True),
+    case(np.histogram2d, DATA, DATA_Y, [3, 2], None, True, normal(6)),
+    case(np.histogram2d, DATA, DATA_Y, np.array([0.0, 0.5, 1.0, 2.0, 2.6])),
+    case(np.histogram2d, DATA, DATA_Y, 3, [[0.05, 2.8], [0.1, 2.5]], True),
+    case(np.histogram2d, DATA, DATA_Y.astype(F32), 2, None, False, normal(6, dtype=F32)),
+    case(np.histogramdd, np.stack([DATA, DATA_Y], axis=1), 3, None, True),
+    case(np.histogramdd, np.stack([DATA, DATA_Y], axis=1), (2, 3), None, True, normal(6)),
+    case(np.histogramdd, [DATA, DATA_Y], [np.array([0.0, 1.0, 2.6]), 2]),
+    case(np.histogramdd, np.stack([DATA, DATA_Y], axis=1), 2, [(0.05, 2.8), None], True),
+    case(np.histogramdd, DATA, 4, None, True, normal(6, dtype=F32)),
     # weighted counts (linear in the weights; NumPy sums them in float64)
     case(np.bincount, COUNTS, normal(7)),
     case(np.bincount, COUNTS, normal(7, dtype=F32), 10),
@@ -82,7 +103,8 @@ def test_rule(rule_case):
     check_case(rule_case)
 
 
-ORDER2 = [c for c in running(CASES) if c.function not in (np.histogram, np.bincount)
+ORDER2 = [c for c in running(CASES) if c.function not in (
+    np.histogram, np.bincount, np.histogram_bin_edges, np.histogram2d, np.histogramdd)
           and not (c.fkwargs.get("method") in ("lower", "higher", "midpoint"))][::2] + [
     case(np.histogram, COUNTS, 4, (0, 6), True, normal(7)),
     case(np.bincount, COUNTS, normal(7), 10)]
@@ -195,12 +217,23 @@ def test_refused_options(f, args, kwargs, match):
         cr.grad(lambda x: np.sum(f(x, *args, **kwargs)))(distinct(2, 4))
 
 
-def test_histogram_edges_from_traced_data_are_refused():
-    def loss(a):
-        counts, edges = np.histogram(a, 3)
-        return np.sum(edges)
+def test_histogram_edges_move_with_the_data_and_the_range():
+    """Edges from the data run from its minimum to its maximum, so they (and, with
+    density=True, the counts through the bin widths) have a derivative there; edges from
+    range= move with it. Before, both gradients were zero, without a word."""
+    a = np.array([0.3, 1.7, 0.9, 2.4, 1.1, 0.2])  # minimum at 5, maximum at 3
+    t = np.arange(5) / 4
 
-    with pytest.raises(NotImplementedError, match="range="):
-        cr.grad(loss)(np.array([0.2, 1.4, 2.9]))
+    def edges_loss(a):
+        return np.sum(np.arange(5.0) * np.histogram(a, 4)[1])
+
+    expected = np.zeros(6)
+    expected[5], expected[3] = np.sum(np.arange(5.0) * (1 - t)), np.sum(np.arange(5.0) * t)
+    np.testing.assert_allclose(cr.grad(edges_loss)(a), expected)
+    w = np.arange(1.0, 5.0)
+    for loss, x in ((lambda a: np.sum(w * np.histogram(a, 4, density=True)[0]), a),
+                    (lambda r: np.sum(w * np.histogram(a, 4, (r[0], r[1]), True)[0]),
+                     np.array([0.05, 3.1]))):
+        np.testing.assert_allclose(cr.grad(loss)(x), fd_vjp(loss, 1.0, x)[1], rtol=1e-6)
     counts_only = cr.grad(lambda a: np.sum(np.histogram(a, 3, weights=a)[0]))
     np.testing.assert_array_equal(counts_only(np.array([0.2, 1.4, 2.9])), [1.0, 1.0, 1.0])

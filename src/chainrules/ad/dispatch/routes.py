@@ -157,7 +157,9 @@ REROUTED: dict = {}   # function -> its Rerouted, made when a trace first meets 
 
 # Functions written in Python that convert their arguments with np.asarray (so traced values
 # never reach __array_function__), or that take a callable: (module, name).
-ROUTED = [("numpy", "apply_along_axis"), ("numpy", "piecewise"),
+ROUTED = [("numpy", "apply_along_axis"), ("numpy", "piecewise"), ("numpy", "apply_over_axes"),
+          ("numpy", "kaiser"),  # float(beta)
+          ("numpy", "polyint"),  # dispatches on p only: a traced k alone would not reach us
           ("numpy", "nan_to_num"),  # np.copyto (np.full, np.full_like: WRITABLE below)
           ("numpy", "asarray_chkfinite"), ("numpy", "require"),  # np.asarray(a) first
           ("scipy.special", "logsumexp"), ("scipy.special", "softmax"),

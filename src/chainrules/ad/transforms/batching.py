@@ -207,7 +207,8 @@ def _wrap(trace: BatchedForwardTrace, y: Any, dy: Any) -> Any:
             if is_differentiable(element):
                 part = dy[position] if isinstance(dy, list) else None
                 elements.append(Traced(element, trace, _fit(trace, element, part)))
-            elif isinstance(element, dict):  # a result object in a tuple: (x, RootResults)
+            elif isinstance(element, (dict, tuple, list)):  # a result object in a tuple
+                # ((x, RootResults)) or a list of arrays (histogramdd's (H, [edges, ...]))
                 elements.append(_wrap(trace, element,
                                       dy[position] if isinstance(dy, list) else None))
             else:
@@ -282,15 +283,17 @@ def _one_direction_at_a_time(trace: BatchedForwardTrace, function: Any, primals:
 
 def _stacked(y: Any, directions: list) -> Any:
     """The batched tangent of the output ``y`` from its tangent in each direction: an array,
-    a list per element of a tuple or list (None for a constant element), a dict per float
-    field of a result object (also one inside a tuple: ``(x, RootResults)``)."""
+    a list per element of a tuple or list (None for a constant element; nested lists, as
+    histogramdd's edges, in turn), a dict per float field of a result object (also one
+    inside a tuple: ``(x, RootResults)``)."""
     if is_differentiable(y):
         return _stack(y, [tangent_in_space(y, d) for d in directions])
     if isinstance(y, (tuple, list)):
         names = getattr(type(y), "_fields", None)
         return [_stacked(element, [tangent_part(d, names[position] if names else position,
                                                 position) for d in directions])
-                if is_differentiable(element) or isinstance(element, dict) else None
+                if is_differentiable(element) or isinstance(element, (dict, tuple, list))
+                else None
                 for position, element in enumerate(y)]
     if isinstance(y, dict):
         return {key: _stacked(value, [tangent_part(d, key, key) for d in directions])

@@ -533,8 +533,10 @@ def _wrap(trace: ForwardTrace, y: Any, dy: Any) -> Any:
                 key = names[position] if names else position
                 part = tangent_part(dy, key, position)
                 elements.append(Traced(element, trace, tangent_in_space(element, part)))
-            elif isinstance(element, dict):  # a result object in a tuple: (x, RootResults)
-                elements.append(_wrap(trace, element, tangent_part(dy, position, position)))
+            elif isinstance(element, (dict, tuple, list)):  # a result object in a tuple
+                # ((x, RootResults)) or a list of arrays (histogramdd's (H, [edges, ...]))
+                key = names[position] if names else position
+                elements.append(_wrap(trace, element, tangent_part(dy, key, position)))
             else:
                 elements.append(element)
         return type(y)(*elements) if names else type(y)(elements)

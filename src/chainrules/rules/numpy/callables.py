@@ -1,4 +1,5 @@
-"""Rules for NumPy functions that take a user callable: vectorize, apply_along_axis, piecewise.
+"""Rules for NumPy functions that take a user callable: vectorize, apply_along_axis,
+apply_over_axes, piecewise.
 
 Each calls back into whichever AD system runs it (``rrule_via_ad(config, f, ...)``) once per
 element, row or piece. The callable's own tangent (the tangent of what a closure captures, or
@@ -175,6 +176,68 @@ def _apply_along_axis_rule(config: RuleConfig, func1d: Callable, axis: int, arr:
                 *[project(s) for project, s in zip(project_args, arg_sums)])
 
     return y, apply_along_axis_pullback
+
+
+def _over_axes(func: Callable, a: Any, axes: Any, step: Callable) -> tuple:
+    """np.apply_over_axes' loop, each call of ``func`` made by ``step(value, axis)`` (which
+    returns the result and what to keep of the call): ``(result, [(kept, axis, expanded)])``."""
+    value = np.asarray(a)
+    count = value.ndim
+    steps = []
+    for axis in (axes,) if np.ndim(axes) == 0 else axes:
+        axis = axis + count if axis < 0 else axis
+        result, kept = step(value, axis)
+        expanded = np.ndim(result) != np.ndim(value)
+        if expanded:
+            result = np.expand_dims(result, axis)
+            if np.ndim(result) != np.ndim(value):
+                raise ValueError("function is not returning an array of the correct shape")
+        value = result
+        steps.append((kept, axis, expanded))
+    return value, steps
+
+
+@rrule.register(np.apply_over_axes, config=True)
+def _apply_over_axes_rule(config: RuleConfig, func: Callable, a: Any, axes: Any):
+    y, steps = _over_axes(func, a, axes, lambda value, axis: rrule_via_ad(
+        config, func, value, axis))
+    project_a = ProjectTo(a)
+
+    def apply_over_axes_pullback(dy: Any) -> tuple:
+        dy = unthunk(dy)
+        if isinstance(dy, AbstractZero) or np.result_type(y).kind not in "fc":
+            return _no_cotangents(4)
+        function_tangent: Any = ZeroTangent()
+        for pullback, axis, expanded in reversed(steps):
+            cotangents = pullback(np.squeeze(dy, axis) if expanded else dy)
+            function_tangent = accumulate(function_tangent, cotangents[0], owned=True)
+            dy = unthunk(cotangents[1])
+            if isinstance(dy, AbstractZero):
+                return NoTangent(), function_tangent, ZeroTangent(), NoTangent()
+        return NoTangent(), function_tangent, project_a(dy), NoTangent()
+
+    return y, apply_over_axes_pullback
+
+
+@frule.register(np.apply_over_axes, config=True)
+def _apply_over_axes_frule(config: RuleConfig, tangents: tuple, func: Callable, a: Any,
+                           axes: Any):
+    function_tangent, a_tangent, _ = _tangents_of(tangents, 3)
+    carried = [a_tangent]
+
+    def step(value: Any, axis: int) -> tuple:
+        result, tangent = frule_via_ad(config, (function_tangent, carried[0], NoTangent()),
+                                       func, value, axis)
+        tangent = unthunk(tangent)
+        carried[0] = tangent if isinstance(tangent, AbstractZero) or np.ndim(
+            result) == np.ndim(value) else np.expand_dims(tangent, axis)
+        return result, None
+
+    y, _ = _over_axes(func, a, axes, step)
+    tangent = carried[0]
+    if np.result_type(y).kind not in "fc":
+        return y, NoTangent()
+    return y, tangent if isinstance(tangent, AbstractZero) else ProjectTo(y)(tangent)
 
 
 @rrule.register(np.piecewise, config=True)

@@ -7,6 +7,10 @@ x's size, so reading a few elements in a loop stays linear. Each such rule is on
 that says which index it reads (``np.take(x, i, axis=1)`` reads ``x[:, i]``). Functions that
 choose between arguments elementwise (``where``, ``select``, ``clip``, ``choose`` with
 broadcast choices) give each argument ``dy`` where it was chosen, summed over broadcast axes.
+``unique`` (and ``unique_values``, ``unique_counts``, ``unique_inverse``, ``unique_all``) and
+the set operations ``intersect1d``, ``union1d``, ``setdiff1d``, ``setxor1d`` output values of
+their inputs: each value's cotangent goes to its first occurrence in the inputs laid end to
+end (a convention: a value both inputs hold goes to the first input).
 The table at the end has one `define` line per function (see `chainrules.rules.define`):
 
     define(np.take, _reads(_take_index, "a"))    # np.take(a, indices, ...) reads a[index]
@@ -206,6 +210,54 @@ def _unique_pushforward(call, da):
         else values
 
 
+# --- set operations: each output value is an element of the inputs ------------------------------
+# Which element, when several hold the value (an intersection's are in both inputs), is a
+# convention: the first occurrence in the inputs laid end to end, as np.unique's rule gives it
+# (intersect1d's and union1d's values go to the first input where it holds them).
+
+
+def _set_formulas(inputs: int) -> tuple:
+    """The cotangent formulas and the pushforward of a set operation of ``inputs`` arrays."""
+    def first_positions(call) -> np.ndarray:
+        """For each output value, its first position in the inputs flattened and laid end
+        to end (the k-th NaN of the output: the k-th NaN of the inputs)."""
+        pool = np.concatenate([np.ravel(x) for x in call.args[:inputs]])
+        values = np.ravel(call.y[0] if isinstance(call.y, tuple) else call.y)
+        unique, first = np.unique(pool, return_index=True)
+        positions = first[np.minimum(np.searchsorted(unique, values), np.shape(unique)[0] - 1)]
+        missing = np.isnan(values) if values.dtype.kind in "fc" else np.zeros(values.shape, bool)
+        if missing.any():
+            positions[missing] = np.flatnonzero(np.isnan(pool))[:int(np.sum(missing))]
+        return positions
+
+    def cotangent_of(position: int):
+        def cotangent(call, dy):
+            dy = dy[0] if isinstance(dy, list) else dy
+            if isinstance(dy, AbstractZero):
+                return dy
+            x = call.args[position]
+            positions = call.memo(first_positions) - sum(
+                np.size(call.args[i]) for i in range(position))
+            mine = (positions >= 0) & (positions < np.size(x))
+            return SparseCotangent(np.unravel_index(positions[mine], np.shape(x)),
+                                   np.ravel(dy)[mine], np.shape(x),
+                                   tangent_dtype(np.result_type(x)))
+        return cotangent
+
+    def pushforward(call, *dargs):
+        pool = np.concatenate([np.ravel(_value(d) + np.zeros(np.shape(x))) for x, d in zip(
+            call.args, dargs[:inputs])])
+        values = call.y[0] if isinstance(call.y, tuple) else call.y
+        tangent = np.reshape(pool[call.memo(first_positions)], np.shape(values))
+        return (tangent,) + (ZeroTangent(),) * (len(call.y) - 1) \
+            if isinstance(call.y, tuple) else tangent
+
+    return [cotangent_of(position) for position in range(inputs)], pushforward
+
+
+_OF_ONE, _OF_TWO = _set_formulas(1), _set_formulas(2)
+
+
 # --- the table: function, then the cotangent of each positional argument ---------------------
 
 define(np.take, _reads(_take_index, "a"))
@@ -218,6 +270,12 @@ define(np.where, None, _where_x, _where_other, pushforward=linear)
 define(np.select, None, _select_choices, _select_default, pushforward=linear)
 define(np.clip, _clip_a, _clip_lower, _clip_upper, pushforward=_clip_pushforward)
 define(np.unique, _reads(_unique_first, "ar", _unique_values), pushforward=_unique_pushforward)
+for _f in (getattr(np, name, None) for name in ("unique_values", "unique_counts",
+                                                 "unique_inverse", "unique_all")):  # NumPy 2.0
+    if _f is not None:
+        define(_f, *_OF_ONE[0], pushforward=_OF_ONE[1])
+for _f in (np.intersect1d, np.union1d, np.setdiff1d, np.setxor1d):
+    define(_f, *_OF_TWO[0], pushforward=_OF_TWO[1])
 
 non_differentiable(
     np.argmax, np.argmin, np.argsort, np.searchsorted, np.nonzero, np.flatnonzero, np.shape,

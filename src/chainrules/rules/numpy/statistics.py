@@ -20,11 +20,13 @@ each is differentiable again (order 2).
   ``aweights`` are refused. ``corrcoef`` is ``C / (s s^T)`` with ``s = sqrt(Re diag C)``,
   pulled back through ``cov``'s rule (NumPy's final clip to [-1, 1] only removes rounding
   and is not differentiated).
-- ``histogram(a, bins, range, density, weights)``: the counts are linear in ``weights``
-  (each weight's cotangent is the cotangent of its bin; 0 outside the range) and piecewise
-  constant in ``a`` (zero derivative). The bin edges are differentiable in ``bins`` when
-  it is an array of edges; edges that NumPy computes from the data (an integer ``bins``
-  without ``range=``) are not differentiated: a nonzero cotangent for them raises.
+- ``histogram(a, bins, range, density, weights)`` and ``histogram_bin_edges``: the counts
+  are linear in ``weights`` (each weight's cotangent is the cotangent of its bin; 0 outside
+  the range) and piecewise constant in ``a``. The edges are ``bins`` when it is an array, else
+  evenly spaced between ``range`` or the data's minimum and maximum, so they move with those
+  (the data's cotangent goes to its extreme elements, ties split evenly); with
+  ``density=True`` the counts move with the bin widths too. ``histogram2d`` and
+  ``histogramdd``: the same in each dimension (the counts divided by the bins' volumes).
 - ``bincount(x, weights, minlength)``: the sums are linear in ``weights`` (each weight's
   cotangent is the cotangent of its bin, ``dy[x]``); ``x`` holds integers (no derivative).
 
@@ -43,6 +45,7 @@ import numpy as np
 from ...core.dtypes import tangent_dtype
 from ...core.sparse import SparseCotangent, scatter_sum
 from ...core.tangents import AbstractZero, ZeroTangent
+from ...core.thunks import unthunk
 from ..define import Call, define, normalize_axis_tuple, unsupported
 
 __all__: list[str] = []
@@ -317,36 +320,80 @@ define(np.corrcoef, lambda call, dR: _corrcoef_back(call, dR, 0),
        refused=("out", "bias", "ddof"))
 
 
-# --- histogram -----------------------------------------------------------------------------------
+# --- histogram and histogram_bin_edges -----------------------------------------------------------
+# The counts are piecewise constant in the data and linear in the weights. The edges are
+# ``bins`` itself when it is an array; else evenly spaced from ``lo`` to ``hi``, which are
+# ``range`` when given and the data's extrema otherwise (NumPy widens equal ones by 0.5 each
+# way): ``d edges = (1 - t) dlo + t dhi``, ``t = k / n``. With ``density=True`` the counts are
+# divided by the bin widths, ``d hist = -hist diff(d edges) / widths``.
 
-def _edges_from_data(call: Call) -> bool:
-    return np.ndim(call["bins"]) == 0 and call["range"] is None
-
-
-def _histogram_a(call: Call, dy: list) -> Any:
-    if not isinstance(dy[1], AbstractZero) and _edges_from_data(call):
-        raise NotImplementedError(
-            f"{call.name}: the bin edges computed from the traced data are not "
-            f"differentiated; pass range=(low, high) or the bin edges as bins= (the counts "
-            f"have a zero derivative in the data).")
-    return ZeroTangent()
+def _edges_of(call: Call) -> np.ndarray:
+    """The bin edges of the call's output (histogram's second output, or bin_edges' own)."""
+    return np.asarray(call.y[1] if isinstance(call.y, tuple) else call.y)
 
 
-def _histogram_bins(call: Call, dy: list) -> Any:
-    """The cotangent of bin edges given as an array: the edges' own, and with
-    ``density=True`` the counts' through the bin widths (``hist = counts / (widths S)``)."""
-    dh, dedges = dy
-    total: Any = ZeroTangent() if isinstance(dedges, AbstractZero) else dedges
-    if call["density"] and not isinstance(dh, AbstractZero):
+def _given_edges(call: Call) -> bool:
+    return np.ndim(call["bins"]) == 1
+
+
+def _edge_ends(call: Call) -> tuple:
+    """``(1 - t, t)``: how each edge moves with ``lo`` and with ``hi``."""
+    steps = np.shape(_edges_of(call))[0] - 1
+    t = np.arange(steps + 1) / steps
+    return 1 - t, t
+
+
+def _extrema_shares(call: Call) -> tuple:
+    """Weights on the data of its minimum and of its maximum (ties split evenly)."""
+    a = np.asarray(call.args[0])
+    low, high = a == np.min(a), a == np.max(a)
+    return low / np.sum(low), high / np.sum(high)
+
+
+def _histogram_shared(call: Call, dy: Any) -> tuple:
+    """``(dh, dedges)``: the counts' cotangent and the edges' whole cotangent (their own, and
+    with ``density=True`` the counts' through the bin widths); zeros as None."""
+    dh, dedges = dy if isinstance(call.y, tuple) else (ZeroTangent(), dy)
+    dh = None if isinstance(dh, AbstractZero) else dh
+    total = None if isinstance(dedges, AbstractZero) else dedges
+    if call["density"] and dh is not None:
         hist, edges = call.y
         by_width = -np.conj(hist / np.diff(np.asarray(edges))) * dh
-        total = total + (np.pad(by_width, (1, 0)) - np.pad(by_width, (0, 1)))
-    return total
+        widths = np.pad(by_width, (1, 0)) - np.pad(by_width, (0, 1))
+        total = widths if total is None else total + widths
+    return dh, total
+
+
+def _ends_back(call: Call, dedges: Any) -> tuple:
+    """The cotangents of ``lo`` and ``hi`` for the edges' cotangent ``dedges``."""
+    low, high = _edge_ends(call)
+    return np.sum(low * dedges), np.sum(high * dedges)
+
+
+def _histogram_a(call: Call, shared: tuple) -> Any:
+    dedges = shared[1]
+    if dedges is None or _given_edges(call) or call["range"] is not None:
+        return ZeroTangent()  # the counts: piecewise constant in the data
+    to_low, to_high = call.memo(_extrema_shares)
+    d_low, d_high = _ends_back(call, dedges)
+    return to_low * d_low + to_high * d_high
+
+
+def _histogram_bins(call: Call, shared: tuple) -> Any:
+    dedges = shared[1]
+    return dedges if dedges is not None and _given_edges(call) else ZeroTangent()
+
+
+def _histogram_range(call: Call, shared: tuple) -> Any:
+    dedges = shared[1]
+    if dedges is None or _given_edges(call) or call["range"] is None:
+        return ZeroTangent()
+    return list(_ends_back(call, dedges))
 
 
 def _bins_of(call: Call) -> tuple:
     """The bin of each element of ``a`` (flattened) and whether it falls in the range."""
-    a, edges = np.ravel(np.asarray(call.args[0])), np.asarray(call.y[1])
+    a, edges = np.ravel(np.asarray(call.args[0])), _edges_of(call)
     inside = np.greater_equal(a, edges[0]) & np.less_equal(a, edges[-1])
     bins = np.clip(np.searchsorted(edges, a, "right") - 1, 0, np.shape(edges)[0] - 2)
     return bins, inside
@@ -358,9 +405,9 @@ def _weight_total(call: Call) -> Any:
     return np.sum(np.where(inside, np.ravel(call["weights"]), 0))
 
 
-def _histogram_weights(call: Call, dy: list) -> Any:
-    dh = dy[0]
-    if isinstance(dh, AbstractZero):
+def _histogram_weights(call: Call, shared: tuple) -> Any:
+    dh = shared[0]
+    if dh is None:
         return ZeroTangent()
     if call["density"]:  # hist = counts / (widths * S), S the total weight in the range
         hist, edges = call.y
@@ -370,30 +417,277 @@ def _histogram_weights(call: Call, dy: list) -> Any:
     return np.reshape(np.where(inside, dh[bins], 0), np.shape(call["weights"]))
 
 
-def _histogram_forward(call: Call, da: Any, dbins: Any, drange: Any, ddensity: Any,
-                       dweights: Any = ZeroTangent()) -> list:
+def _edges_forward(call: Call, da: Any, dbins: Any, drange: Any) -> Any:
+    """The edges' tangent (None for a zero one)."""
+    if _given_edges(call):
+        return None if isinstance(dbins, AbstractZero) else dbins
+    if call["range"] is not None:
+        if isinstance(drange, AbstractZero):
+            return None
+        d_low, d_high = drange
+    elif isinstance(da, AbstractZero):
+        return None
+    else:
+        to_low, to_high = call.memo(_extrema_shares)
+        d_low, d_high = np.sum(to_low * da), np.sum(to_high * da)
+    low, high = _edge_ends(call)
+    return low * d_low + high * d_high
+
+
+def _histogram_forward(call: Call, da: Any, dbins: Any, drange: Any, ddensity: Any = None,
+                       dweights: Any = ZeroTangent()) -> Any:
+    dedges = _edges_forward(call, da, dbins, drange)
+    if not isinstance(call.y, tuple):  # histogram_bin_edges
+        return ZeroTangent() if dedges is None else dedges
     dh: Any = ZeroTangent()
     if not isinstance(dweights, AbstractZero):
         bins, inside = call.memo(_bins_of)
-        edges = np.asarray(call.y[1])
+        edges = _edges_of(call)
         dweights = np.ravel(dweights)
         dh = scatter_sum((np.shape(edges)[0] - 1,), np.asarray(dweights).dtype,
                          (bins[inside],), dweights[inside])
         if call["density"]:
             total = call.memo(_weight_total)
             dh = dh / (np.diff(edges) * total) - call.y[0] * np.sum(dh) / total
-    dedges: Any = ZeroTangent()
-    if not isinstance(dbins, AbstractZero) and np.ndim(call["bins"]) == 1:
-        dedges = dbins
+    if dedges is not None and call["density"]:
+        hist, edges = call.y
+        dh = (0 if isinstance(dh, AbstractZero) else dh) - hist * np.diff(dedges) / np.diff(
+            np.asarray(edges))
+    return [dh, ZeroTangent() if dedges is None else dedges]
+
+
+define(np.histogram, _histogram_a, _histogram_bins, _histogram_range, None, _histogram_weights,
+       prepare=_histogram_shared, pushforward=_histogram_forward)
+define(np.histogram_bin_edges, _histogram_a, _histogram_bins, _histogram_range,
+       prepare=_histogram_shared,
+       pushforward=lambda call, da, dbins, drange, *weights: _histogram_forward(
+           call, da, dbins, drange))
+
+
+# --- histogram2d and histogramdd: the same, per dimension ----------------------------------------
+
+def _is_2d(call: Call) -> bool:
+    """Whether the call is histogram2d's, whose output is ``(H, xedges, yedges)``
+    (histogramdd's is ``(H, edges)``)."""
+    return len(call.y) == 3
+
+
+def _shared_edges(call: Call) -> bool:
+    """Whether histogram2d's ``bins`` is one array of edges for both dimensions."""
+    bins = call["bins"]
+    return _is_2d(call) and not isinstance(bins, (list, tuple)) and np.ndim(bins) == 1 and \
+        len(bins) not in (1, 2)
+
+
+class _Grid:
+    """A call of histogramdd (or histogram2d) seen per dimension ``d``: the sample as columns
+    (N, D), the edges, whether ``bins[d]`` gave them, the range pair (None: the data's
+    extrema), each sample's bin (flat index into the counts) and whether it is inside."""
+
+    __slots__ = ("columns", "edges", "given", "ranges", "bins", "inside", "counts")
+
+    def __init__(self, call: Call):
+        two = _is_2d(call)
+        sample = [call.args[0], call.args[1]] if two else call.args[0]
+        columns = np.asarray(sample)
+        self.columns = columns if np.ndim(columns) == 2 and not isinstance(
+            sample, (list, tuple)) else np.atleast_2d(columns).T
+        dimensions = np.shape(self.columns)[1]
+        self.counts, self.edges = call.y[0], [np.asarray(e) for e in (
+            call.y[1:] if two else call.y[1])]
+        bins = call["bins"]
+        if _shared_edges(call):
+            bins = [bins, bins]
+        bins = bins if isinstance(bins, (list, tuple)) or np.ndim(bins) > 0 else \
+            [bins] * dimensions
+        self.given = [np.ndim(b) == 1 for b in bins]
+        ranges = call["range"]
+        self.ranges = [None] * dimensions if ranges is None else list(ranges)
+        positions, inside = [], np.ones(np.shape(self.columns)[0], bool)
+        for d, edges in enumerate(self.edges):
+            x = self.columns[:, d]
+            position = np.searchsorted(edges, x, "right")
+            position[x == edges[-1]] -= 1
+            inside &= (position >= 1) & (position < np.shape(edges)[0])
+            positions.append(np.clip(position - 1, 0, np.shape(edges)[0] - 2))
+        self.bins = np.ravel_multi_index(positions, np.shape(self.counts))
+        self.inside = inside
+
+    def widths(self, d: int) -> np.ndarray:
+        """Dimension ``d``'s bin widths, shaped to broadcast against the counts."""
+        shape = [1] * len(self.edges)
+        shape[d] = -1
+        return np.reshape(np.diff(self.edges[d]), shape)
+
+    def ends(self, d: int) -> tuple:
+        """``(1 - t, t)``: how dimension ``d``'s edges move with its ``lo`` and ``hi``."""
+        t = np.arange(np.shape(self.edges[d])[0]) / (np.shape(self.edges[d])[0] - 1)
+        return 1 - t, t
+
+    def extrema_shares(self, d: int) -> tuple:
+        x = self.columns[:, d]
+        low, high = x == np.min(x), x == np.max(x)
+        return low / np.sum(low), high / np.sum(high)
+
+
+def _dd_shared(call: Call, dy: list) -> tuple:
+    """``(dH, [dedges per dimension])``: the counts' cotangent and each dimension's edges'
+    whole cotangent (their own and, with density=True, the counts' through the widths)."""
+    grid = call.memo(_Grid)
+    dH = None if isinstance(dy[0], AbstractZero) else dy[0]
+    if _is_2d(call):
+        own = list(dy[1:])
+    else:  # a list of the edges' cotangents, or a Tangent of the list (missing: zero)
+        edges = dy[1]
+        own = [edges if isinstance(edges, AbstractZero) else unthunk(edges[d])
+               for d in range(len(grid.edges))]
+    dedges = [None if isinstance(d, AbstractZero) else d for d in own]
+    if call["density"] and dH is not None:
+        weighted = np.conj(grid.counts) * dH
+        for d in range(len(grid.edges)):
+            others = tuple(axis for axis in range(len(grid.edges)) if axis != d)
+            by_width = -np.sum(weighted, axis=others) / np.diff(grid.edges[d])
+            widths = np.pad(by_width, (1, 0)) - np.pad(by_width, (0, 1))
+            dedges[d] = widths if dedges[d] is None else dedges[d] + widths
+    return dH, dedges
+
+
+def _dd_ends(call: Call, dedges: list, d: int) -> tuple:
+    low, high = call.memo(_Grid).ends(d)
+    return np.sum(low * dedges[d]), np.sum(high * dedges[d])
+
+
+def _dd_from_data(call: Call, dedges: list) -> list:
+    """The cotangent of each column of the sample (None: zero)."""
+    grid = call.memo(_Grid)
+    columns: list = []
+    for d in range(len(grid.edges)):
+        if dedges[d] is None or grid.given[d] or grid.ranges[d] is not None:
+            columns.append(None)
+            continue
+        to_low, to_high = grid.extrema_shares(d)
+        d_low, d_high = _dd_ends(call, dedges, d)
+        columns.append(to_low * d_low + to_high * d_high)
+    return columns
+
+
+def _dense(columns: list, count: int) -> list:
+    return [np.zeros(count) if c is None else c for c in columns]
+
+
+def _histogramdd_sample(call: Call, shared: tuple) -> Any:
+    columns = _dd_from_data(call, shared[1])
+    if all(c is None for c in columns):
+        return ZeroTangent()
+    stacked = np.stack(_dense(columns, np.shape(call.memo(_Grid).columns)[0]), axis=-1)
+    sample = call.args[0]
+    return [stacked[:, d] for d in range(len(columns))] if isinstance(sample, (list, tuple)) \
+        else np.reshape(stacked, np.shape(sample))
+
+
+def _histogram2d_column(d: int) -> Any:
+    def cotangent(call: Call, shared: tuple) -> Any:
+        column = _dd_from_data(call, shared[1])[d]
+        return ZeroTangent() if column is None else column
+    return cotangent
+
+
+def _dd_bins(call: Call, shared: tuple) -> Any:
+    grid, dedges = call.memo(_Grid), shared[1]
+    given = [dedges[d] if grid.given[d] and dedges[d] is not None else ZeroTangent()
+             for d in range(len(grid.edges))]
+    if all(isinstance(g, AbstractZero) for g in given):
+        return ZeroTangent()
+    bins = call["bins"]
+    if _shared_edges(call):
+        return sum(g for g in given if not isinstance(g, AbstractZero))  # histogram2d, shared
+    return given
+
+
+def _dd_range(call: Call, shared: tuple) -> Any:
+    grid, dedges = call.memo(_Grid), shared[1]
+    pairs = [list(_dd_ends(call, dedges, d)) if grid.ranges[d] is not None and not grid.given[d]
+             and dedges[d] is not None else ZeroTangent() for d in range(len(grid.edges))]
+    return ZeroTangent() if all(isinstance(p, AbstractZero) for p in pairs) else pairs
+
+
+def _dd_weight_total(call: Call) -> Any:
+    grid = call.memo(_Grid)
+    return np.sum(np.where(grid.inside, np.ravel(call["weights"]), 0))
+
+
+def _dd_weights(call: Call, shared: tuple) -> Any:
+    dH = shared[0]
+    if dH is None:
+        return ZeroTangent()
+    grid = call.memo(_Grid)
+    if call["density"]:  # H = counts / (volumes S), S the total weight inside
+        volumes = math.prod(grid.widths(d) for d in range(len(grid.edges)))
+        total = np.conj(call.memo(_dd_weight_total))
+        dH = (dH / volumes - np.sum(np.conj(grid.counts) * dH)) / total
+    return np.reshape(np.where(grid.inside, np.ravel(dH)[grid.bins], 0),
+                      np.shape(call["weights"]))
+
+
+def _dd_forward(call: Call, *dargs: Any) -> list:
+    grid = call.memo(_Grid)
+    two = _is_2d(call)
+    dsample = [dargs[0], dargs[1]] if two else dargs[0]
+    dbins, drange = dargs[2:4] if two else dargs[1:3]
+    dweights = dargs[5] if two and len(dargs) > 5 else (
+        dargs[4] if not two and len(dargs) > 4 else ZeroTangent())
+    dimensions = len(grid.edges)
+    if isinstance(dbins, AbstractZero) or not any(grid.given):
+        dbins = [ZeroTangent()] * dimensions
+    elif _shared_edges(call):
+        dbins = [dbins, dbins]
+    if isinstance(drange, AbstractZero):
+        drange = [ZeroTangent()] * dimensions
+    dedges: list = []
+    for d in range(dimensions):
+        if grid.given[d]:
+            dedges.append(None if isinstance(dbins[d], AbstractZero) else dbins[d])
+            continue
+        if grid.ranges[d] is not None:
+            if isinstance(drange[d], AbstractZero):
+                dedges.append(None)
+                continue
+            d_low, d_high = drange[d]
+        else:
+            column = dsample[d] if isinstance(dsample, (list, tuple)) else (
+                None if isinstance(dsample, AbstractZero) else np.reshape(
+                    dsample, np.shape(grid.columns))[:, d])
+            if column is None or isinstance(column, AbstractZero):
+                dedges.append(None)
+                continue
+            to_low, to_high = grid.extrema_shares(d)
+            d_low, d_high = np.sum(to_low * column), np.sum(to_high * column)
+        low, high = grid.ends(d)
+        dedges.append(low * d_low + high * d_high)
+    dH: Any = ZeroTangent()
+    if not isinstance(dweights, AbstractZero):
+        dweights = np.ravel(dweights)
+        flat = scatter_sum((np.size(grid.counts),), np.asarray(dweights).dtype,
+                           (grid.bins[grid.inside],), dweights[grid.inside])
+        dH = np.reshape(flat, np.shape(grid.counts))
         if call["density"]:
-            hist, edges = call.y
-            dh = (0 if isinstance(dh, AbstractZero) else dh) - hist * np.diff(dbins) / \
-                np.diff(np.asarray(edges))
-    return [dh, dedges]
+            volumes = math.prod(grid.widths(d) for d in range(dimensions))
+            total = call.memo(_dd_weight_total)
+            dH = dH / (volumes * total) - grid.counts * np.sum(dH) / total
+    if call["density"]:
+        for d in range(dimensions):
+            if dedges[d] is not None:
+                shape = [1] * dimensions
+                shape[d] = -1
+                dH = dH - grid.counts * np.reshape(np.diff(dedges[d]), shape) / grid.widths(d)
+    tangents = [ZeroTangent() if e is None else e for e in dedges]
+    return [dH] + tangents if two else [dH, tangents]
 
 
-define(np.histogram, _histogram_a, _histogram_bins, None, None, _histogram_weights,
-       pushforward=_histogram_forward)
+define(np.histogramdd, _histogramdd_sample, _dd_bins, _dd_range, None, _dd_weights,
+       prepare=_dd_shared, pushforward=_dd_forward)
+define(np.histogram2d, _histogram2d_column(0), _histogram2d_column(1), _dd_bins, _dd_range,
+       None, _dd_weights, prepare=_dd_shared, pushforward=_dd_forward)
 
 
 # --- bincount ------------------------------------------------------------------------------------

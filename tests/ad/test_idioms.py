@@ -590,3 +590,24 @@ def test_reductions_numpy_does_not_compute_in_order_stay_refused():
     assert cr.vjp(np.logaddexp.reduce, np.ones(0))[0] == -np.inf
     with pytest.raises(ValueError, match="identity"):
         cr.vjp(np.subtract.reduce, np.ones(0))
+
+
+def test_a_traced_value_compared_with_a_string_answers_as_numpy_does():
+    """``ord in ("f", "fro")`` (np.linalg.norm with a traced order) compares a traced number
+    with strings: False, as Python and ndarray answer; before, np.equal raised
+    UFuncNoLoopError. And the norm's derivative in its order, against central differences."""
+    x = np.array([1.0, -2.0, 0.5, 3.0, 1.5])
+
+    def check(v):
+        assert np.all(np.asarray(v == "fro") == False) and np.all(np.asarray(v != "nuc"))  # noqa: E712
+        assert (v[0] == "f") is False or not np.asarray(v[0] == "f")
+        return np.sum(v * v)
+
+    np.testing.assert_allclose(cr.grad(check)(x), 2 * x)
+
+    def norm(order):
+        return np.linalg.norm(x, order)
+
+    step = 1e-6
+    assert cr.grad(norm)(3.0) == pytest.approx(
+        (norm(3.0 + step) - norm(3.0 - step)) / (2 * step), rel=1e-7)

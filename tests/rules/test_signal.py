@@ -11,6 +11,7 @@ import pytest
 
 import chainrules as cr
 from chainrules.testing import case, check_case, test_rrule_order2
+from chainrules.rules.numpy.signal import unwrap_by_position
 from tests.numpy_features import needs, running
 from tests.rules.second_order import assert_jvp_of_grad
 
@@ -53,6 +54,8 @@ CASES = [
     case(np.unwrap, PHASES.astype(F32)),
     case(np.unwrap, np.stack([PHASES, PHASES[::-1]]), None, 0),
     case(np.unwrap, PHASES, 4.0),
+    case(unwrap_by_position, PHASES, None, -1, 6.0),  # a traced period= is recorded so
+    case(unwrap_by_position, PHASES, 4.5, -1, 7.0),
 ]
 if TRAPEZOID is not None:
     CASES += [
@@ -140,12 +143,20 @@ def test_convolve_closed_form():
 
 
 def test_unwrap_adds_multiples_of_the_period():
-    """unwrap(p) - p is piecewise constant: the gradient of w . unwrap(p) is w, the tangent
-    is the input's; a traced period (keyword-only, not dispatched on) is refused loudly."""
+    """unwrap(p) - p = k period, k piecewise constant: the gradient of w . unwrap(p) is w, the
+    tangent is the input's, and the derivative in a traced period= (keyword-only, which
+    NumPy does not dispatch on: routed to the engine) is sum(w k), against central
+    differences."""
     w = normal(6)
     assert not np.allclose(np.unwrap(PHASES), PHASES)
     np.testing.assert_allclose(cr.grad(lambda p: np.sum(w * np.unwrap(p)))(PHASES), w)
     _, tangent = cr.jvp(np.unwrap, (PHASES,), (w,))
     np.testing.assert_allclose(tangent, w)
-    with pytest.raises(Exception, match="traced value was converted"):
-        cr.grad(lambda period: np.sum(np.unwrap(PHASES, period=period)))(6.0)
+
+    def loss(period):
+        return np.sum(w * np.unwrap(PHASES, period=period))
+
+    k = np.round((np.unwrap(PHASES, period=6.0) - PHASES) / 6.0)
+    assert cr.grad(loss)(6.0) == pytest.approx(np.sum(w * k))
+    assert cr.grad(loss)(6.0) == pytest.approx((loss(6.0 + 1e-6) - loss(6.0 - 1e-6)) / 2e-6,
+                                               rel=1e-6)

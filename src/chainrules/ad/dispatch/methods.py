@@ -260,8 +260,15 @@ class _ArrayInterface:
     def __le__(self, other): return record_binary(_LESS_EQUAL, self, other)
     def __gt__(self, other): return record_binary(_GREATER, self, other)
     def __ge__(self, other): return record_binary(_GREATER_EQUAL, self, other)
-    def __eq__(self, other): return record_binary(_EQUAL, self, other)
-    def __ne__(self, other): return record_binary(_NOT_EQUAL, self, other)
+    def __eq__(self, other):
+        if type(other) is str:  # `ord in ("fro", "nuc")`: Python's and ndarray's answer
+            return self.primal == other
+        return record_binary(_EQUAL, self, other)
+
+    def __ne__(self, other):
+        if type(other) is str:
+            return self.primal != other
+        return record_binary(_NOT_EQUAL, self, other)
 
 
     def __getitem__(self, index):

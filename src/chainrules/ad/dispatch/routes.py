@@ -159,7 +159,9 @@ REROUTED: dict = {}   # function -> its Rerouted, made when a trace first meets 
 # never reach __array_function__), or that take a callable: (module, name).
 ROUTED = [("numpy", "apply_along_axis"), ("numpy", "piecewise"), ("numpy", "apply_over_axes"),
           ("numpy", "kaiser"),  # float(beta)
-          ("numpy", "polyint"),  # dispatches on p only: a traced k alone would not reach us
+          # dispatched on some arguments only: a traced value in another alone (polyint's k,
+          # interp's left and right, unwrap's period) would not reach the engine
+          ("numpy", "polyint"), ("numpy", "interp"), ("numpy", "unwrap"),
           ("numpy", "nan_to_num"),  # np.copyto (np.full, np.full_like: WRITABLE below)
           ("numpy", "asarray_chkfinite"), ("numpy", "require"),  # np.asarray(a) first
           ("scipy.special", "logsumexp"), ("scipy.special", "softmax"),

@@ -1,6 +1,6 @@
 """Rules for sampled signals: ``convolve``, ``correlate``, ``interp``, ``trapezoid`` and
-``unwrap`` (the identity's derivative: the multiples of the period it adds are piecewise
-constant).
+``unwrap`` (the identity's derivative in ``p``: the multiples ``k`` of the period it adds are
+piecewise constant; ``k`` in a traced ``period=``, recorded as `unwrap_by_position`).
 
 Every pullback and pushforward is written in NumPy operations that have rules themselves
 (``correlate``, ``pad``, indexing, ``where``), so each is differentiable again (order 2).
@@ -31,9 +31,10 @@ import numpy as np
 
 from ...core.broadcast import unbroadcast
 from ...core.dtypes import tangent_dtype
+from ...core.registry import positional_form
 from ...core.sparse import SparseCotangent
 from ...core.tangents import AbstractZero
-from ..define import Call, define, normalize_axis_tuple, unsupported
+from ..define import Call, define, normalize_axis_tuple, per_argument, unsupported
 
 __all__: list[str] = []
 
@@ -281,9 +282,28 @@ for _f in (getattr(np, "trapezoid", None), getattr(np, "trapz", None)):
         define(_f, _trapezoid_y, _trapezoid_x, _trapezoid_dx)
 
 
-# --- unwrap: p plus piecewise-constant multiples of the period -----------------------------------
+# --- unwrap: p plus piecewise-constant multiples k of the period ---------------------------------
 
-# The multiples change only where a jump crosses ``discont``: p's derivative is the identity.
-# (``period`` is keyword-only and not among the arguments NumPy dispatches on, so a traced
-# period reaches NumPy's own code, which refuses it: ArrayConversionError.)
+def unwrap_by_position(p: Any, discont: Any = None, axis: int = -1,
+                       period: Any = 2 * np.pi) -> Any:
+    """``np.unwrap`` taking its keyword-only ``period`` by position: what the engine records
+    when ``period`` holds a traced value (`chainrules.core.registry.positional_form`).
+
+    >>> unwrap_by_position(np.array([0.0, 5.0]), None, -1, 4.0)
+    array([0., 1.])
+    """
+    return np.unwrap(p, discont, axis, period=period)
+
+
+def _periods(call: Call) -> Any:
+    """``k``: how many periods unwrap added to each element. It changes only where a jump
+    crosses ``discont``, so p's derivative is the identity and the period's is ``k``."""
+    return np.round((np.asarray(call.y) - call.a) / call["period"])
+
+
+positional_form(np.unwrap, unwrap_by_position)
 define(np.unwrap, lambda call, dy: dy, None, pushforward=lambda call, dp, *rest: dp)
+define(unwrap_by_position, lambda call, dy: dy, None, None,
+       lambda call, dy: np.sum(call.memo(_periods) * dy),
+       pushforward=per_argument(lambda call, dp: dp, None, None,
+                                lambda call, dperiod: call.memo(_periods) * dperiod))

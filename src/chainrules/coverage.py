@@ -144,7 +144,12 @@ CATEGORIES: dict[str, list[str]] = {
         *[f"scipy.special.{name}" for name in (
             "exp1", "expi", "expn", "kl_div", "rel_entr", "poch", "spence", "hyp1f1", "boxcox",
             "boxcox1p", "inv_boxcox", "owens_t", "exprel", "ellipk", "ellipe", "wofz", "sindg",
-            "cosdg")],
+            "cosdg", "huber", "pseudo_huber", "powm1", "cosm1", "exp2", "exp10", "radian",
+            "tandg", "cotdg", "erfi", "wrightomega", "ellipkinc", "ellipeinc", "ellipkm1",
+            "voigt_profile", "hyp2f1", "loggamma", "binom", "gammaincinv", "gammainccinv",
+            "betaincinv", "ndtri_exp", "chdtr", "chdtrc", "gdtr", "gdtrc", "pdtr", "pdtrc",
+            "stdtr", "zetac", "kn", "hankel1", "hankel2", "jve", "yve", "struve", "modstruve",
+            "spherical_jn", "spherical_yn", "spherical_in", "spherical_kn")],
     ],
     "scipy parameter derivatives (chainrules' own functions, used by the rules above)": [
         "chainrules.rules.scipy.special.parameters.gammainc_da",

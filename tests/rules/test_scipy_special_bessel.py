@@ -74,7 +74,19 @@ def _ordered_cases():
     return cases
 
 
-CASES = _unary_cases() + _ordered_cases()
+X = np.array(POSITIVE[:3])
+ORDERS = np.array([0, 1, 3])
+# integer orders, the Hankel functions, the real-line scalings jve and yve, Struve functions,
+# spherical Bessel functions (Python functions, recorded whole) and their derivatives
+MORE_CASES = [
+    case(sp.kn, ORDERS, X), case(sp.hankel1, 1, X + 0j), case(sp.hankel2, 0, X + 0.2j),
+    case(sp.jve, 1, X), case(sp.yve, 2, X),
+    case(sp.struve, 1, X), case(sp.struve, 0, X), case(sp.modstruve, 2, X),
+    case(sp.spherical_jn, ORDERS, X), case(sp.spherical_yn, 2, X),
+    case(sp.spherical_in, ORDERS, X, True), case(sp.spherical_kn, 1, X + 0.3j),
+    case(sp.spherical_jn, 2, X, True), case(sp.spherical_kn, ORDERS, X, True),
+]
+CASES = _unary_cases() + _ordered_cases() + MORE_CASES
 
 
 @pytest.mark.parametrize("rule_case", CASES, ids=lambda c: c.id)
@@ -82,7 +94,7 @@ def test_bessel_rule(rule_case):
     check_case(rule_case)
 
 
-ORDER2 = [case(f, np.array(points[:3])) for f, points in UNARY.items()] + [
+ORDER2 = MORE_CASES + [case(f, np.array(points[:3])) for f, points in UNARY.items()] + [
     case(f, 1, np.array(real[:3])) for f, (real, _) in ORDERED.items()] + [
     case(f, 1, np.array(complex_)) for f, (_, complex_) in ORDERED.items() if complex_]
 
@@ -189,3 +201,16 @@ def test_from_imports_hessian_and_batched_forward():
     with pytest.raises(NotImplementedError, match="scipy.special.jv: the derivative with "
                                                   "respect to the order v"):
         cr.jacfwd(lambda v: jv(v, x))(np.array([1.0, 2.0, 3.0]))
+
+
+def test_struve_of_a_half_integer_order_and_jve_of_complex_z():
+    """d/dx struve(1.5, x) against central differences (a non-integer order, which the kit
+    cases cannot hold constant); jve's scale exp(-|Im z|) is refused for complex z."""
+    import chainrules as cr
+    step = 1e-6
+    for f in (sp.struve, sp.modstruve):
+        expected = (f(1.5, 1.2 + step) - f(1.5, 1.2 - step)) / (2 * step)
+        assert cr.grad(lambda x: f(1.5, x))(1.2) == pytest.approx(expected, rel=1e-8)
+    with pytest.raises(NotImplementedError, match="jve.*not holomorphic"):
+        cr.grad(lambda x: np.real(sp.jve(1.0, x + 0.5j)))(1.2)
+

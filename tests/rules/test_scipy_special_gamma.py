@@ -107,7 +107,27 @@ def _parameter_cases():
     return cases
 
 
-CASES = _unary_cases() + _binary_cases() + _parameter_cases()
+def _inverse_and_distribution_cases():
+    x, a, unit = np.array([0.4, 1.3, 2.1]), np.array([1.4, 2.3, 3.1]), np.array(UNIT)
+    cases = [
+        case(sp.loggamma, x), case(sp.loggamma, x + 1j), case(sp.binom, x + 3, np.array([0.9, 0.6, 1.7])),
+        case(sp.gammaincinv, 2, unit), case(sp.gammaincinv, a, unit),
+        case(sp.gammainccinv, a, unit), case(sp.betaincinv, 2, 3, unit),
+        case(sp.betaincinv, a, np.array([1.9, 1.6, 2.7]), unit),
+        case(sp.ndtri_exp, -x),
+        case(sp.chdtr, 3, x), case(sp.chdtr, a, x), case(sp.chdtrc, a, x),
+        case(sp.gdtr, x, a, unit + 0.5), case(sp.gdtrc, x, 2, unit + 0.5),
+        case(sp.pdtr, np.array([1.5, 2.5, 4.5]), x), case(sp.pdtrc, np.array([1, 2, 4]), x),
+        case(sp.stdtr, a + 1, np.array([-0.5, 0.7, 1.9])), case(sp.stdtr, 4, x),
+        case(sp.zetac, x + 1.5),
+    ]
+    if hasattr(sp, "betainccinv"):  # SciPy 1.12
+        cases.append(case(sp.betainccinv, a, np.array([1.9, 1.6, 2.7]), unit))
+    return cases
+
+
+INVERSE_AND_DISTRIBUTION_CASES = _inverse_and_distribution_cases()
+CASES = _unary_cases() + _binary_cases() + _parameter_cases() + INVERSE_AND_DISTRIBUTION_CASES
 
 
 @pytest.mark.parametrize("rule_case", CASES, ids=lambda c: c.id)
@@ -252,3 +272,22 @@ def test_a_constant_parameter_is_not_differentiated(f, args):
     assert np.allclose(got, np.sum(slope) if np.ndim(last) == 0 else slope, rtol=1e-7)
     frule_tangents = (NoTangent(),) + (ZeroTangent(),) * (len(args) - 1) + (np.ones_like(last),)
     assert np.allclose(frule(frule_tangents, f, *args)[1], slope, rtol=1e-7)
+
+
+@pytest.mark.parametrize("rule_case", INVERSE_AND_DISTRIBUTION_CASES, ids=lambda c: c.id)
+def test_inverses_and_distribution_functions_at_order_2(rule_case):
+    test_rrule_order2(rule_case.function, *rule_case.args)
+    test_frule_order2(rule_case.function, *rule_case.args)
+
+
+def test_inverses_invert():
+    """gammaincinv and betaincinv differentiated through: P(a, gammaincinv(a, p)) = p, so the
+    gradient of the composition in p is 1 and in a is 0 (implicit function theorem)."""
+    import chainrules as cr
+    p, a, b = 0.37, 2.3, 1.7
+    assert cr.grad(lambda p: sp.gammainc(a, sp.gammaincinv(a, p)))(p) == pytest.approx(1.0)
+    assert cr.grad(lambda a: sp.gammainc(a, sp.gammaincinv(a, p)))(a) == pytest.approx(
+        0.0, abs=1e-10)
+    assert cr.grad(lambda b: sp.betainc(a, b, sp.betaincinv(a, b, p)))(b) == pytest.approx(
+        0.0, abs=1e-10)
+

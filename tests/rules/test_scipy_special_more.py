@@ -1,6 +1,7 @@
 """The rule-testing kit on src/chainrules/rules/scipy/special/other_functions.py: every function against
 finite differences (float64, float32, broadcasting; complex where SciPy has a complex loop),
-closed forms at special points, and the refused parameters of ``hyp1f1``."""
+closed forms and second derivatives at special points, and the refused parameters of
+``hyp1f1`` and ``hyp2f1``."""
 
 from __future__ import annotations
 
@@ -51,7 +52,28 @@ def _cases() -> list:
     return cases
 
 
-CASES = _cases()
+R = np.array([0.3, -2.0, 1.5])
+PHI = np.array([0.3, 0.6, 0.9])
+
+# the robust losses, exponentials and degrees, incomplete elliptic integrals, 2F1 in z, Voigt
+LATER_CASES = [
+    case(sp.huber, 1.0, R), case(sp.huber, X, R),
+    case(sp.pseudo_huber, X, R), case(sp.pseudo_huber, 1.5, R.astype(np.float32)),
+    case(sp.powm1, X, T), case(sp.cosm1, X), case(sp.exp2, X), case(sp.exp10, X),
+    case(sp.radian, X, T, np.array(UNIT)),
+    case(sp.tandg, np.array([30.0, -45.0, 100.0])), case(sp.cotdg, np.array([30.0, -45.0, 100.0])),
+    case(sp.erfi, X), case(sp.erfi, np.array(RIGHT_C)),
+    case(sp.wrightomega, X), case(sp.wrightomega, X + 0.3j),
+    case(sp.ellipkinc, PHI, np.array([0.1, 0.25, 0.4])),
+    case(sp.ellipkinc, PHI, np.array([0.0, 0.3, -0.8])),  # m = 0: the series
+    case(sp.ellipeinc, PHI, np.array([0.1, 0.25, 0.4])),
+    case(sp.ellipeinc, PHI, np.array([0.0, 0.3, -0.8])),
+    case(sp.ellipkm1, np.array(UNIT)),  # at p = 1: test_second_derivatives_at_removable_...
+    case(sp.voigt_profile, np.array([0.3, -1.0, 2.0]), T, np.array(UNIT)),
+    case(sp.hyp2f1, 1, 2, 3, np.array(UNIT) * 0.9),  # integer parameters: constants
+    case(sp.hyp2f1, 1, 2, 3, np.array(UNIT) + 0.1j),
+]
+CASES = _cases() + LATER_CASES
 
 
 @pytest.mark.parametrize("c", CASES, ids=lambda c: c.id)
@@ -103,3 +125,29 @@ def test_hyp1f1_parameters_are_refused_by_name():
     # held constant, the parameters cost nothing and x is exact: d/dx 1F1(a;b;x) = a/b 1F1(a+1;b+1;x)
     assert cr.grad(lambda x: sp.hyp1f1(1.5, 2.5, x))(0.7) == \
         pytest.approx(1.5 / 2.5 * sp.hyp1f1(2.5, 3.5, 0.7), rel=1e-14)
+
+
+@pytest.mark.parametrize("c", LATER_CASES, ids=lambda c: c.id)
+def test_later_rules_at_order_2(c):
+    test_rrule_order2(c.function, *c.args, fkwargs=c.fkwargs)
+    test_frule_order2(c.function, *c.args, fkwargs=c.fkwargs)
+
+
+@pytest.mark.parametrize("f, point", [
+    (sp.ellipk, 0.0), (sp.ellipe, 0.0), (sp.spence, 1.0), (sp.ellipkm1, 1.0),
+    (lambda m: sp.ellipkinc(0.9, m), 0.0), (lambda m: sp.ellipeinc(0.9, m), 0.0)])
+def test_second_derivatives_at_removable_singularities(f, point):
+    """Where a partial is a 0/0 limit, the rule takes the series there: the second derivative
+    is right at the point too (before: a constant partial, so the second derivative was 0
+    there, where it is 9 pi/64 for ellipk, without a word)."""
+    step = 1e-4
+    expected = (f(point + step) - 2 * f(point) + f(point - step)) / step ** 2
+    assert cr.hvp(f, point, 1.0) == pytest.approx(expected, rel=1e-6, abs=1e-9)
+
+
+def test_hyp2f1_parameters_are_refused_by_name():
+    with pytest.raises(NotImplementedError, match="hyp2f1.*with respect to c"):
+        cr.grad(lambda c: sp.hyp2f1(1.0, 2.0, c, 0.3))(3.0)
+    slope = cr.grad(lambda z: sp.hyp2f1(1.0, 2.0, 3.0, z))(0.3)
+    assert slope == pytest.approx(2 / 3 * sp.hyp2f1(2.0, 3.0, 4.0, 0.3))
+

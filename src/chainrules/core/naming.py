@@ -8,17 +8,28 @@ import it (``numpy.sin``, ``scipy.special.gammaln``, ``mymodel.loss``).
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 __all__ = ["function_name", "is_function"]
 
 
+# Where a ufunc without a module (NumPy 1's, SciPy's) is found, in this order.
+_UFUNC_HOMES = ("numpy", "scipy.special", "scipy.special._ufuncs")
+
+
 def function_name(f: Any) -> str:
-    """``module.qualname`` of ``f`` (its repr if it has no name)."""
+    """``module.qualname`` of ``f`` (its repr if it has no name).
+
+    >>> import scipy.special
+    >>> function_name(scipy.special.huber)  # a ufunc: SciPy's, not NumPy's
+    'scipy.special.huber'
+    """
     module = getattr(f, "__module__", None)
-    if module is None and type(f).__module__ == "numpy":  # NumPy 1's ufuncs have no module
-        module = "numpy"
     name = getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or repr(f)
+    if module is None and type(f).__module__ == "numpy":  # a ufunc: found where it lives
+        module = next((home for home in _UFUNC_HOMES
+                       if getattr(sys.modules.get(home), name, None) is f), None)
     return f"{module}.{name}" if module and module not in ("builtins",) else name
 
 

@@ -167,6 +167,7 @@ ROUTED = [("numpy", "apply_along_axis"), ("numpy", "piecewise"), ("numpy", "appl
           ("scipy.special", "logsumexp"), ("scipy.special", "softmax"),
           ("scipy.special", "log_softmax"), ("scipy.special", "polygamma"),
           ("scipy.special", "multigammaln"),
+          *[("scipy.special", f"spherical_{kind}") for kind in ("jn", "yn", "in", "kn")],
           ("scipy.linalg", "solve_triangular"),
           ("scipy.linalg", "expm"), ("scipy.linalg", "cho_solve"),
           *[("scipy.signal", name) for name in ("convolve", "correlate", "fftconvolve",

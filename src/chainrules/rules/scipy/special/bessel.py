@@ -32,10 +32,12 @@ from typing import Any, Callable
 import numpy as np
 import scipy.special as sps
 
+from ....core.broadcast import unbroadcast
 from ....core.projection import _has_tangent
 from ....core.registry import rrule
 from ....core.scalar_rule import scalar_rule
 from ....core.tangents import NoTangent
+from ...define import define
 from ....core.thunks import NotImplementedCotangent
 
 __all__: list = []
@@ -137,3 +139,59 @@ _with_order(sps.iv, lambda y, v, x: (sps.iv(v - 1, x) + sps.iv(v + 1, x)) / 2)
 _with_order(sps.ive, _ive_dx)
 _with_order(sps.kv, lambda y, v, x: -(sps.kv(v - 1, x) + sps.kv(v + 1, x)) / 2)
 _with_order(sps.kve, lambda y, v, x: sps.kve(v, x) - (sps.kve(v - 1, x) + sps.kve(v + 1, x)) / 2)
+
+# Integer order n (kn's n has no tangent), the Hankel functions (holomorphic in z), and jve,
+# yve: jv, yv scaled by exp(-|Im z|), which is 1 on the real line (complex z refused: the
+# scale is not holomorphic).
+_with_order(sps.kn, lambda y, n, x: -(sps.kn(n - 1, x) + sps.kn(n + 1, x)) / 2)
+_with_order(sps.hankel1, lambda y, v, z: (sps.hankel1(v - 1, z) - sps.hankel1(v + 1, z)) / 2)
+_with_order(sps.hankel2, lambda y, v, z: (sps.hankel2(v - 1, z) - sps.hankel2(v + 1, z)) / 2)
+
+
+def _on_the_real_line(name: str, f: Any) -> Callable:
+    def dx(y: Any, v: Any, x: Any) -> Any:
+        if np.iscomplexobj(x):
+            raise NotImplementedError(
+                f"{name}: complex z is not supported in differentiated code: its scale "
+                f"exp(-|Im z|) is not holomorphic. Use the unscaled function times "
+                f"np.exp(-abs(z.imag)) written out, or real z.")
+        return (f(v - 1, x) - f(v + 1, x)) / 2
+    return dx
+
+
+_with_order(sps.jve, _on_the_real_line("scipy.special.jve", sps.jve))
+_with_order(sps.yve, _on_the_real_line("scipy.special.yve", sps.yve))
+
+
+# Struve functions: H_v' = (H_{v-1} - H_{v+1} + c) / 2 and L_v' = (L_{v-1} + L_{v+1} + c) / 2,
+# c = (x/2)^v / (sqrt(pi) Gamma(v + 3/2)) (no 1/x: finite at x = 0).
+def _struve_term(v: Any, x: Any) -> Any:
+    return np.power(x / 2, v) / (np.sqrt(np.pi) * sps.gamma(v + 1.5))
+
+
+_with_order(sps.struve, lambda y, v, x: (sps.struve(v - 1, x) - sps.struve(v + 1, x)
+                                         + _struve_term(v, x)) / 2)
+_with_order(sps.modstruve, lambda y, v, x: (sps.modstruve(v - 1, x) + sps.modstruve(v + 1, x)
+                                            + _struve_term(v, x)) / 2)
+
+
+# Spherical Bessel functions spherical_jn(n, z, derivative=False), yn, in, kn (Python
+# functions, recorded whole: ROUTED in chainrules.ad.dispatch.routes): the derivative in z is
+# the function with derivative=True; that one's derivative comes from the differential
+# equation z^2 f'' + 2 z f' + (s z^2 - n(n + 1)) f = 0, s = 1 for j, y and -1 for i, k.
+def _spherical_slope(sign: float) -> Callable:
+    def slope(call: Any) -> Any:
+        f, n, z = call.rule.f, call.args[0], call.args[1]
+        if not call["derivative"]:
+            return f(n, z, True)
+        return -2 / z * f(n, z, True) - (sign - n * (n + 1) / (z * z)) * f(n, z)
+    return slope
+
+
+for _name, _sign in (("spherical_jn", 1.0), ("spherical_yn", 1.0), ("spherical_in", -1.0),
+                     ("spherical_kn", -1.0)):
+    _slope = _spherical_slope(_sign)
+    define(getattr(sps, _name), None,
+           lambda call, dy, slope=_slope: unbroadcast(np.conj(slope(call)) * dy,
+                                                      np.shape(call.args[1])),
+           pushforward=lambda call, dn, dz, *rest, slope=_slope: slope(call) * dz)

@@ -1,6 +1,8 @@
 """Rules for more of ``scipy.special``: the error-function, normal-distribution, gamma, beta and
-zeta families, and SciPy's own ``expm1``, ``log1p``, ``cbrt`` (registered when SciPy is
-installed).
+zeta families (with ``loggamma``, ``binom``, ``zetac``, the inverses ``gammaincinv``,
+``gammainccinv``, ``betaincinv``, ``betainccinv``, ``ndtri_exp``, and the distribution
+functions ``chdtr``, ``chdtrc``, ``gdtr``, ``gdtrc``, ``pdtr``, ``pdtrc``, ``stdtr``), and
+SciPy's own ``expm1``, ``log1p``, ``cbrt`` (registered when SciPy is installed).
 
 Each elementwise function is one `scalar_rule` line: its partials are functions of
 ``(y, *args)`` written with calls that have rules themselves, so every rule here can be
@@ -143,3 +145,65 @@ scalar_rule_deferring(_hurwitz_zeta, (lambda y, s, q: zeta_dx(s, q),
 scalar_rule_deferring(sps._ufuncs._riemann_zeta, (lambda y, s: zeta_dx(s, 1.0),), (0,))
 rrule.register(sps.zeta, replace=True)(rrule.lookup(_hurwitz_zeta)[0])
 frule.register(sps.zeta, replace=True)(frule.lookup(_hurwitz_zeta)[0])
+
+# log-gamma on the complex plane, binomial coefficients of real arguments
+scalar_rule(sps.loggamma, lambda y, z: sps.digamma(z))
+scalar_rule(sps.binom, lambda y, n, k: y * (sps.digamma(n + 1) - sps.digamma(n - k + 1)),
+            lambda y, n, k: y * (sps.digamma(n - k + 1) - sps.digamma(k + 1)))
+
+
+# Inverses of the incomplete gamma and beta functions and of log_ndtr: the implicit function
+# theorem on F(params, x) = y, dx = (dy - F_params dparams) / F_x, with F_x the density.
+def _gamma_inverse(upper: bool) -> tuple:
+    sign = -1.0 if upper else 1.0
+    return (lambda y, a, p: -gammainc_da(a, y) / _gammainc_x(None, a, y),
+            lambda y, a, p: sign / _gammainc_x(None, a, y))
+
+
+def _beta_inverse(upper: bool) -> tuple:
+    sign = -1.0 if upper else 1.0
+    return (lambda y, a, b, p: -betainc_da(a, b, y) / _betainc_x(None, a, b, y),
+            lambda y, a, b, p: -betainc_db(a, b, y) / _betainc_x(None, a, b, y),
+            lambda y, a, b, p: sign / _betainc_x(None, a, b, y))
+
+
+scalar_rule_deferring(sps.gammaincinv, _gamma_inverse(upper=False), (0,))
+scalar_rule_deferring(sps.gammainccinv, _gamma_inverse(upper=True), (0,))
+scalar_rule_deferring(sps.betaincinv, _beta_inverse(upper=False), (0, 1))
+if hasattr(sps, "betainccinv"):  # SciPy 1.11
+    scalar_rule_deferring(sps.betainccinv, _beta_inverse(upper=True), (0, 1))
+if hasattr(sps, "ndtri_exp"):
+    scalar_rule(sps.ndtri_exp, lambda y, t: _SQRT_2PI * np.exp(t + y * y / 2))
+
+
+# Distribution functions written through the incomplete gamma and beta functions.
+def _student_df(y: Any, df: Any, t: Any) -> Any:
+    """stdtr(df, t) = [t > 0] + c I_x(df/2, 1/2), x = df / (df + t^2), c = -1/2 for t > 0 and
+    1/2 otherwise: d/ddf = c (I_a / 2 + I_x t^2 / (df + t^2)^2)."""
+    x = df / (df + t * t)
+    half = np.where(t > 0, -0.5, 0.5)
+    return half * (betainc_da(df / 2, 0.5, x) / 2 +
+                   _betainc_x(None, df / 2, 0.5, x) * t * t / (df + t * t) ** 2)
+
+
+def _student_t(y: Any, df: Any, t: Any) -> Any:
+    """The density of Student's t."""
+    return np.exp(sps.gammaln((df + 1) / 2) - sps.gammaln(df / 2) - (df + 1) / 2 *
+                  np.log1p(t * t / df)) / np.sqrt(df * np.pi)
+
+
+scalar_rule_deferring(sps.chdtr, (lambda y, v, x: gammainc_da(v / 2, x / 2) / 2,
+                                  lambda y, v, x: _gammainc_x(None, v / 2, x / 2) / 2), (0,))
+scalar_rule_deferring(sps.chdtrc, (lambda y, v, x: gammaincc_da(v / 2, x / 2) / 2,
+                                   lambda y, v, x: -_gammainc_x(None, v / 2, x / 2) / 2), (0,))
+scalar_rule_deferring(sps.gdtr, (lambda y, a, b, x: x * _gammainc_x(None, b, a * x),
+                                 lambda y, a, b, x: gammainc_da(b, a * x),
+                                 lambda y, a, b, x: a * _gammainc_x(None, b, a * x)), (1,))
+scalar_rule_deferring(sps.gdtrc, (lambda y, a, b, x: -x * _gammainc_x(None, b, a * x),
+                                  lambda y, a, b, x: gammaincc_da(b, a * x),
+                                  lambda y, a, b, x: -a * _gammainc_x(None, b, a * x)), (1,))
+# pdtr(k, m) = Q(floor(k) + 1, m): piecewise constant in k
+scalar_rule(sps.pdtr, None, lambda y, k, m: -_gammainc_x(None, np.floor(k) + 1, m))
+scalar_rule(sps.pdtrc, None, lambda y, k, m: _gammainc_x(None, np.floor(k) + 1, m))
+scalar_rule_deferring(sps.stdtr, (_student_df, _student_t), (0,))
+scalar_rule_deferring(sps.zetac, (lambda y, x: zeta_dx(x, 1.0),), (0,))

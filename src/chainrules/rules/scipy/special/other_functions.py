@@ -1,16 +1,21 @@
 """Rules for more of ``scipy.special``, beyond what jax.scipy.special and autograd have:
 exponential integrals (``exp1``, ``expi``, ``expn``), divergences (``kl_div``,
 ``rel_entr``), ``poch``, ``spence``, ``hyp1f1`` (in ``x``), Box-Cox transforms (``boxcox``,
-``boxcox1p``, ``inv_boxcox``), Owen's T, ``exprel``, the complete elliptic integrals
-(``ellipk``, ``ellipe``), the Faddeeva function ``wofz`` and the degree-argument ``sindg`` /
-``cosdg`` (registered when SciPy is installed).
+``boxcox1p``, ``inv_boxcox``), Owen's T, ``exprel``, the elliptic integrals (``ellipk``,
+``ellipe``, ``ellipkm1``, the incomplete ``ellipkinc`` and ``ellipeinc``), the Faddeeva
+function ``wofz`` and the Voigt profile, ``hyp2f1`` (in ``z``), the robust losses ``huber``
+and ``pseudo_huber``, ``erfi``, ``wrightomega``, ``powm1``, ``cosm1``, ``exp2``, ``exp10``
+and the degree-argument ``sindg``, ``cosdg``, ``tandg``, ``cotdg``, ``radian``
+(registered when SciPy is installed).
 
 Each is one `scalar_rule` line: its partials are functions of ``(y, *args)`` written with
 calls that have rules themselves, so every rule here can be differentiated again. Where SciPy
-has a complex loop (``exp1``, ``expi``, ``spence``, ``hyp1f1``, ``wofz``) the partial is the
-holomorphic derivative. Integer orders (``expn``'s ``n``) have no tangent; ``hyp1f1``'s
-parameters ``a`` and ``b`` have no practical derivative and are refused by name when
-differentiated.
+has a complex loop (``exp1``, ``expi``, ``spence``, ``hyp1f1``, ``hyp2f1``, ``wofz``,
+``erfi``, ``wrightomega``) the partial is the holomorphic derivative. Integer orders
+(``expn``'s ``n``) have no tangent; the parameters of ``hyp1f1`` and ``hyp2f1`` have no
+practical derivative and are refused by name when differentiated. Where a partial has a
+removable singularity (``ellipk`` at m = 0, ``spence`` at z = 1) it takes its series there, to
+first order, so that second derivatives are right at the point as well.
 
 >>> import numpy as np, scipy.special
 >>> from chainrules import rrule
@@ -42,10 +47,11 @@ def _expn_x(y: Any, n: Any, x: Any) -> Any:
 
 
 def _spence(y: Any, z: Any) -> Any:
-    """d/dz spence(z) = log(z) / (1 - z) (SciPy's convention), -1 at z = 1."""
+    """d/dz spence(z) = log(z) / (1 - z) (SciPy's convention); at z = 1 its series
+    -1 + (z - 1) / 2, so that the second derivative is right there too."""
     at_one = z == 1
     safe = np.where(at_one, 2.0, z)
-    return np.where(at_one, -1.0, np.log(safe) / (1 - safe))
+    return np.where(at_one, -1.0 + (z - 1) / 2, np.log(safe) / (1 - safe))
 
 
 def _boxcox_lambda(y: Any, x: Any, lmbda: Any) -> Any:
@@ -98,18 +104,19 @@ def _exprel(y: Any, x: Any) -> Any:
 
 
 def _ellipk(y: Any, m: Any) -> Any:
-    """dK/dm = (E - (1 - m) K) / (2 m (1 - m)), π/8 at m = 0."""
+    """dK/dm = (E - (1 - m) K) / (2 m (1 - m)); at m = 0 its series π/8 + 9π m/64 (right
+    at order 2 too)."""
     at_zero = m == 0
     safe = np.where(at_zero, 0.5, m)
-    return np.where(at_zero, np.pi / 8,
+    return np.where(at_zero, np.pi / 8 + 9 * np.pi / 64 * m,
                     (sps.ellipe(safe) - (1 - safe) * y) / (2 * safe * (1 - safe)))
 
 
 def _ellipe(y: Any, m: Any) -> Any:
-    """dE/dm = (E - K) / (2 m), -π/8 at m = 0."""
+    """dE/dm = (E - K) / (2 m); at m = 0 its series -π/8 - 3π m/64."""
     at_zero = m == 0
     safe = np.where(at_zero, 0.5, m)
-    return np.where(at_zero, -np.pi / 8, (y - sps.ellipk(safe)) / (2 * safe))
+    return np.where(at_zero, -np.pi / 8 - 3 * np.pi / 64 * m, (y - sps.ellipk(safe)) / (2 * safe))
 
 
 # --- the table ----------------------------------------------------------------------------------
@@ -139,3 +146,112 @@ scalar_rule(sps.wofz, lambda y, z: -2 * z * y + 2j / _SQRT_PI)
 scalar_rule(sps._ufuncs._lambertw, lambda y, z, k, tol: 1 / (np.exp(y) * (1 + y)), None, None)
 scalar_rule(sps.sindg, lambda y, x: _DEGREE * sps.cosdg(x))
 scalar_rule(sps.cosdg, lambda y, x: -_DEGREE * sps.sindg(x))
+
+
+# --- robust losses, exponentials, angles --------------------------------------------------------
+
+def _huber_delta(y: Any, delta: Any, r: Any) -> Any:
+    """d/ddelta: 0 inside |r| <= delta (r^2/2), |r| - delta outside (delta (|r| - delta/2))."""
+    return np.where(np.abs(r) <= delta, 0.0 * r, np.abs(r) - delta)
+
+
+def _huber_r(y: Any, delta: Any, r: Any) -> Any:
+    return np.where(np.abs(r) <= delta, r, delta * np.sign(r))
+
+
+def _pseudo_huber_delta(y: Any, delta: Any, r: Any) -> Any:
+    """delta^2 (s - 1), s = sqrt(1 + (r/delta)^2): d/ddelta = 2 delta (s - 1) - r^2 / (delta s)."""
+    s = np.sqrt(1 + (r / delta) ** 2)
+    return 2 * delta * (s - 1) - r * r / (delta * s)
+
+
+# --- incomplete elliptic integrals, hypergeometric 2F1, Voigt profile --------------------------
+
+def _sine_powers(phi: Any) -> tuple:
+    """``(int_0^phi sin^2, int_0^phi sin^4)``: the coefficients of m in the series of the
+    incomplete elliptic integrals at m = 0."""
+    return ((2 * phi - np.sin(2 * phi)) / 4,
+            3 * phi / 8 - np.sin(2 * phi) / 4 + np.sin(4 * phi) / 32)
+
+
+def _ellipkinc_m(y: Any, phi: Any, m: Any) -> Any:
+    """dF/dm = E / (2 m (1 - m)) - F / (2 m) - sin(2 phi) / (4 (1 - m) D), D = sqrt(1 -
+    m sin^2 phi); at m = 0 the series S2 / 2 + 3 m S4 / 4 (S_k = int_0^phi sin^k), whose
+    derivative in m is right there too."""
+    at_zero = m == 0
+    safe = np.where(at_zero, 0.5, m)
+    root = np.sqrt(1 - safe * np.sin(phi) ** 2)
+    general = (sps.ellipeinc(phi, safe) / (2 * safe * (1 - safe)) - y / (2 * safe)
+               - np.sin(2 * phi) / (4 * (1 - safe) * root))
+    squares, fourths = _sine_powers(phi)
+    return np.where(at_zero, squares / 2 + 0.75 * m * fourths, general)
+
+
+def _ellipeinc_m(y: Any, phi: Any, m: Any) -> Any:
+    """dE/dm = (E - F) / (2 m); at m = 0 the series -S2 / 2 - m S4 / 4."""
+    at_zero = m == 0
+    safe = np.where(at_zero, 0.5, m)
+    squares, fourths = _sine_powers(phi)
+    return np.where(at_zero, -squares / 2 - 0.25 * m * fourths,
+                    (y - sps.ellipkinc(phi, safe)) / (2 * safe))
+
+
+def _ellipkm1(y: Any, p: Any) -> Any:
+    """K(1 - p): -dK/dm at m = 1 - p, -(E - p K) / (2 p (1 - p)); at p = 1 the series
+    -(π/8 + 9π (1 - p)/64)."""
+    at_one = p == 1
+    safe = np.where(at_one, 0.5, p)
+    return np.where(at_one, -np.pi / 8 - 9 * np.pi / 64 * (1 - p),
+                    -(sps.ellipe(1 - safe) - safe * y) / (2 * safe * (1 - safe)))
+
+
+_SQRT_2 = float(np.sqrt(2.0))
+
+
+def _voigt_parts(x: Any, sigma: Any, gamma: Any) -> tuple:
+    """``(z, w'(z), scale)``: V = Re w(z) * scale, z = (x + i gamma) / (sigma sqrt 2),
+    scale = 1 / (sigma sqrt(2 pi)), w' = -2 z w + 2i / sqrt(pi)."""
+    z = (x + 1j * gamma) / (sigma * _SQRT_2)
+    return z, -2 * z * sps.wofz(z) + 2j / _SQRT_PI, 1 / (sigma * _SQRT_2 * _SQRT_PI)
+
+
+def _voigt_x(y: Any, x: Any, sigma: Any, gamma: Any) -> Any:
+    z, slope, scale = _voigt_parts(x, sigma, gamma)
+    return np.real(slope) * scale / (sigma * _SQRT_2)
+
+
+def _voigt_sigma(y: Any, x: Any, sigma: Any, gamma: Any) -> Any:
+    z, slope, scale = _voigt_parts(x, sigma, gamma)
+    return -y / sigma - np.real(slope * z) * scale / sigma
+
+
+def _voigt_gamma(y: Any, x: Any, sigma: Any, gamma: Any) -> Any:
+    z, slope, scale = _voigt_parts(x, sigma, gamma)
+    return -np.imag(slope) * scale / (sigma * _SQRT_2)
+
+
+scalar_rule(sps.huber, _huber_delta, _huber_r)
+scalar_rule(sps.pseudo_huber, _pseudo_huber_delta,
+            lambda y, delta, r: r / np.sqrt(1 + (r / delta) ** 2))
+scalar_rule(sps.powm1, lambda y, x, p: p * np.power(x, p - 1),
+            lambda y, x, p: (y + 1) * np.log(x))
+scalar_rule(sps.cosm1, lambda y, x: -np.sin(x))
+scalar_rule(sps.exp2, lambda y, x: np.log(2.0) * sps.exp2(x))
+scalar_rule(sps.exp10, lambda y, x: np.log(10.0) * sps.exp10(x))
+scalar_rule(sps.radian, lambda y, d, m, s: _DEGREE + 0 * d, lambda y, d, m, s: _DEGREE / 60 + 0 * m,
+            lambda y, d, m, s: _DEGREE / 3600 + 0 * s)
+scalar_rule(sps.tandg, lambda y, x: _DEGREE * (1 + sps.tandg(x) ** 2))
+scalar_rule(sps.cotdg, lambda y, x: -_DEGREE * (1 + sps.cotdg(x) ** 2))
+scalar_rule(sps.erfi, lambda y, z: 2 / _SQRT_PI * np.exp(z * z))
+scalar_rule(sps.wrightomega, lambda y, z: sps.wrightomega(z) / (1 + sps.wrightomega(z)))
+scalar_rule(sps.ellipkinc, lambda y, phi, m: 1 / np.sqrt(1 - m * np.sin(phi) ** 2),
+            _ellipkinc_m)
+scalar_rule(sps.ellipeinc, lambda y, phi, m: np.sqrt(1 - m * np.sin(phi) ** 2), _ellipeinc_m)
+scalar_rule(sps.ellipkm1, _ellipkm1)
+scalar_rule(sps.voigt_profile, _voigt_x, _voigt_sigma, _voigt_gamma)
+scalar_rule_refusing(sps.hyp2f1, "scipy.special.hyp2f1",
+                     (None, None, None,
+                      lambda y, a, b, c, z: a * b / c * sps.hyp2f1(a + 1, b + 1, c + 1, z)),
+                     {0: ("a", "no closed form (a double series in a)"),
+                      1: ("b", "no closed form (a double series in b)"),
+                      2: ("c", "no closed form (a double series in c)")})

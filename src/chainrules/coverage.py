@@ -125,7 +125,7 @@ CATEGORIES: dict[str, list[str]] = {
         "scipy.optimize.root", "scipy.optimize.fsolve", "scipy.optimize.minimize",
         *[f"scipy.optimize.{name}" for name in (
             "brentq", "brenth", "ridder", "bisect", "toms748", "root_scalar",
-            "minimize_scalar", "golden", "brent", "fminbound")],
+            "minimize_scalar", "golden", "brent", "fminbound", "newton")],
         "scipy.linalg.schur",
         "scipy.integrate.quad", "scipy.integrate.quad_vec", "scipy.integrate.trapezoid",
         "scipy.integrate.cumulative_trapezoid", "scipy.integrate.simpson",
@@ -149,7 +149,8 @@ CATEGORIES: dict[str, list[str]] = {
             "voigt_profile", "hyp2f1", "loggamma", "binom", "gammaincinv", "gammainccinv",
             "betaincinv", "ndtri_exp", "chdtr", "chdtrc", "gdtr", "gdtrc", "pdtr", "pdtrc",
             "stdtr", "zetac", "kn", "hankel1", "hankel2", "jve", "yve", "struve", "modstruve",
-            "spherical_jn", "spherical_yn", "spherical_in", "spherical_kn")],
+            "spherical_jn", "spherical_yn", "spherical_in", "spherical_kn", "sici", "shichi",
+            "fresnel", "airy")],
     ],
     "scipy parameter derivatives (chainrules' own functions, used by the rules above)": [
         "chainrules.rules.scipy.special.parameters.gammainc_da",

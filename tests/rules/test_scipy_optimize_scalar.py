@@ -56,6 +56,9 @@ CASES = [
     case(so.brent, squared_cubic, (8.0,), BRACKET, fkwargs={"tol": 1e-14}, rtol=1e-6,
          step=1e-3),
     case(so.fminbound, squared_cubic, 0.5, 3.0, (8.0,), fkwargs={"xtol": 1e-14}, **BOUNDED),
+    case(so.newton, cubic, 1.0, None, (8.0,), fkwargs={"tol": 1e-14}, rtol=1e-6, step=1e-3),
+    case(so.newton, cubic, np.ones(3), None, (np.array([8.0, 2.0, 27.0]),),
+         fkwargs={"tol": 1e-14}, rtol=1e-6, step=1e-3),  # elementwise, from an array x0
 ]
 
 
@@ -84,6 +87,10 @@ ROOTS = {
 ROOTS["root_scalar"] = lambda f, **kw: so.root_scalar(f, bracket=(0.0, 10.0), xtol=1e-14,
                                                       **kw).root
 ROOTS["root_scalar-newton"] = lambda f, **kw: so.root_scalar(f, x0=1.0, xtol=1e-14, **kw).root
+ROOTS["newton"] = lambda f, **kw: so.newton(f, 1.0, tol=1e-14, **kw)  # secant: no fprime
+ROOTS["newton-newton"] = lambda f, **kw: so.newton(f, 1.0, tol=1e-14, **kw)
+ROOTS["newton-full-output"] = lambda f, **kw: so.newton(f, 1.0, tol=1e-14, full_output=True,
+                                                        **kw)[1].root
 
 
 @pytest.mark.parametrize("name", sorted(ROOTS))
@@ -254,3 +261,26 @@ def test_plain_calls_inside_a_trace_run_as_they_are():
         warnings.simplefilter("error")
         gradient = cr.grad(lambda t: t * so.brentq(lambda x: x - 0.5, 0, 1))(2.0)
     assert gradient == pytest.approx(0.5)
+
+
+def test_newton_from_an_array_of_starting_points():
+    """newton with an array x0 solves f elementwise (x**2 = t here): the Jacobian of the
+    roots is diag(1 / (2 sqrt(t))), in jacfwd and jacobian, with full_output's (root,
+    converged, zero_der) too; an element that did not converge refuses differentiation."""
+    t = np.array([4.0, 9.0, 2.0])
+
+    def roots(t):
+        return so.newton(lambda x: x ** 2 - t, np.ones(3), tol=1e-14)
+
+    expected = np.diag(1 / (2 * np.sqrt(t)))
+    np.testing.assert_allclose(cr.jacfwd(roots)(t), expected, rtol=1e-9, atol=1e-15)
+    np.testing.assert_allclose(cr.jacobian(roots)(t), expected, rtol=1e-9, atol=1e-15)
+    full = cr.grad(lambda t: np.sum(so.newton(lambda x: x ** 2 - t, np.ones(3), tol=1e-14,
+                                              full_output=True).root))(t)
+    np.testing.assert_allclose(full, np.diag(expected), rtol=1e-9)
+    unreachable = np.array([4.0, -9.0, 2.0])  # x**2 = -9: no real root
+    with pytest.warns(RuntimeWarning, match="some failed to converge"), \
+            pytest.raises(RuntimeError, match="newton did not converge .1 of 3 elements failed"):
+        cr.grad(lambda t: np.sum(so.newton(lambda x: x ** 2 - t, np.ones(3), maxiter=20,
+                                           disp=False)))(unreachable)
+

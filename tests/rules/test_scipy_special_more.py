@@ -72,6 +72,9 @@ LATER_CASES = [
     case(sp.voigt_profile, np.array([0.3, -1.0, 2.0]), T, np.array(UNIT)),
     case(sp.hyp2f1, 1, 2, 3, np.array(UNIT) * 0.9),  # integer parameters: constants
     case(sp.hyp2f1, 1, 2, 3, np.array(UNIT) + 0.1j),
+    # several outputs, each a function of x
+    case(sp.sici, X), case(sp.sici, np.array(RIGHT_C)), case(sp.shichi, X),
+    case(sp.fresnel, X), case(sp.fresnel, X + 0.2j), case(sp.airy, X), case(sp.airy, -X),
 ]
 CASES = _cases() + LATER_CASES
 

@@ -181,7 +181,8 @@ ROUTED = [("numpy", "apply_along_axis"), ("numpy", "piecewise"), ("numpy", "appl
           # traced through, golden's gradient is always zero and the C root finders refuse
           *[("scipy.optimize", name) for name in ("minimize_scalar", "golden", "brent",
                                                   "fminbound", "brentq", "brenth", "ridder",
-                                                  "bisect", "toms748", "root_scalar")],
+                                                  "bisect", "toms748", "root_scalar",
+                                                  "newton")],
           ("chainrules.rules.scipy.interpolate.splines", "evaluate"),
           *[("scipy.integrate", name) for name in ("quad", "quad_vec", "trapezoid",
                                                    "cumulative_trapezoid", "simpson",

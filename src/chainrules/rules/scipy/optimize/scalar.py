@@ -1,5 +1,6 @@
 """Rules for SciPy's scalar solvers: the roots of ``f(x) = 0`` that ``brentq``, ``brenth``,
-``ridder``, ``bisect``, ``toms748`` and ``root_scalar`` find, and the minimizers of a function
+``ridder``, ``bisect``, ``toms748``, ``root_scalar`` and ``newton`` find (``newton`` from an
+array ``x0`` too: elementwise roots of a vectorized ``f``), and the minimizers of a function
 of one variable that ``minimize_scalar``, ``golden``, ``brent`` and ``fminbound`` find.
 
 Their iterations are not differentiated: a bracketing step depends on the function only
@@ -24,8 +25,8 @@ Decisions:
 - ``fminbound`` and ``minimize_scalar`` with ``bounds`` are refused by name when the minimum
   is within three tolerances (``xtol``, ``xatol``) of a bound: there it may be the bound
   itself, where ``∂f/∂x`` is not zero and the formula does not hold.
-- ``root_scalar``'s ``fprime`` and ``fprime2`` (functions, or ``True`` when ``f`` returns its
-  derivatives too) serve the solver only; the derivatives of the solution come from the AD
+- ``root_scalar``'s and ``newton``'s ``fprime`` and ``fprime2`` (functions, or ``True`` when
+  ``f`` returns its derivatives too) serve the solver only; the derivatives of the solution come from the AD
   system running the rule.
 - Differentiable outputs: the root (``x``, ``RootResults.root``), the minimizer and the
   minimum (``x``/``.x``, ``fval``/``.fun``); counts, flags and messages are constants.
@@ -42,6 +43,7 @@ from __future__ import annotations
 import numbers
 from typing import Any, Callable
 
+import numpy as np
 import scipy.optimize
 
 from ....core.accumulate import accumulate
@@ -64,6 +66,8 @@ ROOT_FINDERS = {
     "toms748": ("a", "b", "args", "k", "xtol", "rtol", "maxiter", "full_output", "disp"),
     "root_scalar": ("args", "method", "bracket", "fprime", "fprime2", "x0", "x1", "xtol",
                     "rtol", "maxiter", "options"),
+    "newton": ("x0", "fprime", "args", "tol", "maxiter", "fprime2", "x1", "rtol",
+               "full_output", "disp"),
 }
 MINIMIZERS = {
     "minimize_scalar": ("bracket", "bounds", "args", "method", "tol", "options"),
@@ -94,6 +98,7 @@ class _Call:
         self.count = 2 + len(rest)  # positional arguments, the solver first
         self.args_at = 2 + parameters.index("args")
         solver = getattr(scipy.optimize, name)  # through the module: an outer trace records it
+        self.elementwise = False
         if name in _RESULT_OBJECTS:
             self.output = result = solver(function, **self.bound)
             field = "root" if name == "root_scalar" else "x"
@@ -103,6 +108,12 @@ class _Call:
             return
         full = solver(function, **{**self.bound, "full_output": True})
         self.x = _real(full[0])
+        self.elementwise = np.ndim(self.x) > 0  # newton from an array x0: (x, converged, zero_der)
+        if self.elementwise:
+            self.output = full if self.bound.get("full_output") else self.x
+            failed = int(np.sum(~np.asarray(full[1])))
+            self.converged = (failed == 0, f"{failed} of {np.size(full[1])} elements failed")
+            return
         full = (self.x, *full[1:])
         self.output = full if self.bound.get("full_output") else self.x
         if name in ROOT_FINDERS:
@@ -141,6 +152,8 @@ class _Call:
         if not self.bound.get("full_output"):
             return cotangent, ZeroTangent()
         parts = _output_cotangents(cotangent, self.output)
+        if self.elementwise:  # (x, converged, zero_der): flags, no tangents
+            return parts[0], ZeroTangent()
         if name in ROOT_FINDERS:  # (x, RootResults): its .root is x too
             root = _only_fields(name, parts[1], ("root",), ())["root"]
             return accumulate(parts[0], root), ZeroTangent()
@@ -157,6 +170,8 @@ class _Call:
             return Tangent(type(output), {"x": dx, "fun": dfun})
         if not self.bound.get("full_output"):
             return dx
+        if self.elementwise:
+            return _output_tangent(output, (dx, ZeroTangent(), ZeroTangent()))
         if self.name in ROOT_FINDERS:
             return _output_tangent(output, (dx, Tangent(type(output[1]), {"root": dx})))
         return _output_tangent(output, (dx, dfun))

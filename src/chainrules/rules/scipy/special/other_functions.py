@@ -4,9 +4,10 @@ exponential integrals (``exp1``, ``expi``, ``expn``), divergences (``kl_div``,
 ``boxcox1p``, ``inv_boxcox``), Owen's T, ``exprel``, the elliptic integrals (``ellipk``,
 ``ellipe``, ``ellipkm1``, the incomplete ``ellipkinc`` and ``ellipeinc``), the Faddeeva
 function ``wofz`` and the Voigt profile, ``hyp2f1`` (in ``z``), the robust losses ``huber``
-and ``pseudo_huber``, ``erfi``, ``wrightomega``, ``powm1``, ``cosm1``, ``exp2``, ``exp10``
-and the degree-argument ``sindg``, ``cosdg``, ``tandg``, ``cotdg``, ``radian``
-(registered when SciPy is installed).
+and ``pseudo_huber``, ``erfi``, ``wrightomega``, ``powm1``, ``cosm1``, ``exp2``, ``exp10``,
+the degree-argument ``sindg``, ``cosdg``, ``tandg``, ``cotdg``, ``radian``, and the
+functions of several outputs ``sici``, ``shichi``, ``fresnel``, ``airy`` (one `define` each:
+the cotangent sums each output's) (registered when SciPy is installed).
 
 Each is one `scalar_rule` line: its partials are functions of ``(y, *args)`` written with
 calls that have rules themselves, so every rule here can be differentiated again. Where SciPy
@@ -26,12 +27,14 @@ True
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import scipy.special as sps
 
 from ....core.scalar_rule import scalar_rule
+from ....core.tangents import AbstractZero
+from ...define import Call, define
 from ...refused_arguments import scalar_rule_refusing
 
 __all__: list = []
@@ -255,3 +258,32 @@ scalar_rule_refusing(sps.hyp2f1, "scipy.special.hyp2f1",
                      {0: ("a", "no closed form (a double series in a)"),
                       1: ("b", "no closed form (a double series in b)"),
                       2: ("c", "no closed form (a double series in c)")})
+
+
+# --- functions with several outputs, each a function of x: sici, shichi, fresnel, airy -------
+
+def _several_outputs(f: Any, slopes: Callable) -> None:
+    """Register ``f(x) -> (y_1, ..., y_k)`` whose derivatives ``slopes(x, ys)`` (one per output,
+    holomorphic) are written in operations that have rules: ``dx = sum_k conj(y_k') dy_k``."""
+    def back(call: Call, dys: list) -> Any:
+        total: Any = 0
+        for slope, dy in zip(slopes(call.a, call.y), dys):
+            if not isinstance(dy, AbstractZero):
+                total = total + np.conj(slope) * dy
+        return total
+
+    define(f, back, pushforward=lambda call, dx: tuple(
+        slope * dx for slope in slopes(call.a, call.y)))
+
+
+def _over_x(odd: Any, x: Any) -> Any:
+    """``odd(x) / x``, 1 at x = 0 (sin and sinh)."""
+    at_zero = x == 0
+    safe = np.where(at_zero, 1.0, x)
+    return np.where(at_zero, 1.0 + 0 * x, odd(safe) / safe)
+
+
+_several_outputs(sps.sici, lambda x, y: (_over_x(np.sin, x), np.cos(x) / x))
+_several_outputs(sps.shichi, lambda x, y: (_over_x(np.sinh, x), np.cosh(x) / x))
+_several_outputs(sps.fresnel, lambda x, y: (np.sin(np.pi / 2 * x * x), np.cos(np.pi / 2 * x * x)))
+_several_outputs(sps.airy, lambda x, y: (y[1], x * y[0], y[3], x * y[2]))

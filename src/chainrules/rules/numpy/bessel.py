@@ -3,10 +3,10 @@
 ``d I0(x) / dx = I1(x)``, which NumPy does not have. It is computed here from its integral
 ``I1(x) = (1/pi) int_0^pi exp(x cos t) cos t dt`` by the trapezoid rule: for a periodic
 analytic integrand the rule's error is the aliased Fourier coefficients, ``I_{M-1}(x) +
-I_{M+1}(x)`` for ``M`` points on the period, below ``exp(-M^2 / 2|x|)`` relative to ``I1``; 256
-points make it rounding wherever ``I0(x)`` is finite (``|x| < 713``). ``expm1`` keeps small
-``x`` (``I1(x) ~ x / 2``) accurate. It is made of NumPy operations, so its own derivative
-(``I0(x) - I1(x) / x``) traces: order 2 works.
+I_{M+1}(x)`` for ``M`` points on the period, below ``exp(-M^2 / 2|x|)`` relative to ``I1``;
+256 points make it rounding wherever ``np.i0(x)`` is finite (``|x| < 709.8``). ``expm1``
+keeps small ``x`` (``I1(x) ~ x / 2``) accurate, without an underflow. It is made of NumPy
+operations, so its own derivative (``I0(x) - I1(x) / x``) traces: order 2 works.
 
 - ``i0(x)``: ``dx = I1(x) dy`` (real input only, as NumPy).
 - ``kaiser(M, beta)``: ``w_n = I0(beta r_n) / I0(beta)``, ``r_n = sqrt(1 - ((n - a) / a)^2)``,
@@ -50,8 +50,12 @@ def bessel_i1(x: Any) -> Any:
 
 
 def _i1_block(x: Any) -> Any:
-    terms = np.expm1(np.expand_dims(x, -1) * _ANGLES) * _ANGLES  # mean of cos t is 0
-    return terms @ _WEIGHTS
+    """I1 of a block of values. Below ``|x| = 1e-150``, where ``x cos t`` would underflow, it
+    is ``x / 2`` (to rounding); up to where ``np.i0`` overflows (709.8), so does nothing."""
+    tiny = np.abs(x) < 1e-150
+    values = (np.expm1(np.expand_dims(np.where(tiny, 1.0, x), -1) * _ANGLES) * _ANGLES
+              ) @ _WEIGHTS  # the mean of cos t is 0
+    return np.where(tiny, x / 2, values)
 
 
 def _kaiser_parts(call: Call) -> tuple:

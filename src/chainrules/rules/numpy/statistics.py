@@ -336,18 +336,24 @@ def _given_edges(call: Call) -> bool:
     return np.ndim(call["bins"]) == 1
 
 
-def _edge_ends(call: Call) -> tuple:
-    """``(1 - t, t)``: how each edge moves with ``lo`` and with ``hi``."""
-    steps = np.shape(_edges_of(call))[0] - 1
-    t = np.arange(steps + 1) / steps
+def _ends(edges: Any) -> tuple:
+    """``(1 - t, t)``: how evenly spaced edges move with their first and their last."""
+    t = np.arange(np.shape(edges)[0]) / (np.shape(edges)[0] - 1)
     return 1 - t, t
 
 
-def _extrema_shares(call: Call) -> tuple:
-    """Weights on the data of its minimum and of its maximum (ties split evenly)."""
-    a = np.asarray(call.args[0])
-    low, high = a == np.min(a), a == np.max(a)
+def _edge_ends(call: Call) -> tuple:
+    return _ends(_edges_of(call))
+
+
+def _shares(values: Any) -> tuple:
+    """Weights on ``values`` of their minimum and of their maximum (ties split evenly)."""
+    low, high = values == np.min(values), values == np.max(values)
     return low / np.sum(low), high / np.sum(high)
+
+
+def _extrema_shares(call: Call) -> tuple:
+    return _shares(np.asarray(call.args[0]))
 
 
 def _histogram_shared(call: Call, dy: Any) -> tuple:
@@ -520,14 +526,10 @@ class _Grid:
         return np.reshape(np.diff(self.edges[d]), shape)
 
     def ends(self, d: int) -> tuple:
-        """``(1 - t, t)``: how dimension ``d``'s edges move with its ``lo`` and ``hi``."""
-        t = np.arange(np.shape(self.edges[d])[0]) / (np.shape(self.edges[d])[0] - 1)
-        return 1 - t, t
+        return _ends(self.edges[d])
 
     def extrema_shares(self, d: int) -> tuple:
-        x = self.columns[:, d]
-        low, high = x == np.min(x), x == np.max(x)
-        return low / np.sum(low), high / np.sum(high)
+        return _shares(self.columns[:, d])
 
 
 def _dd_shared(call: Call, dy: list) -> tuple:

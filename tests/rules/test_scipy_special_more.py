@@ -75,6 +75,9 @@ LATER_CASES = [
     # several outputs, each a function of x
     case(sp.sici, X), case(sp.sici, np.array(RIGHT_C)), case(sp.shichi, X),
     case(sp.fresnel, X), case(sp.fresnel, X + 0.2j), case(sp.airy, X), case(sp.airy, -X),
+    # the arithmetic-geometric mean (a = b: K at m = 0), Jacobi's functions in u (m held)
+    case(sp.agm, X, T), case(sp.agm, 2.0, np.array([1.5, 2.0, 3.0])), case(sp.agm, -X, -T),
+    case(sp.ellipj, X, 0), case(sp.ellipj, X, 1),
 ]
 CASES = _cases() + LATER_CASES
 
@@ -153,4 +156,29 @@ def test_hyp2f1_parameters_are_refused_by_name():
         cr.grad(lambda c: sp.hyp2f1(1.0, 2.0, c, 0.3))(3.0)
     slope = cr.grad(lambda z: sp.hyp2f1(1.0, 2.0, 3.0, z))(0.3)
     assert slope == pytest.approx(2 / 3 * sp.hyp2f1(2.0, 3.0, 4.0, 0.3))
+
+
+def test_elliptic_slopes_near_zero_keep_their_digits():
+    """dK/dm and dE/dm at m = 1e-9: pi/8 + 9 pi m/64 and -pi/8 - 3 pi m/64 to rounding (the
+    closed forms lost eps/m of their digits there: 2e-7 relative)."""
+    m = 1e-9
+    assert cr.grad(sp.ellipk)(m) == pytest.approx(np.pi / 8 + 9 * np.pi / 64 * m, rel=1e-14)
+    assert cr.grad(sp.ellipe)(m) == pytest.approx(-np.pi / 8 - 3 * np.pi / 64 * m, rel=1e-14)
+    assert cr.grad(sp.ellipkm1)(1 - m) == pytest.approx(-np.pi / 8 - 9 * np.pi / 64 * m,
+                                                        rel=1e-14)
+
+
+def test_ellipj_in_u_and_its_parameter_refused():
+    """d/du of (sn, cn, dn, am) = (cn dn, -sn dn, -m sn cn, dn) at m = 0.3, against central
+    differences; the derivative in m is refused by name."""
+    weights = np.array([1.0, 2.0, -1.0, 0.5])
+
+    def loss(u):
+        return np.sum(np.array(sp.ellipj(u, 0.3)) * weights)
+
+    step = 1e-6
+    assert cr.grad(loss)(0.8) == pytest.approx((loss(0.8 + step) - loss(0.8 - step)) /
+                                               (2 * step), rel=1e-7)
+    with pytest.raises(NotImplementedError, match="ellipj.*with respect to m"):
+        cr.grad(lambda m: sp.ellipj(0.8, m)[0])(0.3)
 

@@ -5,9 +5,10 @@ exponential integrals (``exp1``, ``expi``, ``expn``), divergences (``kl_div``,
 ``ellipe``, ``ellipkm1``, the incomplete ``ellipkinc`` and ``ellipeinc``), the Faddeeva
 function ``wofz`` and the Voigt profile, ``hyp2f1`` (in ``z``), the robust losses ``huber``
 and ``pseudo_huber``, ``erfi``, ``wrightomega``, ``powm1``, ``cosm1``, ``exp2``, ``exp10``,
-the degree-argument ``sindg``, ``cosdg``, ``tandg``, ``cotdg``, ``radian``, and the
-functions of several outputs ``sici``, ``shichi``, ``fresnel``, ``airy`` (one `define` each:
-the cotangent sums each output's) (registered when SciPy is installed).
+the degree-argument ``sindg``, ``cosdg``, ``tandg``, ``cotdg``, ``radian``, the
+arithmetic-geometric mean ``agm``, and the functions of several outputs ``sici``, ``shichi``,
+``fresnel``, ``airy`` and ``ellipj`` (in ``u``; its ``m`` is refused by name) (registered
+when SciPy is installed).
 
 Each is one `scalar_rule` line: its partials are functions of ``(y, *args)`` written with
 calls that have rules themselves, so every rule here can be differentiated again. Where SciPy
@@ -15,8 +16,9 @@ has a complex loop (``exp1``, ``expi``, ``spence``, ``hyp1f1``, ``hyp2f1``, ``wo
 ``erfi``, ``wrightomega``) the partial is the holomorphic derivative. Integer orders
 (``expn``'s ``n``) have no tangent; the parameters of ``hyp1f1`` and ``hyp2f1`` have no
 practical derivative and are refused by name when differentiated. Where a partial has a
-removable singularity (``ellipk`` at m = 0, ``spence`` at z = 1) it takes its series there, to
-first order, so that second derivatives are right at the point as well.
+removable singularity (``ellipk`` at m = 0, ``spence`` at z = 1) it takes its series there, so
+that second derivatives are right at the point as well (``ellipk`` and ``ellipe`` for
+``|m| < 1e-3``, where the closed form loses digits to cancellation).
 
 >>> import numpy as np, scipy.special
 >>> from chainrules import rrule
@@ -106,20 +108,37 @@ def _exprel(y: Any, x: Any) -> Any:
     return np.where(small, 0.5 + x / 3 + x * x / 8, (np.exp(safe) - y) / safe)
 
 
+# dK/dm and dE/dm as power series in m (coefficients n c_n and -n c_n / (2n - 1), c_n the
+# squared central binomial coefficient over 4^n): near m = 0 the closed forms below lose
+# eps/m of their digits to cancellation; below |m| = 1e-3 seven terms are exact to rounding,
+# and their derivatives are right too (at m = 0 as well).
+_K_SLOPE = (1 / 4, 9 / 32, 75 / 256, 1225 / 4096, 19845 / 65536, 160083 / 524288,
+            1288287 / 4194304)
+_E_SLOPE = (-1 / 4, -3 / 32, -15 / 256, -175 / 4096, -2205 / 65536, -14553 / 524288,
+            -99099 / 4194304)
+
+
+def _series(coefficients: tuple, m: Any) -> Any:
+    total: Any = 0 * m + coefficients[-1]
+    for coefficient in coefficients[-2::-1]:
+        total = total * m + coefficient
+    return np.pi / 2 * total
+
+
 def _ellipk(y: Any, m: Any) -> Any:
-    """dK/dm = (E - (1 - m) K) / (2 m (1 - m)); at m = 0 its series π/8 + 9π m/64 (right
-    at order 2 too)."""
-    at_zero = m == 0
-    safe = np.where(at_zero, 0.5, m)
-    return np.where(at_zero, np.pi / 8 + 9 * np.pi / 64 * m,
+    """dK/dm = (E - (1 - m) K) / (2 m (1 - m)); its series near m = 0."""
+    small = np.abs(m) < 1e-3
+    safe = np.where(small, 0.5, m)
+    return np.where(small, _series(_K_SLOPE, m),
                     (sps.ellipe(safe) - (1 - safe) * y) / (2 * safe * (1 - safe)))
 
 
 def _ellipe(y: Any, m: Any) -> Any:
-    """dE/dm = (E - K) / (2 m); at m = 0 its series -π/8 - 3π m/64."""
-    at_zero = m == 0
-    safe = np.where(at_zero, 0.5, m)
-    return np.where(at_zero, -np.pi / 8 - 3 * np.pi / 64 * m, (y - sps.ellipk(safe)) / (2 * safe))
+    """dE/dm = (E - K) / (2 m); its series near m = 0."""
+    small = np.abs(m) < 1e-3
+    safe = np.where(small, 0.5, m)
+    return np.where(small, _series(_E_SLOPE, m),
+                    (sps.ellipe(safe) - sps.ellipk(safe)) / (2 * safe))
 
 
 # --- the table ----------------------------------------------------------------------------------
@@ -200,11 +219,11 @@ def _ellipeinc_m(y: Any, phi: Any, m: Any) -> Any:
 
 
 def _ellipkm1(y: Any, p: Any) -> Any:
-    """K(1 - p): -dK/dm at m = 1 - p, -(E - p K) / (2 p (1 - p)); at p = 1 the series
-    -(π/8 + 9π (1 - p)/64)."""
-    at_one = p == 1
-    safe = np.where(at_one, 0.5, p)
-    return np.where(at_one, -np.pi / 8 - 9 * np.pi / 64 * (1 - p),
+    """K(1 - p): -dK/dm at m = 1 - p, -(E - p K) / (2 p (1 - p)) with K = y to full accuracy
+    near p = 0 (where 1 - p would round); the series near p = 1."""
+    small = np.abs(1 - p) < 1e-3
+    safe = np.where(small, 0.5, p)
+    return np.where(small, -_series(_K_SLOPE, 1 - p),
                     -(sps.ellipe(1 - safe) - safe * y) / (2 * safe * (1 - safe)))
 
 
@@ -287,3 +306,49 @@ _several_outputs(sps.sici, lambda x, y: (_over_x(np.sin, x), np.cos(x) / x))
 _several_outputs(sps.shichi, lambda x, y: (_over_x(np.sinh, x), np.cosh(x) / x))
 _several_outputs(sps.fresnel, lambda x, y: (np.sin(np.pi / 2 * x * x), np.cos(np.pi / 2 * x * x)))
 _several_outputs(sps.airy, lambda x, y: (y[1], x * y[0], y[3], x * y[2]))
+
+
+# --- the arithmetic-geometric mean and Jacobi's elliptic functions ------------------------------
+
+def _agm_slope(of_b: bool) -> Callable:
+    """agm(a, b) = pi s / (4 K(k^2)), s = a + b, k = (a - b) / s: dM = pi / (4 K) ds -
+    pi s K'(m) / (4 K^2) dm, with dm/da = 4 k b / s^2 and dm/db = -4 k a / s^2."""
+    def slope(y: Any, a: Any, b: Any) -> Any:
+        total = a + b
+        k = (a - b) / total
+        m = k * k
+        elliptic = sps.ellipk(m)
+        dm = (-4 * k * a if of_b else 4 * k * b) / (total * total)
+        return np.pi / (4 * elliptic) - np.pi * total * _ellipk(elliptic, m) / (
+            4 * elliptic * elliptic) * dm
+    return slope
+
+
+def _ellipj_u(call: Call, dys: list) -> Any:
+    sn, cn, dn, _ = call.y
+    m = call.args[1]
+    total: Any = 0
+    for slope, dy in zip((cn * dn, -sn * dn, -m * sn * cn, dn), dys):
+        if not isinstance(dy, AbstractZero):
+            total = total + slope * dy
+    return total
+
+
+def _ellipj_refused(*args: Any) -> Any:
+    raise NotImplementedError(
+        "scipy.special.ellipj: the derivative with respect to m (argument 2) is not "
+        "implemented. Hold m constant (a number that is not differentiated); the derivative "
+        "with respect to u is exact.")
+
+
+def _ellipj_forward(call: Call, du: Any, dm: Any) -> tuple:
+    if not isinstance(dm, AbstractZero):
+        _ellipj_refused()
+    sn, cn, dn, _ = call.y
+    m = call.args[1]
+    return tuple(slope * du for slope in (cn * dn, -sn * dn, -m * sn * cn, dn))
+
+
+scalar_rule(sps.agm, _agm_slope(of_b=False), _agm_slope(of_b=True))
+define(sps.ellipj, _ellipj_u, lambda call, dys: _ellipj_refused(), pushforward=_ellipj_forward)
+

@@ -30,13 +30,13 @@ import numpy as np
 
 from ...core.registry import PRIMITIVE_MARK
 from ...core.vector_spaces import VECTOR_SPACES
-from ...rules.numpy.reductions import add_reduceat
 from ...rules.numpy.shape import astype
 from ..trace.errors import ArrayConversionError, TracingError
 from ..trace.tape import record, record_binary, record_unary
 from ..trace.traced import Traced, primal_value
 from ..trace.values import SCALAR_META
 from . import masked, writes
+from .ufunc_methods import ufunc_method
 
 __all__ = ["REFUSED_METHODS", "install"]
 
@@ -141,25 +141,7 @@ class _ArrayInterface:
             if not kwargs and len(inputs) == 2:
                 return record_binary(ufunc, inputs[0], inputs[1])
             return record(ufunc, inputs, kwargs)
-        reduction = _UFUNC_METHODS.get((ufunc, method))
-        if reduction is not None:
-            if "axis" not in kwargs:  # np.add.reduce runs along axis 0; np.sum over all axes
-                kwargs = {**kwargs, "axis": 0}
-            return record(reduction, inputs, kwargs)
-        if len(inputs) == 1 and kwargs.keys() <= {"axis"}:
-            composite = _UFUNC_COMPOSITES.get((ufunc, method))
-            if composite is None and method in ("reduce", "accumulate") and \
-                    ufunc in _SEQUENTIAL and type(kwargs.get("axis", 0)) is int:
-                composite = _sequential(ufunc, method == "accumulate")
-            if composite is not None:
-                array, axis = inputs[0], kwargs.get("axis", 0)
-                if np.shape(array)[axis] == 0:  # NumPy's answer (an identity, or its error)
-                    return getattr(ufunc, method)(np.asarray(primal_value(array)), axis=axis)
-                return composite(array, axis)
-        raise TracingError(
-            f"np.{ufunc.__name__}.{method} is not supported on traced values"
-            + (" (it updates an array in place)" if method == "at" else "")
-            + "; use np.sum, np.prod, np.max, np.cumsum, ... instead.")
+        return ufunc_method(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, function, types, args, kwargs):
         if function in _QUERIES:  # read the plain value, as the properties do
@@ -544,81 +526,6 @@ _AUGMENTED = {"add": "+=", "subtract": "-=", "multiply": "*=", "divide": "/=",
 # Questions about shape and dtype that rules ask of their arguments (at order 2, of traced
 # values): answered from the plain value, not dispatched to a trace as an operation.
 _QUERIES = frozenset({np.shape, np.ndim, np.size, np.iscomplexobj, np.isrealobj})
-
-_UFUNC_METHODS = {
-    (np.add, "reduce"): np.sum,
-    (np.multiply, "reduce"): np.prod,
-    (np.maximum, "reduce"): np.max,
-    (np.minimum, "reduce"): np.min,
-    (np.add, "accumulate"): np.cumsum,
-    (np.multiply, "accumulate"): np.cumprod,
-    (np.add, "reduceat"): add_reduceat,
-}
-
-
-def _running_extreme(ufunc: np.ufunc) -> Any:
-    """``np.maximum.accumulate`` (or ``minimum``) as a gather: each output is the element
-    where the running extremum was attained (the latest, of equal ones; a NaN once one is
-    met, as NumPy propagates it), which `np.take_along_axis` reads with its rule."""
-    def accumulate(array: Any, axis: int) -> Any:
-        plain = np.asarray(primal_value(array))
-        axis = axis + plain.ndim if axis < 0 else axis
-        values = ufunc.accumulate(plain, axis=axis)
-        shape = [1] * plain.ndim
-        shape[axis] = plain.shape[axis]
-        positions = np.reshape(np.arange(plain.shape[axis]), shape)
-        with np.errstate(invalid="ignore"):
-            attained = (plain == values) | (np.isnan(plain) & np.isnan(values))
-        index = np.maximum.accumulate(np.where(attained, positions, 0), axis=axis)
-        return np.take_along_axis(array, index, axis=axis)
-
-    return accumulate
-
-
-def _log_add_reduce(exp: Any, log: Any) -> Any:
-    """``np.logaddexp.reduce`` (``logaddexp2``): ``m + log(sum(exp(x - m)))`` with ``m`` the
-    largest element (a constant: its derivative cancels), 0 for a slice without a finite
-    one."""
-    def reduce(array: Any, axis: int) -> Any:
-        largest = np.max(np.asarray(primal_value(array)), axis=axis, keepdims=True)
-        largest = np.where(np.isfinite(largest), largest, 0.0)
-        total = np.sum(exp(array - largest), axis=axis)
-        with np.errstate(divide="ignore"):  # a slice of -inf only: -inf, as NumPy, unwarned
-            return log(total) + np.squeeze(largest, axis=axis)
-
-    return reduce
-
-
-def _sequential(ufunc: np.ufunc, accumulate: bool) -> Any:
-    """``ufunc.reduce`` or ``ufunc.accumulate`` of any other binary ufunc (``np.subtract``,
-    ``np.hypot``, ``np.logaddexp.accumulate``...) as NumPy computes it: ``ufunc(partial,
-    next slice)`` along the axis, one recorded call per slice (linear in the axis' length)."""
-    def compute(array: Any, axis: int) -> Any:
-        slices = [np.take(array, k, axis=axis) for k in range(np.shape(array)[axis])]
-        partials = [slices[0]]
-        for piece in slices[1:]:
-            partials.append(ufunc(partials[-1], piece))
-        return np.stack(partials, axis=axis) if accumulate else partials[-1]
-
-    return compute
-
-
-# The binary ufuncs whose reduce and accumulate NumPy computes in order along the axis (checked
-# against NumPy for C and Fortran layouts: np.power's and np.arctan2's inner loops do not,
-# and stay refused).
-_SEQUENTIAL = frozenset({np.subtract, np.divide, np.float_power, np.floor_divide, np.fmod,
-                         np.remainder, np.hypot, np.logaddexp, np.logaddexp2, np.copysign,
-                         np.heaviside, np.nextafter})
-
-# Ufunc methods without a NumPy function of their own: written in operations with rules.
-_UFUNC_COMPOSITES = {
-    (np.maximum, "accumulate"): _running_extreme(np.maximum),
-    (np.minimum, "accumulate"): _running_extreme(np.minimum),
-    (np.fmax, "accumulate"): _running_extreme(np.fmax),
-    (np.fmin, "accumulate"): _running_extreme(np.fmin),
-    (np.logaddexp, "reduce"): _log_add_reduce(np.exp, np.log),
-    (np.logaddexp2, "reduce"): _log_add_reduce(np.exp2, np.log2),
-}
 
 
 def install(cls: type = Traced) -> None:

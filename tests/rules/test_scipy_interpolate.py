@@ -140,3 +140,25 @@ def test_traced_nodes_and_other_methods_are_refused():
     # outside a trace the classes are SciPy's own
     spline = interpolate.CubicSpline(NODES, VALUES)
     assert spline.derivative()(1.0) == spline(1.0, 1)
+
+
+@pytest.mark.parametrize("build", [
+    lambda x, y: interpolate.CubicSpline(x, y),
+    lambda x, y: interpolate.interp1d(x, y, kind="quadratic"),
+    lambda x, y: interpolate.make_interp_spline(x, y, k=3),
+], ids=["CubicSpline", "interp1d", "make_interp_spline"])
+def test_nodes_the_function_makes_are_constants(build):
+    # before: "the interpolation nodes x hold traced values" for np.arange(6.0), an array the
+    # function made (a constant of the trace), though no derivative flows through it
+    points = np.array([0.4, 2.5, 4.7])
+
+    def loss(y):
+        return np.sum(build(np.arange(6.0), y)(points) ** 2)
+
+    y = np.cos(np.arange(6.0))
+    np.testing.assert_allclose(cr.grad(loss)(y), numerical_gradient(loss, y), rtol=1e-6,
+                               atol=1e-9)
+    flat = np.linspace(0.0, 5.0, 6)  # nodes from np.linspace, evaluated under hessian too
+    hessian = cr.hessian(lambda y: np.sum(build(np.linspace(0.0, 5.0, 6), y)(points) ** 2))(y)
+    basis = np.stack([build(flat, e)(points) for e in np.eye(6)], axis=1)  # linear in y
+    np.testing.assert_allclose(hessian, 2 * basis.T @ basis, rtol=1e-9, atol=1e-12)

@@ -40,7 +40,7 @@ import numpy as np
 
 from ..trace.errors import TracingError
 from ..trace.traced import primal_value
-from ..trace.values import holds_traced
+from ..trace.values import holds_traced, holds_variables
 from .routes import INHERITED, REROUTED, Rerouted, Swap
 
 __all__ = ["swaps"]
@@ -80,7 +80,7 @@ def _replaced(args: tuple, kwargs: dict, position: int, name: str, value: Any) -
 
 
 def _refuse_traced_nodes(where: str, x: Any) -> None:
-    if holds_traced(x):
+    if holds_variables(x):  # (nodes the function made, np.arange(5.0), are constants)
         raise TracingError(
             f"{where}: the interpolation nodes x hold traced values; chainrules differentiates "
             f"interpolants in their data values y and their evaluation points, not in their "

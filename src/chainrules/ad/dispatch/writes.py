@@ -52,7 +52,7 @@ from ...core.thunks import unthunk
 from ...rules.numpy.indexing import GetitemPullback, normalize_index
 from ..trace.errors import TracingError
 from ..trace.tape import OWNING_PULLBACKS
-from ..trace.traced import WRITABLE_KINDS, Traced, constant, primal_value
+from ..trace.traced import WRITABLE_KINDS, Traced, constant, is_constant, primal_value
 from ..trace.values import SCALAR_META, dtype_of, record_meta, shape_of
 
 __all__ = ["from_program", "called_from_program", "library_namespace", "LIBRARIES",
@@ -209,15 +209,6 @@ def created(result: Any, depth: int = 1) -> Any:
             value = constant(level, value)
     return value
 
-
-
-def is_constant(traced: Any) -> bool:
-    """Whether ``traced`` is an array created by the function and never written with a traced
-    value: a constant, which can be converted to a plain array without losing a gradient."""
-    node = traced.node
-    if traced.tape.forward:
-        return isinstance(node, AbstractZero)
-    return type(node) is int and node < 0
 
 
 def read_view(source: Any, view: Any, redo: Any) -> Any:

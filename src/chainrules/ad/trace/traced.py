@@ -26,9 +26,10 @@ import numpy as np
 
 from ...core.duck_arrays import exclude_type
 from ...core.structure import register_leaf_type
-from ...core.tangents import ZeroTangent
+from ...core.tangents import AbstractZero, ZeroTangent
 
-__all__ = ["Traced", "primal_value", "constant", "constant_result", "CONSTANT", "WRITABLE_KINDS"]
+__all__ = ["Traced", "primal_value", "constant", "constant_result", "is_constant", "CONSTANT",
+           "WRITABLE_KINDS"]
 
 
 class Traced:
@@ -144,6 +145,15 @@ def primal_value(x: Any) -> Any:
     while type(x) is Traced:
         x = x.primal
     return x
+
+
+def is_constant(traced: Traced) -> bool:
+    """Whether ``traced`` is an array created by the function and never written with a traced
+    value: a constant, which can be converted to a plain array without losing a gradient."""
+    node = traced.node
+    if traced.tape.forward:
+        return isinstance(node, AbstractZero)
+    return type(node) is int and node < 0
 
 
 CONSTANT = -1  # the node of a constant of a reverse level: no record, a constant parent

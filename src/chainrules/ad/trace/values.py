@@ -19,10 +19,10 @@ from ...core.dtypes import shared_shape
 from ...core.duck_arrays import is_duck_array_type
 from ...core.structure import is_structure, leaves
 from ...core.vector_spaces import VECTOR_SPACES
-from .traced import Traced, primal_value
+from .traced import Traced, is_constant, primal_value
 
 __all__ = ["shape_of", "dtype_of", "record_meta", "SCALAR_META", "NO_META", "FLOAT_SCALARS", "PLAIN",
-           "is_differentiable", "is_traced", "is_plain_tuple", "holds_traced", "is_float_leaf"]
+           "is_differentiable", "is_traced", "is_plain_tuple", "holds_traced", "holds_variables", "is_float_leaf"]
 
 
 def shape_of(x: Any) -> tuple:
@@ -91,6 +91,17 @@ def is_plain_tuple(value: tuple) -> bool:
 def holds_traced(value: Any) -> bool:
     return type(value) is Traced or (type(value) not in PLAIN and is_structure(value) and any(
         True for _ in leaves(value, is_traced)))
+
+
+def holds_variables(value: Any) -> bool:
+    """Whether ``value`` holds a traced value that is not a constant at every level of tracing
+    (`is_constant`: an array the function made, as ``np.arange(5.0)``, is one)."""
+    for leaf in leaves(value, is_traced) if type(value) is not Traced else (value,):
+        while type(leaf) is Traced:
+            if not is_constant(leaf):
+                return True
+            leaf = leaf.primal
+    return False
 
 
 def is_float_leaf(x: Any) -> bool:

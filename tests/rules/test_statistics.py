@@ -48,6 +48,15 @@ CASES = [
     case(np.quantile, distinct(6), 0.5, method="lower"),
     case(np.quantile, distinct(6), 0.5, method="higher"),
     case(np.quantile, distinct(6), 0.5, method="midpoint"),
+    # NumPy's other estimators: continuous ones move with q (clipped at the ends), the others
+    # read one rank (or two, halved) that q selects
+    *[case(np.quantile, distinct(2, 7), np.array([0.031, 0.3137, 0.8713]), axis=1, method=m)
+      for m in ("interpolated_inverted_cdf", "hazen", "weibull", "median_unbiased",
+                "normal_unbiased", "nearest", "inverted_cdf", "averaged_inverted_cdf",
+                "closest_observation")],
+    case(np.percentile, distinct(9, dtype=F32), 41.3, method="hazen"),
+    case(np.nanquantile, distinct(2, 5), np.array([0.07, 0.61]), axis=1, method="weibull"),
+    case(np.nanpercentile, distinct(7), 63.1, method="nearest"),
     case(np.percentile, distinct(4, 5), np.array([[10.0], [65.0]]), axis=(0, 1)),
     case(np.percentile, distinct(9), 30.0),
     case(np.nanmedian, distinct(3, 4), axis=1),
@@ -122,6 +131,9 @@ SECOND_ORDER = {
                  distinct(5, 2) + 1),
     "quantile in q": (lambda q: np.sum(np.quantile(np.array([1.0, 4.0, 2.0, 8.0]), q * q)),
                       np.array([0.5, 0.7])),
+    "hazen quantile in q and x": (
+        lambda v: np.sum(np.quantile(v[:5] ** 2, v[5:] * v[5:], method="hazen") ** 2),
+        np.array([0.3, 1.9, 1.2, 2.6, 0.8, 0.55, 0.83])),
     "nanpercentile": (lambda x: np.nanpercentile(x, 30.0) ** 2, distinct(7)),
     "cov": (lambda x: np.sum(W[:2, :2] * np.cov(x) ** 2), normal(2, 6)),
     "corrcoef": (lambda x: np.sum(W[:3, :3] * np.corrcoef(x)), normal(3, 5)),
@@ -206,8 +218,6 @@ def test_corrcoef_of_one_variable_is_constant():
 # --- refused options -----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("f, args, kwargs, match", [
-    (np.quantile, (0.3,), dict(method="weibull"), "method='weibull'"),
-    (np.percentile, (30.0,), dict(method="nearest"), "method='nearest'"),
     (np.median, (), dict(overwrite_input=True), "overwrite_input"),
     (np.cov, (), dict(aweights=np.ones(4)), "aweights"),
     (np.cov, (), dict(fweights=np.ones(4, int)), "fweights"),

@@ -10,9 +10,14 @@ each is differentiable again (order 2).
   cotangent goes to the two elements of rank ``k`` and ``k + 1`` (a sparse cotangent), and
   ``q`` is differentiable too (``dy/dq = (n - 1)(s[k + 1] - s[k])``, divided by 100 for
   ``percentile``). Ties give the whole weight to the element the sort puts at that rank.
-  ``method`` ``'lower'``, ``'higher'`` and ``'midpoint'`` are supported too (piecewise
-  constant in ``q``); the other methods, ``weights=`` and ``overwrite_input=True`` are
-  refused with an error that names them. The NaN-ignoring forms count only the non-NaN
+  Every ``method`` of NumPy's: the other continuous ones (``'hazen'``, ``'weibull'``,
+  ``'median_unbiased'``, ``'normal_unbiased'``, ``'interpolated_inverted_cdf'``) put ``k + g``
+  at ``n q + alpha + q (1 - alpha - beta) - 1``, clipped to ``[0, n - 1]`` (``dy/dq`` is 0
+  where clipped); the discontinuous ones (``'lower'``, ``'higher'``, ``'nearest'``,
+  ``'midpoint'``, ``'inverted_cdf'``, ``'averaged_inverted_cdf'``, ``'closest_observation'``)
+  read the rank, or the two ranks halved, that NumPy's own quantile of the ranks
+  ``0..n-1`` gives (piecewise constant in ``q``). ``weights=`` and ``overwrite_input=True``
+  are refused with an error that names them. The NaN-ignoring forms count only the non-NaN
   elements of each slice (a slice of NaNs gives zero cotangents); the plain forms give NaN
   outputs for slices with a NaN, as NumPy does.
 - ``cov(m, y, rowvar, bias, ddof)``: ``C = Xc Xc^H / (N - ddof)`` with ``Xc`` the centred
@@ -57,7 +62,14 @@ def _H(x: Any) -> Any:
 
 # --- quantiles -----------------------------------------------------------------------------------
 
-_METHODS = ("linear", "lower", "higher", "midpoint")
+# NumPy's continuous methods: the virtual index of q among n sorted values is
+# n q + alpha + q (1 - alpha - beta) - 1, clipped to [0, n - 1] (Hyndman and Fan's estimators)
+_CONTINUOUS = {"linear": (1.0, 1.0), "interpolated_inverted_cdf": (0.0, 1.0),
+               "hazen": (0.5, 0.5), "weibull": (0.0, 0.0), "median_unbiased": (1 / 3, 1 / 3),
+               "normal_unbiased": (3 / 8, 3 / 8)}
+# The others read one rank, or the mean of two, which q selects but does not move.
+_METHODS = tuple(_CONTINUOUS) + ("lower", "higher", "midpoint", "nearest", "inverted_cdf",
+                                 "averaged_inverted_cdf", "closest_observation")
 
 
 def _method(call: Call) -> str:
@@ -100,24 +112,26 @@ def _ranks(call: Call, scale: float, ignore_nan: bool) -> _Ranks:
     count = np.sum(~np.isnan(rows), axis=-1) if ignore_nan else np.full(kept, length)
     q = np.asarray(call.args[1]) / scale if scale else np.asarray(0.5)
     q = np.reshape(q, np.shape(q) + (1,) * len(kept))
-    position = q * (count - 1)  # traced at order 2 when q is: g below carries dq
-    out_shape = np.broadcast_shapes(np.shape(position), kept)
-    floor = np.broadcast_to(np.floor(position), out_shape)
     last = np.maximum(count - 1, 0)
     method = _method(call)
     ranks = _Ranks()
-    if method == "linear":
-        g = position - floor
-        low_rank, high_rank = floor, np.minimum(floor + 1, last)
-        ranks.low, ranks.high = 1 - g, g
-    elif method == "midpoint":
-        low_rank, high_rank = floor, np.minimum(np.ceil(np.broadcast_to(position, out_shape)),
-                                                last)
-        ranks.low = ranks.high = np.full(out_shape, 0.5)
+    if method in _CONTINUOUS:
+        alpha, beta = _CONTINUOUS[method]
+        rate = count - 1 if method == "linear" else count + 1 - alpha - beta
+        position = q * rate  # traced at order 2 when q is: g below carries dq
+        if method != "linear":  # (linear's stays in [0, n - 1])
+            position = position + (alpha - 1)
+        # where q moves it (not clipped; at 0, the derivative from the right)
+        moves = (position >= 0) & (position < last)
+        if method != "linear":
+            position = np.clip(position, 0, last)
     else:
-        rank = floor if method == "lower" else np.ceil(np.broadcast_to(position, out_shape))
-        low_rank = high_rank = rank
-        ranks.low, ranks.high = np.ones(out_shape), np.zeros(out_shape)
+        position, rate, moves = _virtual_index(method, q, count), 0, False
+    out_shape = np.broadcast_shapes(np.shape(position), kept)
+    floor = np.broadcast_to(np.floor(position), out_shape)
+    g = position - floor
+    low_rank, high_rank = floor, np.minimum(floor + 1, last)
+    ranks.low, ranks.high = 1 - g, g
     present = np.broadcast_to(count > 0, out_shape)
     ranks.low = np.where(present, ranks.low, 0)
     ranks.high = np.where(present, ranks.high, 0)
@@ -137,10 +151,22 @@ def _ranks(call: Call, scale: float, ignore_nan: bool) -> _Ranks:
                                          positions.shape))
     ranks.index, ranks.shape = tuple(index), out_shape
     ranks.slope = 0
-    if method == "linear" and scale:
+    if method in _CONTINUOUS and scale:
         values = a[ranks.index]
-        ranks.slope = np.where(present, (values[1] - values[0]) * (count - 1) / scale, 0)
+        ranks.slope = np.where(present & moves, (values[1] - values[0]) * rate / scale, 0)
     return ranks
+
+
+def _virtual_index(method: str, q: Any, count: Any) -> Any:
+    """Where ``method`` reads the sorted values of each row for ``q`` (an integer rank, or a
+    half-way point for a mean of two): NumPy's quantile of the ranks themselves,
+    ``np.arange(n)``, once per distinct row length ``n``."""
+    position: Any = 0.0
+    for n in np.unique(count):
+        if n > 0:
+            ranks = np.quantile(np.arange(n, dtype=np.float64), q, method=method)
+            position = np.where(count == n, ranks, position)
+    return position
 
 
 def _quantile_rule(f: Any, scale: float, ignore_nan: bool) -> None:

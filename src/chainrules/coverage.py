@@ -62,7 +62,7 @@ CATEGORIES: dict[str, list[str]] = {
         "np.pad", "np.triu", "np.tril", "np.diag", "np.diagflat", "np.atleast_1d",
         "np.atleast_2d", "np.atleast_3d", "np.meshgrid", "np.copy", "np.array", "np.asarray",
         "chainrules.rules.numpy.shape.astype", "np.astype", "np.append", "np.insert", "np.delete",
-        "np.rollaxis", "np.row_stack",
+        "np.rollaxis", "np.row_stack", "np.lib.stride_tricks.sliding_window_view",
     ],
     "construction and differences": [
         "np.linspace", "np.logspace", "np.geomspace", "np.full", "np.full_like", "np.vander",

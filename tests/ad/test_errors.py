@@ -263,3 +263,39 @@ def test_a_frompyfunc_ufunc_on_traced_values_says_to_use_vectorize():
     # the advice works
     np.testing.assert_allclose(cr.grad(lambda x: np.sum(np.vectorize(lambda a: a * a)(x)))(
         np.array([1.0, 2.0])), [2.0, 4.0])
+
+
+def _reads_memory(x, name):
+    return getattr(x, name)
+
+
+@pytest.mark.parametrize("name", ["strides", "base", "ctypes", "data"])
+def test_reading_an_arrays_memory_names_the_attribute_the_line_and_the_fix(name):
+    # before: AttributeError: 'Traced' object has no attribute 'strides' (scipy.linalg.toeplitz
+    # and svd, np.lib.stride_tricks users), with nothing to say what to do
+    with pytest.raises(cr.TracingError) as raised:
+        cr.grad(lambda x: np.sum(_reads_memory(x, name)))(np.ones(3))
+    message = str(raised.value)
+    assert f"`.{name}` of a traced value" in message
+    assert "return getattr(x, name)" in message and "_reads_memory" in message
+    assert "chainrules.primal(x)" in message and "rrule.register" in message
+    assert isinstance(raised.value, AttributeError)  # hasattr and getattr(x, n, d) still work
+    seen = []
+    cr.grad(lambda x: seen.append((hasattr(x, name), getattr(x, name, "none"))) or np.sum(x))(
+        np.ones(3))
+    assert seen == [(False, "none")]
+
+
+def test_a_library_reading_memory_is_named_by_the_call_that_entered_it():
+    pytest.importorskip("scipy")
+    import scipy.linalg
+
+    # scipy.linalg.hessenberg reads .base in a helper of SciPy's: the message points at the
+    # line that called SciPy
+    with pytest.raises(AttributeError, match=r"the scipy function called at `return "
+                                             r"linalg.hessenberg\(a\)` \(.*test_errors.py"):
+        cr.grad(lambda a: np.sum(_hessenberg(scipy.linalg, a)))(np.eye(3))
+
+
+def _hessenberg(linalg, a):
+    return linalg.hessenberg(a)

@@ -8,6 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import chainrules as cr
+
 from chainrules import NoTangent, SparseCotangent, Tangent, ZeroTangent, accumulate, frule, \
     rrule, unthunk
 from chainrules.core import owned_copy
@@ -36,6 +38,12 @@ CASES = [
     *[case(np.take, normal(5, dtype=t), np.array([0, 2, 2, -1])) for t in (F64, F32, C128)],
     case(np.take, normal(3, 4, dtype=C128), np.array([[0, 3], [3, 3]]), 1),
     case(np.take, normal(3, 4), 5),
+    # overlapping windows: each element's cotangent sums the windows that read it
+    *[case(np.lib.stride_tricks.sliding_window_view, normal(6, dtype=t), 3) for t in (F64, F32,
+                                                                                       C128)],
+    case(np.lib.stride_tricks.sliding_window_view, normal(4, 5), (2, 3)),
+    case(np.lib.stride_tricks.sliding_window_view, normal(3, 5), 2, axis=1),
+    case(np.lib.stride_tricks.sliding_window_view, normal(4, 5), (2, 2), axis=(1, 0)),
     case(np.take, normal(3, 4), np.array([1, 1, 0]), axis=0),
     case(np.take, normal(3, 4), np.array([0, 7, -9]), 0, mode="wrap"),
     case(np.take, normal(3, 4), np.array([0, 7, -9]), axis=1, mode="clip"),
@@ -140,6 +148,20 @@ def test_indexing_like_cotangents_are_sparse(f, args, index):
         expected = np.zeros_like(x)
         np.add.at(expected, index, 1.0)
         np.testing.assert_array_equal(cotangent.dense(), expected)
+
+
+def test_sliding_windows_at_orders_1_and_2_against_their_counts():
+    # before: "no rule for numpy.lib.stride_tricks.sliding_window_view"
+    windows = np.lib.stride_tricks.sliding_window_view
+    x = np.arange(1.0, 7.0)
+    counts = np.array([1.0, 2.0, 3.0, 3.0, 2.0, 1.0])  # windows of 3 that read each element
+    np.testing.assert_allclose(cr.grad(lambda v: np.sum(windows(v, 3) ** 2))(x), 2 * counts * x)
+    np.testing.assert_allclose(cr.hessian(lambda v: np.sum(windows(v, 3) ** 3))(x),
+                               np.diag(6 * counts * x))
+    tangent = cr.jvp(lambda v: windows(v, 3), (x,), (x ** 2,))[1]
+    np.testing.assert_array_equal(tangent, windows(x ** 2, 3))
+    with pytest.raises(TypeError, match="writeable=True"):
+        cr.grad(lambda v: np.sum(windows(v, 2, writeable=True)))(x)
 
 
 def test_sparse_cotangent_is_projected_and_accumulates_in_place():

@@ -31,7 +31,7 @@ import numpy as np
 from ...core.registry import PRIMITIVE_MARK
 from ...core.vector_spaces import VECTOR_SPACES
 from ...rules.numpy.shape import astype
-from ..trace.errors import ArrayConversionError, TracingError
+from ..trace.errors import ArrayConversionError, MemoryAttributeError, TracingError
 from ..trace.tape import record, record_binary, record_unary
 from ..trace.traced import Traced, primal_value
 from ..trace.values import SCALAR_META
@@ -499,6 +499,51 @@ def _conversion_hint(line: str, frame: Any) -> str:
     return ""
 
 
+def _memory_attribute(name: str) -> property:
+    """ndarray's attribute ``name`` about its memory, which a traced value does not have (code
+    working on an array's memory reads it: compiled code, np.lib.stride_tricks): a property
+    that raises `MemoryAttributeError`, an AttributeError (``hasattr`` answers False). A
+    property, not ``__getattr__``, which would slow every attribute read of a traced value."""
+    def read(self):
+        frame = sys._getframe(1)
+        package, caller = _caller_of_package(frame)
+        called = f"the {package} function called at {_place(caller)}" if caller else \
+            f"{frame.f_code.co_name}"
+        raise MemoryAttributeError(
+            f"`.{name}` of a traced value, read at {_place(frame)}: "
+            f"{called} works on the memory of its argument (`.strides`, `.base`, `.ctypes`, "
+            f"`.data`: compiled code or np.lib.stride_tricks), which a traced value does not "
+            f"have and the engine cannot follow, and it has no rule. Pass it "
+            f"chainrules.primal(x) where its result needs no derivative, write the "
+            f"computation with NumPy functions, or register a rule for that function "
+            f"(@chainrules.rrule.register(f); docs/writing-rules.md).")
+
+    read.__name__ = name
+    return property(read, doc=f"Not available: ``.{name}`` of a traced value raises an error.")
+
+
+def _place(frame: Any) -> str:
+    """Where ``frame`` runs: its line of source (when there is one), file, line and function."""
+    line = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
+    return (f"`{line}` " if line else "") + \
+        f"({frame.f_code.co_filename}, line {frame.f_lineno}, in {frame.f_code.co_name})"
+
+
+def _caller_of_package(frame: Any) -> tuple:
+    """``(package, frame)``: the top-level package of the code running in ``frame`` and the
+    frame that called into that package (``None`` if none did: the program's own code)."""
+    def package_of(f: Any) -> str:
+        return str(f.f_globals.get("__name__", "")).split(".")[0]
+
+    package = package_of(frame)
+    while frame.f_back is not None and package_of(frame.f_back) == package:
+        frame = frame.f_back
+    caller = frame.f_back
+    if caller is None or package in ("__main__", "") or package_of(caller) == "chainrules":
+        return package, None
+    return package, caller
+
+
 def _source_line(frame: Any) -> str:
     line = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
     return line or "an item assignment"
@@ -537,6 +582,8 @@ def install(cls: type = Traced) -> None:
             setattr(cls, name, value)
     for name, why in REFUSED_METHODS.items():
         setattr(cls, name, _refusing(name, why))
+    for name in ("strides", "base", "ctypes", "data"):  # ndarray's memory
+        setattr(cls, name, _memory_attribute(name))
 
 
 install()

@@ -8,7 +8,8 @@ a function has no rule, or a rule returns what does not fit its arguments.
 
 from __future__ import annotations
 
-__all__ = ["TracingError", "NoRuleError", "RuleError", "ArrayConversionError"]
+__all__ = ["TracingError", "NoRuleError", "RuleError", "ArrayConversionError",
+           "MemoryAttributeError"]
 
 
 class TracingError(RuntimeError):
@@ -26,3 +27,9 @@ class RuleError(ValueError):
 class ArrayConversionError(TracingError):
     """NumPy converted a traced value to a plain array (`chainrules.ad.dispatch.array_likes`
     retries the call with its lists of traced values converted by ``np.array``)."""
+
+
+class MemoryAttributeError(TracingError, AttributeError):
+    """Code read an ndarray's memory (``.strides``, ``.base``, ``.ctypes``, ``.data``) of a
+    traced value, which has none; an `AttributeError` too, so ``hasattr`` and
+    ``getattr(x, name, default)`` still answer as for any object without it."""

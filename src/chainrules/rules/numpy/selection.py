@@ -66,6 +66,23 @@ def _take_along_axis_index(call) -> tuple:
                  for i, n in enumerate(shape))
 
 
+def _window_index(call) -> tuple:
+    """Where each element of ``sliding_window_view(x, window_shape, axis)`` reads ``x``: the
+    same windows of ``x``'s own positions (views: memory of the size of ``x``)."""
+    shape = np.shape(call["x"])
+    return tuple(np.lib.stride_tricks.sliding_window_view(
+        np.broadcast_to(positions, shape), call["window_shape"], call["axis"])
+        for positions in np.indices(shape, sparse=True))
+
+
+def _window_check(call) -> None:
+    if call["writeable"]:
+        raise TypeError(
+            "numpy.lib.stride_tricks.sliding_window_view: writeable=True is not supported in "
+            "differentiated code (a write through a window changes x and every window that "
+            "overlaps it); leave it False and build a new array from the windows.")
+
+
 def _compress_index(call) -> tuple:
     return _at_axis(np.shape(call["a"]), call["axis"], np.flatnonzero(call["condition"]))
 
@@ -262,6 +279,8 @@ _OF_ONE, _OF_TWO = _set_formulas(1), _set_formulas(2)
 
 define(np.take, _reads(_take_index, "a"))
 define(np.take_along_axis, _reads(_take_along_axis_index, "arr"))
+define(np.lib.stride_tricks.sliding_window_view, _reads(_window_index, "x"), check=_window_check,
+       refused=())
 define(np.compress, None, _reads(_compress_index, "a"))
 define(np.extract, None, _reads(_extract_index, "arr"))
 define(np.diagonal, _reads(_diagonal_index, "a", _diagonal_values))

@@ -127,6 +127,8 @@ CATEGORIES: dict[str, list[str]] = {
             "brentq", "brenth", "ridder", "bisect", "toms748", "root_scalar",
             "minimize_scalar", "golden", "brent", "fminbound", "newton")],
         "scipy.linalg.schur",
+        *[f"scipy.linalg.{name}" for name in ("svd", "svdvals", "qr", "eig", "eigvals",
+                                               "toeplitz", "circulant", "hankel")],
         "scipy.integrate.quad", "scipy.integrate.quad_vec", "scipy.integrate.trapezoid",
         "scipy.integrate.cumulative_trapezoid", "scipy.integrate.simpson",
         "scipy.integrate.odeint", "scipy.integrate.solve_ivp",

@@ -176,7 +176,8 @@ ROUTED = [("numpy", "apply_along_axis"), ("numpy", "piecewise"), ("numpy", "appl
                                                 "block_diag", "lu_solve", "cho_factor",
                                                 "lu_factor", "lu", "solve_sylvester", "pinv",
                                                 "sqrtm", "logm", "solve_banded",
-                                                "schur")],
+                                                "schur", "toeplitz", "circulant", "hankel",
+                                                "svd", "svdvals", "qr", "eig", "eigvals")],
           *[("scipy.optimize", name) for name in ("root", "fsolve", "minimize")],
           # traced through, golden's gradient is always zero and the C root finders refuse
           *[("scipy.optimize", name) for name in ("minimize_scalar", "golden", "brent",

@@ -673,14 +673,20 @@ def _svd_da(call, dy):
 
 
 def _svd_pushforward(call, da):
-    compute_uv = call["compute_uv"]
-    U, S, Vh = call.y if compute_uv else np.linalg.svd(call.x, full_matrices=False)
+    if not call["compute_uv"]:
+        U, S, Vh = np.linalg.svd(call.x, full_matrices=False)
+        k = S.shape[-1]
+        dP = H(U[..., :k]) @ da @ H(Vh[..., :k, :])
+        return np.real(np.diagonal(dP, axis1=-2, axis2=-1))
+    return _svd_tangent(*call.y, da)
+
+
+def _svd_tangent(U, S, Vh, da):
+    """``(dU, dS, dVh)`` of ``a = U diag(S) Vh`` (U and Vh may be full) along ``da``."""
     k = S.shape[-1]
     U1, V1 = U[..., :k], H(Vh[..., :k, :])
     dP = H(U1) @ da @ V1
     dS = np.real(np.diagonal(dP, axis1=-2, axis2=-1))
-    if not compute_uv:
-        return dS
     gaps = _inverse_gaps(S * S)
     scaled = 1 / S
     dOmega_U = gaps * (dP * S[..., None, :] + S[..., :, None] * H(dP))
@@ -721,6 +727,12 @@ def _qr_da(call, dy):
         (Q, R), dQ, dR = np.linalg.qr(a), ZeroTangent(), dy
     else:
         (Q, R), (dQ, dR) = call.y, dy
+    return qr_gradient(a, Q, R, dQ, dR)
+
+
+def qr_gradient(a, Q, R, dQ, dR):
+    """The gradient of ``a = Q R`` (reduced: Q of shape (m, k), k = min(m, n)) through the
+    cotangents ``dQ`` and ``dR`` (zero ones allowed)."""
     dQ, dR = dense_tangent(Q, dQ), dense_tangent(R, dR)
     m, n = np.shape(a)[-2:]
     if m >= n:
@@ -745,14 +757,18 @@ def _qr_tall_pushforward(Q, R, da):
 def _qr_pushforward(call, da):
     a, mode = call.x, call["mode"]
     Q, R = np.linalg.qr(a) if mode == "r" else call.y
+    dQ, dR = qr_tangent(a, Q, R, da)
+    return dR if mode == "r" else (dQ, dR)
+
+
+def qr_tangent(a, Q, R, da):
+    """``(dQ, dR)`` of the reduced ``a = Q R`` along ``da``."""
     m, n = np.shape(a)[-2:]
     if m >= n:
-        dQ, dR = _qr_tall_pushforward(Q, R, da)
-    else:
-        dQ, dR1 = _qr_tall_pushforward(Q, R[..., :m], da[..., :m])
-        dR2 = H(dQ) @ np.asarray(a)[..., m:] + H(Q) @ da[..., m:]
-        dR = np.concatenate([dR1, dR2], axis=-1)
-    return dR if mode == "r" else (dQ, dR)
+        return _qr_tall_pushforward(Q, R, da)
+    dQ, dR1 = _qr_tall_pushforward(Q, R[..., :m], da[..., :m])
+    dR2 = H(dQ) @ np.asarray(a)[..., m:] + H(Q) @ da[..., m:]
+    return dQ, np.concatenate([dR1, dR2], axis=-1)
 
 
 # --- pinv, matrix_power, multi_dot, lstsq ----------------------------------------------------
@@ -1000,7 +1016,11 @@ define(np.linalg.tensorinv, _tensorinv_a, None, pushforward=_tensorinv_forward)
 
 
 def _eig_pushforward(call, da):
-    w, V = call.y
+    return _eig_tangent(*call.y, da)
+
+
+def _eig_tangent(w, V, da):
+    """``(dw, dV)`` of ``a = V diag(w) V^-1`` along ``da`` (V's columns kept at unit norm)."""
     K = solve(V, da @ V)  # V^-1 da V
     dV = V @ (_inverse_gaps(w) * K)
     dV = dV - V * np.real(np.diagonal(H(V) @ dV, axis1=-2, axis2=-1))[..., None, :]

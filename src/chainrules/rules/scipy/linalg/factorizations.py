@@ -1,5 +1,6 @@
-"""Rules for ``scipy.linalg``: ``solve``, ``inv``, ``det``, ``cholesky``, ``eigh``,
-``block_diag``, ``lu_factor``, ``lu_solve``, ``lu``, ``cho_factor``, ``solve_sylvester``,
+"""Rules for ``scipy.linalg``: ``solve``, ``inv``, ``det``, ``cholesky``, ``eigh``, ``svd``,
+``svdvals``, ``qr``, ``eig``, ``eigvals`` (NumPy's formulas, SciPy's options), ``block_diag``,
+``lu_factor``, ``lu_solve``, ``lu``, ``cho_factor``, ``solve_sylvester``,
 ``sqrtm``, ``logm``, ``solve_banded`` and ``schur`` (beside ``solve_triangular``, ``expm`` and
 ``cho_solve`` in `chainrules.rules.scipy`). ``lu_solve`` and ``cho_solve`` are differentiable
 in their factor too, so ``lu_solve(lu_factor(a), b)`` has the gradient of ``solve(a, b)``.
@@ -51,6 +52,8 @@ from ...define import dense_tangent, define, unsupported
 from ...numpy.linalg import H, _adjugate, _from_triangle, _lower_half, _to_triangle, _trace
 from ...numpy.linalg import cholesky_gradient, cholesky_tangent, triangular_solve
 from ...numpy.linalg import _eigh_gradient, _inverse_gaps, _pinv_gradient, _pinv_tangent
+from ...numpy.linalg import _eig_gradient, _eig_tangent, _svd_gradient, _svd_tangent
+from ...numpy.linalg import qr_gradient, qr_tangent
 
 __all__: list = []
 
@@ -73,6 +76,7 @@ def _through_scipy(f: Any) -> Any:
     def through_scipy(*args: Any, **kwargs: Any) -> Any:
         return getattr(sla, name)(*args, **kwargs)
 
+    through_scipy.__name__ = through_scipy.__qualname__ = name
     return through_scipy
 
 
@@ -269,6 +273,127 @@ def _eigh_pushforward(call: Any, da: Any) -> Any:
 
 define(sla.eigh, _eigh_da, pushforward=_eigh_pushforward, check=_eigh_check,
        refused=(), calls=_through_scipy(sla.eigh))
+
+
+# --- svd, svdvals, qr, eig, eigvals: NumPy's formulas, SciPy's options ----------------------------
+
+def _svd_check(call: Any) -> None:
+    _refuse_overwrite(call.rule.f.__name__, call, "overwrite_a")
+
+
+def _singular_triplets(call: Any) -> tuple:
+    """``(U, s, Vh)`` (reduced) of ``a`` when the call returned the singular values only."""
+    return tuple(_through_scipy(sla.svd)(call.x, full_matrices=False))
+
+
+def _svd_da(call: Any, dy: Any) -> Any:
+    if call.rule.f.__name__ == "svdvals" or not call["compute_uv"]:
+        U, S, Vh = call.memo(_singular_triplets)
+        return _svd_gradient(U, S, Vh, ZeroTangent(), dy, ZeroTangent())
+    return _svd_gradient(*call.y, *dy)
+
+
+def _svd_pushforward(call: Any, da: Any) -> Any:
+    values_only = call.rule.f.__name__ == "svdvals" or not call["compute_uv"]
+    U, S, Vh = call.memo(_singular_triplets) if values_only else call.y
+    if values_only:
+        k = S.shape[-1]
+        dP = H(U[..., :k]) @ da @ H(Vh[..., :k, :])
+        return np.real(np.diagonal(dP, axis1=-2, axis2=-1))
+    return tuple(_svd_tangent(U, S, Vh, da))
+
+
+define(sla.svd, _svd_da, pushforward=_svd_pushforward, check=_svd_check, refused=(),
+       calls=_through_scipy(sla.svd))
+define(sla.svdvals, _svd_da, pushforward=_svd_pushforward, check=_svd_check, refused=(),
+       calls=_through_scipy(sla.svdvals))
+
+
+def _qr_check(call: Any) -> None:
+    _refuse_overwrite("qr", call, "overwrite_a")
+    mode, (m, n) = call["mode"], np.shape(call.x)[-2:]
+    if call["pivoting"]:
+        raise NotImplementedError(
+            "scipy.linalg.qr: pivoting=True is not supported in differentiated code (the "
+            "pivots jump as the matrix moves); call qr(a) without pivoting.")
+    if mode not in ("economic", "r", "full") or (mode == "full" and m > n):
+        raise NotImplementedError(
+            f"scipy.linalg.qr: mode={mode!r} is not supported in differentiated code for a "
+            f"matrix of shape {np.shape(call.x)}" + (
+                " (Q's last m - n columns are any orthonormal completion: no derivative)"
+                if mode == "full" else "") + "; use mode='economic' (or 'r').")
+
+
+def _reduced_qr(call: Any) -> tuple:
+    """``(Q, R)``, reduced, and the cotangent of each from the call's (mode 'r': R alone, as
+    a 1-tuple, its rows past min(m, n) zeros)."""
+    if call["mode"] == "r":
+        return tuple(np.linalg.qr(call.x))
+    return tuple(call.y)
+
+
+def _qr_da(call: Any, dy: Any) -> Any:
+    Q, R = call.memo(_reduced_qr)
+    if call["mode"] == "r":
+        dR = dense_tangent(call.y[0], dy[0])[..., :R.shape[-2], :]
+        return qr_gradient(call.x, Q, R, ZeroTangent(), dR)
+    return qr_gradient(call.x, Q, R, *dy)
+
+
+def _qr_pushforward(call: Any, da: Any) -> Any:
+    Q, R = call.memo(_reduced_qr)
+    dQ, dR = qr_tangent(call.x, Q, R, da)
+    if call["mode"] == "r":
+        rows = call.y[0].shape[-2] - R.shape[-2]  # R's zero rows, for a tall a
+        return (np.concatenate([dR, np.zeros(dR.shape[:-2] + (rows, dR.shape[-1]), dR.dtype)],
+                               axis=-2) if rows else dR,)
+    return dQ, dR
+
+
+define(sla.qr, _qr_da, pushforward=_qr_pushforward, check=_qr_check, refused=(),
+       calls=_through_scipy(sla.qr))
+
+
+def _eig_check(call: Any) -> None:
+    name = call.rule.f.__name__
+    _refuse_overwrite(name, call, "overwrite_a", "overwrite_b")
+    if call["b"] is not None:
+        raise NotImplementedError(
+            f"scipy.linalg.{name}: b= (the generalized problem) is not supported in "
+            f"differentiated code; solve it as {name}(scipy.linalg.solve(b, a)).")
+    for option in ("left", "homogeneous_eigvals"):
+        if call[option]:
+            raise NotImplementedError(
+                f"scipy.linalg.{name}: {option}=True is not supported in differentiated code; "
+                f"call {name}(a) (right eigenvectors, plain eigenvalues).")
+
+
+def _eigenvalues_only(call: Any) -> bool:
+    return call.rule.f.__name__ == "eigvals" or not call["right"]
+
+
+def _right_vectors(call: Any) -> Any:
+    """The right eigenvectors LAPACK pairs with the eigenvalues the call returned."""
+    return _through_scipy(sla.eig)(call.x)[1]
+
+
+def _sla_eig_da(call: Any, dy: Any) -> Any:
+    if _eigenvalues_only(call):
+        return _eig_gradient(call.y, call.memo(_right_vectors), dy, ZeroTangent())
+    return _eig_gradient(*call.y, *dy)
+
+
+def _sla_eig_pushforward(call: Any, da: Any) -> Any:
+    if _eigenvalues_only(call):
+        V = call.memo(_right_vectors)
+        return np.diagonal(np.linalg.solve(V, da @ V), axis1=-2, axis2=-1)
+    return tuple(_eig_tangent(*call.y, da))
+
+
+define(sla.eig, _sla_eig_da, pushforward=_sla_eig_pushforward, check=_eig_check, refused=(),
+       calls=_through_scipy(sla.eig))
+define(sla.eigvals, _sla_eig_da, pushforward=_sla_eig_pushforward, check=_eig_check,
+       refused=(), calls=_through_scipy(sla.eigvals))
 
 
 # --- block_diag ---------------------------------------------------------------------------------

@@ -129,6 +129,7 @@ CATEGORIES: dict[str, list[str]] = {
         "scipy.linalg.schur",
         *[f"scipy.linalg.{name}" for name in ("svd", "svdvals", "qr", "eig", "eigvals",
                                                "toeplitz", "circulant", "hankel")],
+        *[f"scipy.spatial.distance.{name}" for name in ("cdist", "pdist", "squareform")],
         "scipy.integrate.quad", "scipy.integrate.quad_vec", "scipy.integrate.trapezoid",
         "scipy.integrate.cumulative_trapezoid", "scipy.integrate.simpson",
         "scipy.integrate.odeint", "scipy.integrate.solve_ivp",
@@ -596,7 +597,7 @@ PEERS_SCIPY = {"special functions": ("29", "53"),
                "stats distributions (methods)": ("8 (27)", "26 (112)"),
                "scipy.integrate": ("odeint", "—"), "scipy.signal": ("convolve", "—")}
 SCIPY_AREAS = ("scipy.special", "scipy.linalg", "scipy.signal", "scipy.integrate",
-               "scipy.optimize", "scipy.stats")
+               "scipy.optimize", "scipy.spatial", "scipy.stats")
 
 
 def scipy_rows() -> list[tuple[str, str, str, str]]:
@@ -672,6 +673,7 @@ def scipy_coverage_markdown() -> str:
         f"{PEERS_SCIPY['scipy.integrate'][0]} | — |",
         f"| scipy.optimize (implicit function theorem) | {len(by_area['scipy.optimize'])} "
         f"| — | — |",
+        f"| scipy.spatial.distance | {len(by_area['scipy.spatial'])} | — | — |",
         "",
     ]
     for area in SCIPY_AREAS:

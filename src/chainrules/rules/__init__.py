@@ -30,6 +30,7 @@ SCIPY_RULES = {
     "scipy.integrate": ("scipy.integrate.quadrature", "scipy.integrate.ode"),
     "scipy.stats": ("scipy.stats.multivariate", "scipy.stats.univariate"),
     "scipy.interpolate": ("scipy.interpolate.splines",),
+    "scipy.spatial.distance": ("scipy.spatial.distance",),
 }
 _scipy_pending = dict(SCIPY_RULES)  # those not registered yet
 

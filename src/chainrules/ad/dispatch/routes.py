@@ -178,6 +178,7 @@ ROUTED = [("numpy", "apply_along_axis"), ("numpy", "piecewise"), ("numpy", "appl
                                                 "sqrtm", "logm", "solve_banded",
                                                 "schur", "toeplitz", "circulant", "hankel",
                                                 "svd", "svdvals", "qr", "eig", "eigvals")],
+          *[("scipy.spatial.distance", name) for name in ("cdist", "pdist", "squareform")],
           *[("scipy.optimize", name) for name in ("root", "fsolve", "minimize")],
           # traced through, golden's gradient is always zero and the C root finders refuse
           *[("scipy.optimize", name) for name in ("minimize_scalar", "golden", "brent",

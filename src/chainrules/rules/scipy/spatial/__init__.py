@@ -1,0 +1,1 @@
+"""Rules for ``scipy.spatial``: `distance` (``cdist``, ``pdist``, ``squareform``)."""

@@ -123,6 +123,7 @@ CATEGORIES: dict[str, list[str]] = {
         "scipy.linalg.solve_sylvester", "scipy.linalg.sqrtm", "scipy.linalg.logm",
         "scipy.linalg.solve_banded",
         "scipy.optimize.root", "scipy.optimize.fsolve", "scipy.optimize.minimize",
+        "scipy.optimize.least_squares", "scipy.optimize.curve_fit",
         *[f"scipy.optimize.{name}" for name in (
             "brentq", "brenth", "ridder", "bisect", "toms748", "root_scalar",
             "minimize_scalar", "golden", "brent", "fminbound", "newton")],

@@ -27,10 +27,12 @@ def _cost(c: RuleCase) -> tuple:
             not double_precision(c), c.id)
 
 
-def cases_by_function(exclude: tuple = ()) -> dict:
+def cases_by_function(exclude: tuple = (), covered: bool = False) -> dict:
     """``{function: [cases, cheapest first]}`` over the differentiable cases (a float or
     complex argument, not declared non-differentiable) of every rule test module but
-    test_coverage and those named in ``exclude``."""
+    test_coverage and those named in ``exclude``. With ``covered``, a function also gets the
+    cases of wrappers that cover it (``case(wrapper, ..., covers=f)``: its rule run through
+    the wrapper's), after its own."""
     found: dict = {}
     for path in sorted(RULE_TESTS.glob("test_*.py")):
         if path.stem == "test_coverage" or path.stem in exclude:
@@ -41,5 +43,8 @@ def cases_by_function(exclude: tuple = ()) -> dict:
                     np.result_type(leaf.value).kind in "fc"
                     for leaf in perturbable_leaves(c.args)):
                 continue
-            found.setdefault(c.function, []).append(c)
-    return {f: sorted(cases, key=_cost) for f, cases in found.items()}
+            for function in c.functions if covered else (c.function,):
+                found.setdefault(function, []).append(c)
+    # a function's own cases first, then the wrappers that cover it, cheapest first in each
+    return {f: sorted(cases, key=lambda c: (c.function is not f, _cost(c)))
+            for f, cases in found.items()}

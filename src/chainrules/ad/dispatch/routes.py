@@ -179,7 +179,8 @@ ROUTED = [("numpy", "apply_along_axis"), ("numpy", "piecewise"), ("numpy", "appl
                                                 "schur", "toeplitz", "circulant", "hankel",
                                                 "svd", "svdvals", "qr", "eig", "eigvals")],
           *[("scipy.spatial.distance", name) for name in ("cdist", "pdist", "squareform")],
-          *[("scipy.optimize", name) for name in ("root", "fsolve", "minimize")],
+          *[("scipy.optimize", name) for name in ("root", "fsolve", "minimize", "least_squares",
+                                                  "curve_fit")],
           # traced through, golden's gradient is always zero and the C root finders refuse
           *[("scipy.optimize", name) for name in ("minimize_scalar", "golden", "brent",
                                                   "fminbound", "brentq", "brenth", "ridder",

@@ -74,7 +74,8 @@ def _solver(name: str) -> Callable:
 
 # --- the implicit function theorem --------------------------------------------------------------
 
-_MINIMIZERS = ("minimize", "minimize_scalar", "golden", "brent", "fminbound")
+_MINIMIZERS = ("minimize", "minimize_scalar", "golden", "brent", "fminbound", "least_squares",
+               "curve_fit")
 
 
 def _check_converged(name: str, success: Any, message: Any) -> None:

@@ -23,9 +23,9 @@ that have rules, so the rules can be differentiated again. Other metrics, a call
 weights ``w=`` and ``out=`` are refused by name.
 
 >>> import numpy as np, scipy.spatial.distance as distance
->>> from chainrules import rrule
+>>> from chainrules import rrule, unthunk
 >>> y, pullback = rrule(distance.cdist, np.array([[0.0, 0.0]]), np.array([[3.0, 4.0]]))
->>> pullback(np.ones((1, 1)))[1]
+>>> unthunk(pullback(np.ones((1, 1)))[1])
 array([[-0.6, -0.8]])
 """
 

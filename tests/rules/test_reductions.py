@@ -75,6 +75,15 @@ CASES = [
     *[case(f, TIES, **axes) for f in (np.max, np.min, np.amax, np.amin, np.ptp)
       for axes in ({}, dict(axis=1), dict(axis=1, keepdims=True))],
     case(np.max, distinct(2, 3, dtype=C128), axis=1),
+    # initial=: a constant summed, multiplied, or compared (where it is the extremum, no
+    # element gets the cotangent: it is in some rows of distinct(3, 4) / 4 - 1, not others)
+    case(np.sum, normal(2, 3), axis=1, initial=2.5),
+    case(np.prod, normal(2, 3, dtype=C128), axis=0, initial=-1.5),
+    case(np.nanprod, normal(3, 2), initial=3.0),
+    *[case(f, distinct(3, 4) / 4 - 1, axis=1, initial=-0.55) for f in (np.max, np.amax,
+                                                                        np.nanmax)],
+    *[case(f, distinct(3, 4) / 4 - 1, axis=1, initial=-1.4) for f in (np.min, np.nanmin)],
+    case(np.max, np.zeros((2, 0)), axis=1, initial=0.3),
     *[case(np.ptp, distinct(3, 4), **axes) for axes in FEW_AXES],
     # moments
     *[case(f, x, **axes, **ddof) for f in (np.var, np.std)
@@ -289,7 +298,8 @@ def test_cotangent_of_wrong_shape_is_an_error():
 @pytest.mark.parametrize("f, kwargs, match", [
     (np.sum, dict(out=np.zeros(())), "numpy.sum: the out= argument"),
     (np.mean, dict(where=np.array([True, False, True])), "numpy.mean: the where= argument"),
-    (np.max, dict(initial=0.0), "numpy.max: the initial= argument"),
+    (np.max, dict(where=np.array([True, False, True]), initial=0.0),
+     "numpy.max: the where= argument"),
     (np.var, dict(mean=0.5), "numpy.var: the mean= argument"),
     (np.cumsum, dict(out=np.zeros(3)), "numpy.cumsum: the out= argument"),
     (np.sort, dict(order="x"), "numpy.sort: the order= argument"),

@@ -106,3 +106,18 @@ def test_vectors_through_the_engine_at_orders_1_and_2(name):
 def test_refused_options_name_themselves(call, match):
     with pytest.raises((NotImplementedError, ValueError), match=match):
         cr.grad(lambda a: np.sum(np.abs(call(a)[0])))(SQUARE)
+
+
+@pytest.mark.parametrize("loss", [
+    lambda v: np.sum(sla.pinvh(np.outer(v[:3], v[:3]) + np.diag(v[3:6]) + 2 * np.eye(3))),
+    lambda v: np.sum(sla.polar(v[:9].reshape(3, 3) + 3 * np.eye(3))[1] * np.arange(9.0).reshape(
+        3, 3)),
+    lambda v: np.sum(sla.orth(v[:6].reshape(3, 2)) @ sla.orth(v[:6].reshape(3, 2)).T *
+                     np.arange(9.0).reshape(3, 3)),
+], ids=["pinvh (eigh, np.max initial=)", "polar (svd)", "orth (svd): its projector"])
+def test_scipy_functions_built_on_these_rules(loss):
+    # before: pinvh raised "numpy.max: the initial= argument is not supported", polar and orth
+    # AttributeError 'base'
+    v = np.cos(np.arange(12.0))
+    np.testing.assert_allclose(cr.grad(loss)(v), numerical_gradient(loss, v), rtol=1e-6,
+                               atol=1e-7)

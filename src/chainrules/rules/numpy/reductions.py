@@ -33,10 +33,10 @@ from ...core.registry import recorded_whole
 from ...core.sparse import scatter_sum
 from ...core.tangents import NoTangent, ZeroTangent
 from ...core.thunks import InplaceableThunk, Thunk
-from ..define import Call, define, normalize_axis_tuple, per_argument, unsupported
+from ..define import Call, define, linear, normalize_axis_tuple, per_argument, unsupported
 from .shape import diagonal_embed
 
-_REDUCTION_REFUSES = ("out", "where", "initial")
+_REDUCTION_REFUSES = ("out", "where")  # (initial= is a constant: summed, multiplied, compared)
 
 
 def _by_partials(f: Any, partials: Any) -> None:
@@ -78,7 +78,20 @@ def _spread(call: Call, dy: Any, divide_by: Any = 1) -> Any:
                             shape=shape, dtype=dtype)
 
 
-define(np.sum, _spread, refused=_REDUCTION_REFUSES, keeps_values=False)
+def _sum_forward(call: Call, dx: Any) -> Any:
+    """``np.sum`` of the tangent, without ``initial=`` (a constant added to the value)."""
+    if call["initial"] is None:
+        return linear(call, dx)
+    position = call.rule.positions["initial"]
+    args, kwargs = list(call.args), dict(call.kwargs)
+    if position < len(args):
+        args[position] = 0
+    else:
+        kwargs["initial"] = 0
+    return linear(Call(call.rule, tuple(args), kwargs, call.y), dx)
+
+
+define(np.sum, _spread, refused=_REDUCTION_REFUSES, keeps_values=False, pushforward=_sum_forward)
 define(np.mean, lambda call, dy: _spread(call, dy, divide_by=call.axes.count),
        refused=_REDUCTION_REFUSES, keeps_values=False)
 
@@ -103,7 +116,14 @@ def _products_of_others(a: np.ndarray, axes: tuple) -> np.ndarray:
     return np.moveaxis((left * right).reshape(moved.shape), last, axes)
 
 
-_by_partials(np.prod, lambda call: _products_of_others(call.a, call.axes.axes))
+def _times_initial(call: Call, partials: Any) -> Any:
+    """Partials of a product that ``initial=`` (a constant factor) multiplies."""
+    initial = call["initial"]
+    return partials if initial is None else partials * initial
+
+
+_by_partials(np.prod, lambda call: _times_initial(call, _products_of_others(call.a,
+                                                                          call.axes.axes)))
 
 
 # --- extrema: the cotangent goes to the elements that attain the extremum, split evenly ---------
@@ -115,7 +135,8 @@ def _extremum_weights(call: Call, extremum: Any) -> np.ndarray:
     kept = axes.keep(extremum)
     with np.errstate(invalid="ignore"):
         hits = (a == kept) | (np.isnan(a) & np.isnan(kept))
-    return hits / np.sum(hits, axis=axes.axes, keepdims=True)
+    # (none where initial= is the extremum: a constant, no element's cotangent)
+    return hits / np.maximum(np.sum(hits, axis=axes.axes, keepdims=True), 1)
 
 
 def _ptp_weights(call: Call) -> np.ndarray:
@@ -205,7 +226,7 @@ def _nanprod_others(call: Call) -> np.ndarray:
     return np.where(present, others, 0)
 
 
-_by_partials(np.nanprod, _nanprod_others)
+_by_partials(np.nanprod, lambda call: _times_initial(call, _nanprod_others(call)))
 
 
 # --- weighted average: differentiable in the data and in the weights ---------------------------

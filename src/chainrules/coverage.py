@@ -129,7 +129,7 @@ CATEGORIES: dict[str, list[str]] = {
             "minimize_scalar", "golden", "brent", "fminbound", "newton")],
         "scipy.linalg.schur",
         *[f"scipy.linalg.{name}" for name in ("svd", "svdvals", "qr", "eig", "eigvals",
-                                               "toeplitz", "circulant", "hankel")],
+                                               "lstsq", "toeplitz", "circulant", "hankel")],
         *[f"scipy.spatial.distance.{name}" for name in ("cdist", "pdist", "squareform")],
         "scipy.integrate.quad", "scipy.integrate.quad_vec", "scipy.integrate.trapezoid",
         "scipy.integrate.cumulative_trapezoid", "scipy.integrate.simpson",

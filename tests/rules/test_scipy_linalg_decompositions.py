@@ -47,6 +47,10 @@ CASES = [
     case(sla.eigvals, ROTATION),
     case(sla.eigvals, normal(3, 3, dtype=C128)),
     case(sla.eig, SQUARE, right=False),
+    # lstsq: the solution, the residues (a number for a vector b), the singular values
+    case(sla.lstsq, normal(5, 3), normal(5)),
+    case(sla.lstsq, normal(5, 3), normal(5, 2)),
+    case(sla.lstsq, normal(3, 4, dtype=C128), normal(3, dtype=C128)),    # no residues
 ]
 
 

@@ -867,7 +867,9 @@ def _lstsq_svd(call):
     a = call.x
     U, S, Vh = np.linalg.svd(a, full_matrices=False)
     rcond, eps = call["rcond"], np.finfo(S.dtype).eps
-    if rcond is None:
+    if "cond" in call.rule.positions:  # scipy.linalg.lstsq's cond: eps by default
+        rcond = eps if call["cond"] is None or call["cond"] <= 0 else call["cond"]
+    elif rcond is None:
         rcond = eps * max(np.shape(a))
     elif isinstance(rcond, str) or rcond <= 0:  # NumPy 1's default "warn", or LAPACK's own
         rcond = eps
@@ -905,7 +907,7 @@ def _lstsq_db(call, dy):
         g = accumulate(g, H(P) @ dx)
     if not isinstance(dresiduals, AbstractZero) and np.size(residuals):
         g = accumulate(g, 2 * call.memo(_lstsq_error) * np.real(
-            dresiduals if np.ndim(b) > 1 else dresiduals[0]))
+            dresiduals if np.ndim(b) > 1 else np.reshape(dresiduals, (-1,))[0]))
     return g
 
 

@@ -1,5 +1,6 @@
 """Rules for ``scipy.linalg``: ``solve``, ``inv``, ``det``, ``cholesky``, ``eigh``, ``svd``,
-``svdvals``, ``qr``, ``eig``, ``eigvals`` (NumPy's formulas, SciPy's options), ``block_diag``,
+``svdvals``, ``qr``, ``eig``, ``eigvals``, ``lstsq`` (NumPy's formulas, SciPy's options),
+``block_diag``,
 ``lu_factor``, ``lu_solve``, ``lu``, ``cho_factor``, ``solve_sylvester``,
 ``sqrtm``, ``logm``, ``solve_banded`` and ``schur`` (beside ``solve_triangular``, ``expm`` and
 ``cho_solve`` in `chainrules.rules.scipy`). ``lu_solve`` and ``cho_solve`` are differentiable
@@ -54,6 +55,7 @@ from ...numpy.linalg import cholesky_gradient, cholesky_tangent, triangular_solv
 from ...numpy.linalg import _eigh_gradient, _inverse_gaps, _pinv_gradient, _pinv_tangent
 from ...numpy.linalg import _eig_gradient, _eig_tangent, _svd_gradient, _svd_tangent
 from ...numpy.linalg import qr_gradient, qr_tangent
+from ...numpy.linalg import _lstsq_da, _lstsq_db, _lstsq_pushforward
 
 __all__: list = []
 
@@ -394,6 +396,14 @@ define(sla.eig, _sla_eig_da, pushforward=_sla_eig_pushforward, check=_eig_check,
        calls=_through_scipy(sla.eig))
 define(sla.eigvals, _sla_eig_da, pushforward=_sla_eig_pushforward, check=_eig_check,
        refused=(), calls=_through_scipy(sla.eigvals))
+
+
+def _lstsq_check(call: Any) -> None:
+    _refuse_overwrite("lstsq", call, "overwrite_a", "overwrite_b")
+
+
+define(sla.lstsq, _lstsq_da, _lstsq_db, pushforward=_lstsq_pushforward, check=_lstsq_check,
+       refused=(), calls=_through_scipy(sla.lstsq))
 
 
 # --- block_diag ---------------------------------------------------------------------------------

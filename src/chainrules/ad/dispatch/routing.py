@@ -174,7 +174,8 @@ def _new_routes() -> list:
             if rerouted is None:
                 rerouted = REROUTED[function] = Rerouted(
                     function, lambda own, entry=entry: traced_path(own, entry[2], entry[1]))
-            plan.append(rerouted)
+            if all(swap is not rerouted for swap in plan):  # an alias: one function, once
+                plan.append(rerouted)
     for entry in ROUTED + ROUTED_METHODS:
         module = sys.modules.get(entry[0])  # only modules the program imported
         if entry in _seen_routes or module is None or getattr(

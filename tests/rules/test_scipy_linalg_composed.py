@@ -1,0 +1,67 @@
+"""``scipy.linalg`` functions traced through NumPy versions built on functions with rules
+(src/chainrules/rules/scipy/linalg/composed.py): ``solve_continuous_lyapunov`` (and its alias
+``solve_lyapunov``), ``solve_discrete_lyapunov`` (both methods), ``expm_frechet``,
+``companion``, ``solve_toeplitz``, ``matmul_toeplitz``. Values against SciPy's own, gradients
+and Hessian-vector products against central differences. Before, each raised from SciPy's
+compiled code (a traced value converted, or a LAPACK wrapper's "No matching signature")."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+sla = pytest.importorskip("scipy.linalg")
+
+import chainrules as cr  # noqa: E402
+from tests.ad.finite_differences import numerical_gradient  # noqa: E402
+
+# No rules of their own (the kit's cases are those of the rules they are built on).
+CASES: list = []
+
+W = np.arange(1.0, 10.0).reshape(3, 3)
+
+
+def stable(v):
+    return v[:9].reshape(3, 3) - 3 * np.eye(3)
+
+
+FUNCTIONS = {
+    "solve_continuous_lyapunov": lambda v: sla.solve_continuous_lyapunov(
+        stable(v), np.outer(v[:3], v[:3]) + np.eye(3)),
+    "solve_lyapunov": lambda v: sla.solve_lyapunov(stable(v), np.eye(3)),
+    "solve_discrete_lyapunov direct": lambda v: sla.solve_discrete_lyapunov(
+        0.1 * stable(v), np.outer(v[:3], v[3:6])),
+    "solve_discrete_lyapunov bilinear": lambda v: sla.solve_discrete_lyapunov(
+        0.1 * stable(v), np.eye(3) + np.diag(v[:3]), method="bilinear"),
+    "expm_frechet": lambda v: sla.expm_frechet(0.3 * stable(v), np.outer(v[:3], v[3:6]))[1],
+    "expm_frechet, expm": lambda v: sla.expm_frechet(0.3 * stable(v), np.eye(3))[0],
+    "companion": lambda v: sla.companion(v[:4]),
+    "solve_toeplitz": lambda v: np.diag(sla.solve_toeplitz(
+        (v[:3] + [3.0, 0.0, 0.0], v[3:6] + [3.0, 0.0, 0.0]), v[6:9])),
+    "matmul_toeplitz": lambda v: np.diag(sla.matmul_toeplitz((v[:3], v[3:6]), v[6:9])),
+}
+
+
+@pytest.mark.parametrize("name", FUNCTIONS)
+def test_values_and_derivatives(name):
+    f = FUNCTIONS[name]
+    v = np.cos(np.arange(9.0)) + 0.5
+    np.testing.assert_allclose(cr.vjp(f, v)[0], f(v), rtol=1e-10, atol=1e-12)  # SciPy's
+
+    def loss(x):
+        return np.sum(W * f(x) ** 2)
+
+    np.testing.assert_allclose(cr.grad(loss)(v), numerical_gradient(loss, v), rtol=1e-6,
+                               atol=1e-8)
+    direction = np.sin(np.arange(9.0))
+    step = 1e-5
+    fd = (cr.grad(loss)(v + step * direction) - cr.grad(loss)(v - step * direction)) / (2 * step)
+    np.testing.assert_allclose(cr.hvp(loss, v, direction), fd, rtol=1e-5, atol=1e-7)
+
+
+def test_errors_are_scipys():
+    with pytest.raises(ValueError, match="at least 2"):
+        cr.grad(lambda v: np.sum(sla.companion(v[:1])))(np.ones(3))
+    with pytest.raises(ValueError, match="Unknown solver"):
+        cr.grad(lambda v: np.sum(sla.solve_discrete_lyapunov(np.diag(v) * 0.1, np.eye(3),
+                                                             method="other")))(np.ones(3))

@@ -162,3 +162,54 @@ def test_nodes_the_function_makes_are_constants(build):
     hessian = cr.hessian(lambda y: np.sum(build(np.linspace(0.0, 5.0, 6), y)(points) ** 2))(y)
     basis = np.stack([build(flat, e)(points) for e in np.eye(6)], axis=1)  # linear in y
     np.testing.assert_allclose(hessian, 2 * basis.T @ basis, rtol=1e-9, atol=1e-12)
+
+
+GRID = (np.linspace(0.0, 1.0, 4), np.linspace(-1.0, 2.0, 5))
+GRID_VALUES = np.cos(np.arange(20.0)).reshape(4, 5)
+QUERY = np.array([[0.1, 0.3], [0.55, 1.7], [0.9, -0.6]])
+
+
+@pytest.mark.parametrize("method", ["linear", "slinear", "nearest"])
+@pytest.mark.parametrize("options", [{}, {"bounds_error": False, "fill_value": None},
+                                     {"bounds_error": False, "fill_value": 0.25}],
+                         ids=["inside", "extrapolated", "filled"])
+def test_regular_grid_interpolator_in_values_and_points(method, options):
+    # before: "float() of a traced value cuts it out of the gradient"
+    query = QUERY if not options else np.vstack([QUERY, [[1.2, 0.4], [0.45, -1.3]]])
+
+    def in_values(v):
+        return np.sum(interpolate.RegularGridInterpolator(GRID, v, method, **options)(query)
+                      ** 2)
+
+    def in_points(q):
+        return np.sum(interpolate.RegularGridInterpolator(GRID, GRID_VALUES, method,
+                                                          **options)(q) ** 2)
+
+    assert cr.vjp(in_values, GRID_VALUES)[0] == pytest.approx(in_values(GRID_VALUES), 1e-13)
+    np.testing.assert_allclose(cr.grad(in_values)(GRID_VALUES),
+                               numerical_gradient(in_values, GRID_VALUES), rtol=1e-6,
+                               atol=1e-9)
+    np.testing.assert_allclose(cr.grad(in_points)(query), numerical_gradient(in_points, query),
+                               rtol=1e-6, atol=1e-9)
+    # linear in the values: the Hessian is 2 B^T B, B the interpolation weights
+    flat = lambda v: in_values(v.reshape(4, 5))  # noqa: E731
+    weights = np.stack([interpolate.RegularGridInterpolator(GRID, e.reshape(4, 5), method,
+                                                            **options)(query)
+                        for e in np.eye(20)], axis=1)
+    if options.get("fill_value") == 0.25:
+        weights = np.where(np.isin(np.arange(len(query)), [3, 4])[:, None], 0.0, weights)
+    np.testing.assert_allclose(cr.hessian(flat)(GRID_VALUES.ravel()), 2 * weights.T @ weights,
+                               rtol=1e-9, atol=1e-12)
+
+
+def test_interpn_and_trailing_value_axes():
+    values = np.cos(np.arange(40.0)).reshape(4, 5, 2)
+
+    def loss(v):
+        return np.sum(interpolate.interpn(GRID, v, QUERY) ** 3)
+
+    np.testing.assert_allclose(cr.grad(loss)(values), numerical_gradient(loss, values),
+                               rtol=1e-6, atol=1e-9)
+    with pytest.raises(cr.TracingError, match="method='cubic'"):
+        cr.grad(lambda v: np.sum(interpolate.RegularGridInterpolator(GRID, v, "cubic")(
+            QUERY)))(GRID_VALUES)

@@ -19,6 +19,11 @@ What the engine uses instead:
   ``evaluate`` (so ``q`` may be traced too). The identity's interpolant costs ``n`` times the
   memory of one: meant for the data sizes interpolation is used with (up to a few thousand
   nodes).
+- **Regular grids.** ``RegularGridInterpolator`` (and ``interpn``, which builds one) with
+  traced values or points, for ``'linear'``, ``'slinear'`` and ``'nearest'``: the value at a
+  point is computed in NumPy operations from the ``2^d`` corners of its cell (each weighted by
+  the product of the point's fractions along the axes) or from the nearest one, the cells
+  found on the plain points; outside the grid, SciPy's fill value or its extrapolation.
 - **Not followed** (loud): traced nodes ``x``; other methods of an interpolant built on traced
   values (``derivative``, ``antiderivative``, ``integrate``, ``roots``, ``solve``) raise a
   `TracingError` rather than answer from the plain values. Reading the coefficients directly
@@ -310,6 +315,93 @@ def _interp1d_zero(self: Any) -> Any:
     return kept
 
 
+# --- RegularGridInterpolator (and interpn): multilinear and nearest, in NumPy operations -------
+
+_GRID_VALUES = "_chainrules_traced_grid_values"
+_GRID_METHODS = {"linear": "linear", "slinear": "linear", "nearest": "nearest"}
+
+
+def _grid_init(original: Any) -> Any:
+    def __init__(self, points: Any, values: Any, *args: Any, **kwargs: Any) -> None:
+        _refuse_traced_nodes("RegularGridInterpolator", points)
+        if not holds_traced(values):
+            return original(self, points, values, *args, **kwargs)
+        fill = args[2] if len(args) > 2 else kwargs.get("fill_value", np.nan)
+        if holds_traced(fill):
+            raise TracingError(
+                "RegularGridInterpolator: fill_value holds a traced value; it is a constant "
+                "to chainrules. Fill the points outside with np.where after the call.")
+        original(self, points, np.asarray(primal_value(values)), *args, **kwargs)
+        self.__dict__[_GRID_VALUES] = values
+
+    return __init__
+
+
+def _grid_call(original: Any) -> Any:
+    def __call__(self, xi: Any, method: Any = None, **options: Any) -> Any:
+        values = self.__dict__.get(_GRID_VALUES)
+        if values is None and not holds_traced(xi):
+            _refuse_traced_interpolant(self)
+            return original(self, xi, method, **options)
+        method = self.method if method is None else method
+        if method not in _GRID_METHODS or options.get("nu") is not None:
+            raise TracingError(
+                f"RegularGridInterpolator: method={method!r}" + (
+                    " with nu=" if options.get("nu") is not None else "") +
+                " is not supported on traced values; chainrules follows 'linear', 'slinear' "
+                "and 'nearest' (values and points), or build a spline of the values "
+                "(make_interp_spline) and evaluate it.")
+        if isinstance(xi, tuple):  # coordinate arrays, broadcast together
+            xi = np.stack(np.broadcast_arrays(*xi), axis=-1)
+        plain = original(self, primal_value(xi), method)  # SciPy's checks and fill values
+        values = self.values if values is None else values
+        return _on_grid(self, values, xi, _GRID_METHODS[method], plain)
+
+    return __call__
+
+
+def _on_grid(self: Any, values: Any, xi: Any, method: str, plain: Any) -> Any:
+    """The interpolant's value at the points ``xi`` (shape ``(..., d)``): the ``2^d`` corners
+    of each point's cell weighted by the products of its fractions along each axis
+    (``linear``), or the nearest corner."""
+    grid, dimensions = self.grid, len(self.grid)
+    points = np.reshape(xi, (-1, dimensions))
+    plain_points = np.asarray(primal_value(points))
+    below, fractions = [], []
+    for axis, nodes in enumerate(grid):
+        nodes = np.asarray(nodes)
+        lower = np.clip(np.searchsorted(nodes, plain_points[:, axis], side="right") - 1, 0,
+                        max(len(nodes) - 2, 0))
+        upper = np.minimum(lower + 1, len(nodes) - 1)
+        width = np.where(upper > lower, nodes[upper] - nodes[lower], 1.0)
+        below.append(lower)
+        fractions.append((points[:, axis] - nodes[lower]) / width)
+    extra = (1,) * (np.ndim(primal_value(values)) - dimensions)
+    if method == "nearest":
+        index = tuple(np.where(np.asarray(primal_value(t)) <= 0.5, lower, lower + 1)
+                      for lower, t in zip(below, fractions))
+        result = values[index]
+    else:
+        result = 0
+        for corner in np.ndindex(*(2,) * dimensions):
+            index = tuple(np.minimum(lower + step, len(nodes) - 1)
+                          for lower, step, nodes in zip(below, corner, grid))
+            weight = 1
+            for t, step in zip(fractions, corner):
+                weight = weight * (t if step else 1 - t)
+            result = result + np.reshape(weight, np.shape(weight) + extra) * values[index]
+    shape = np.shape(plain)
+    result = np.reshape(result, shape)
+    fill = self.fill_value
+    if fill is not None:  # outside the grid: SciPy's fill value (a constant)
+        outside = np.zeros(len(plain_points), bool)
+        for axis, nodes in enumerate(grid):
+            outside |= (plain_points[:, axis] < nodes[0]) | (plain_points[:, axis] > nodes[-1])
+        outside = np.reshape(outside, shape[:len(shape) - len(extra)] + extra)
+        result = np.where(outside, plain, result)
+    return result
+
+
 # --- the swaps --------------------------------------------------------------------------------
 
 _made: list = []
@@ -322,7 +414,7 @@ def swaps() -> list:
         return []
     if _made:
         return _made
-    from scipy.interpolate import BSpline, CubicSpline, PPoly, interp1d
+    from scipy.interpolate import BSpline, CubicSpline, PPoly, RegularGridInterpolator, interp1d
 
     ppoly_base = next(c for c in PPoly.__mro__ if "__call__" in vars(c))
     made = [Swap(ppoly_base, "__call__", _spline_call(vars(ppoly_base)["__call__"]),
@@ -335,7 +427,13 @@ def swaps() -> list:
             Swap(interp1d, "__init__", _interp1d_init(interp1d, vars(interp1d)["__init__"]),
                  vars(interp1d)["__init__"]),
             Swap(interp1d, "__call__", _interp1d_call(interp1d.__call__), INHERITED),
-            Swap(interp1d, "_chainrules_zero", _interp1d_zero, INHERITED)]
+            Swap(interp1d, "_chainrules_zero", _interp1d_zero, INHERITED),
+            Swap(RegularGridInterpolator, "__init__",
+                 _grid_init(vars(RegularGridInterpolator)["__init__"]),
+                 vars(RegularGridInterpolator)["__init__"]),
+            Swap(RegularGridInterpolator, "__call__",
+                 _grid_call(vars(RegularGridInterpolator)["__call__"]),
+                 vars(RegularGridInterpolator)["__call__"])]
     owners = set()
     for cls in (PPoly, BSpline):
         for name in _REFUSED:

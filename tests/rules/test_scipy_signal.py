@@ -225,3 +225,38 @@ def test_lfilter_pullback_in_x_is_the_reversed_filter():
 def test_refused_options_raise_by_name(f, message):
     with pytest.raises(NotImplementedError, match=message):
         cr.grad(lambda x: np.sum(np.abs(f(x)) ** 2))(X2)
+
+
+SAVGOL_OPTIONS = [{}, {"deriv": 1}, {"deriv": 2, "delta": 0.5}, {"mode": "mirror"},
+                  {"mode": "nearest"}, {"mode": "wrap"}, {"mode": "constant", "cval": 0.3}]
+
+
+@pytest.mark.parametrize("options", SAVGOL_OPTIONS, ids=str)
+def test_savgol_filter_through_its_numpy_version(options):
+    # before: AttributeError 'base' from SciPy's convolution; its edges write through views
+    import scipy.signal
+
+    samples = np.cos(np.arange(36.0) * 0.7).reshape(9, 4)
+    weights = np.arange(36.0).reshape(9, 4)
+
+    def loss(x):
+        return np.sum(scipy.signal.savgol_filter(x, 5, 2, axis=0, **options) ** 2 * weights)
+
+    assert cr.vjp(loss, samples)[0] == pytest.approx(loss(samples), rel=1e-13)
+    gradient = cr.grad(loss)(samples)
+    step = 1e-6
+    fd = np.zeros_like(samples)
+    for i in range(samples.size):
+        e = np.zeros(samples.size)
+        e[i] = step
+        fd.flat[i] = (loss(samples + e.reshape(9, 4)) - loss(samples - e.reshape(9, 4))) / (
+            2 * step)
+    np.testing.assert_allclose(gradient, fd, rtol=1e-6, atol=1e-6)
+    # affine in x: the Hessian of the weighted square is 2 S^T W S, S the filter's matrix
+    flat = lambda v: loss(v.reshape(9, 4))  # noqa: E731
+    offset = scipy.signal.savgol_filter(np.zeros((9, 4)), 5, 2, axis=0, **options).ravel()
+    columns = np.stack([scipy.signal.savgol_filter(e.reshape(9, 4), 5, 2, axis=0, **options)
+                        .ravel() - offset for e in np.eye(36)], axis=1)
+    np.testing.assert_allclose(cr.hessian(flat)(samples.ravel()),
+                               2 * columns.T @ (weights.ravel()[:, None] * columns),
+                               rtol=1e-9, atol=1e-9)

@@ -201,6 +201,7 @@ TRACED_PATHS = [
       for name in ("correlate1d", "convolve1d", "correlate", "convolve", "gaussian_filter1d",
                    "gaussian_filter")],
     ("scipy.ndimage", "map_coordinates", "chainrules.rules.scipy.ndimage.interpolation"),
+    ("scipy.signal", "savgol_filter", "chainrules.rules.scipy.signal.savgol"),
     *[("scipy.linalg", name, "chainrules.rules.scipy.linalg.composed")
       for name in ("solve_continuous_lyapunov", "solve_lyapunov", "solve_discrete_lyapunov",
                    "expm_frechet", "companion", "solve_toeplitz", "matmul_toeplitz")],

@@ -100,3 +100,12 @@ def test_refusals_name_what_to_do():
         cr.grad(lambda s: np.sum(ndimage.gaussian_filter(IMAGE, s)))(1.0)
     # outside a trace, SciPy's own functions
     assert ndimage.gaussian_filter.__code__.co_filename.endswith("_filters.py")
+
+
+def test_single_precision_input_gives_single_precision_output_as_scipy():
+    # before: float64 (the float64 weights promoted the traced result; SciPy keeps the input's)
+    x = np.cos(np.arange(9.0)).astype(np.float32)
+    for call in (lambda v: ndimage.convolve1d(v, [0.25, 0.5, 0.25]),
+                 lambda v: ndimage.gaussian_filter(v, 1.0),
+                 lambda v: ndimage.correlate(v, np.array([1.0, -1.0]))):
+        assert cr.vjp(call, x)[0].dtype == call(x).dtype == np.float32

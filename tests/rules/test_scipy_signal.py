@@ -260,3 +260,13 @@ def test_savgol_filter_through_its_numpy_version(options):
     np.testing.assert_allclose(cr.hessian(flat)(samples.ravel()),
                                2 * columns.T @ (weights.ravel()[:, None] * columns),
                                rtol=1e-9, atol=1e-9)
+
+
+def test_savgol_filter_keeps_single_precision():
+    import scipy.signal
+
+    x = np.cos(np.arange(9.0)).astype(np.float32)
+    traced = cr.vjp(lambda v: scipy.signal.savgol_filter(v, 5, 2), x)[0]
+    assert traced.dtype == np.float32
+    np.testing.assert_allclose(traced, scipy.signal.savgol_filter(x, 5, 2), rtol=1e-5,
+                               atol=1e-6)

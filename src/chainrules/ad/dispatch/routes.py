@@ -202,6 +202,10 @@ TRACED_PATHS = [
                    "gaussian_filter")],
     ("scipy.ndimage", "map_coordinates", "chainrules.rules.scipy.ndimage.interpolation"),
     ("scipy.signal", "savgol_filter", "chainrules.rules.scipy.signal.savgol"),
+    *[("scipy.fft", name, "chainrules.rules.scipy.fft.transforms")
+      for name in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2",
+                   "irfft2", "fftn", "ifftn", "rfftn", "irfftn", "fftshift", "ifftshift",
+                   "dct", "idct", "dst", "idst", "dctn", "idctn", "dstn", "idstn")],
     *[("scipy.linalg", name, "chainrules.rules.scipy.linalg.composed")
       for name in ("solve_continuous_lyapunov", "solve_lyapunov", "solve_discrete_lyapunov",
                    "expm_frechet", "companion", "solve_toeplitz", "matmul_toeplitz")],

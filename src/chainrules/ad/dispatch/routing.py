@@ -169,7 +169,13 @@ def _new_routes() -> list:
             continue
         _seen_routes.add(entry)
         function = getattr(module, entry[1], None)
-        if type(function) is types.FunctionType:
+        if function is not None and type(function) is not types.FunctionType:
+            # a compiled callable (scipy.fft's uarray functions): in the module namespace,
+            # and wherever the program bound it to a name (`from scipy.fft import rfft`)
+            replacement = traced_path(function, entry[2], entry[1])
+            plan.append(Swap(module, entry[1], replacement, function))
+            _add_bound(function, replacement)
+        elif type(function) is types.FunctionType:
             rerouted = REROUTED.get(function)
             if rerouted is None:
                 rerouted = REROUTED[function] = Rerouted(
@@ -261,6 +267,15 @@ _BOUND = {id(ORIGINALS[name]): (ORIGINALS[name], replacement)
 _BOUND.update({id(original): (original, replacement)
                for original, replacement in math_functions.REPLACED.items()})
 _REPLACED_ORIGINALS = {name: ORIGINALS[name] for name in REPLACEMENTS}
+
+
+def _add_bound(original: Any, replacement: Any) -> None:
+    """Look for names bound to ``original`` too (scanned again at the next trace)."""
+    global _bound_key
+    if id(original) not in _BOUND:
+        _BOUND[id(original)] = (original, replacement)
+        _bound_key = -1
+        _scans.clear()
 _bound_plan: list = []
 _bound_key = -1  # len(sys.modules) that `_bound_plan` was made for
 _installed_bound: list = []

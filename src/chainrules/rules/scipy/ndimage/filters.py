@@ -84,8 +84,11 @@ def _correlate(name: str, input: Any, weights: Any, mode: Any, cval: float,
         window = tuple(slice(o, o + n) for o, n in zip(offset, input.shape))
         total = total + weight * padded[window]
     result = total if np.ndim(total) else np.zeros_like(input) + total
-    return result.astype(np.result_type(input.dtype, weights.dtype), copy=False) \
-        if np.result_type(input.dtype, weights.dtype).kind in "fc" else result
+    common = np.result_type(input.dtype, weights.dtype)
+    # SciPy's output has the input's dtype (float32 stays float32), complex where the weights
+    # make it so
+    dtype = input.dtype if input.dtype.kind == common.kind else common
+    return result.astype(dtype, copy=False) if dtype.kind in "fc" else result
 
 
 def correlate1d(input: Any, weights: Any, axis: int = -1, output: Any = None,

@@ -27,7 +27,7 @@ _MODES = ("mirror", "constant", "nearest", "interp", "wrap")
 def _edge_fit(window_length: int, polyorder: int, deriv: int, delta: float) -> np.ndarray:
     """``fit[i, j]``: the weight of sample ``j`` of a window in the value (or derivative) at
     position ``i`` of the polynomial of degree ``polyorder`` fitted to the window."""
-    positions = np.arange(window_length, dtype=np.float64)
+    positions = np.arange(window_length, dtype="float64")
     coefficients = np.polyfit(positions, np.eye(window_length), polyorder)
     for _ in range(deriv):  # the derivative of each column's polynomial
         degree = coefficients.shape[0] - 1
@@ -49,10 +49,10 @@ def savgol_filter(x: Any, window_length: int, polyorder: int, deriv: int = 0,
     if mode not in _MODES:
         raise ValueError("mode must be 'mirror', 'constant', 'nearest' 'wrap' or 'interp'.")
     x = np.asarray(x)
-    if x.dtype != np.float64 and x.dtype != np.float32:
-        x = x.astype(np.float64)
+    if x.dtype.char not in "fd":  # (by code: while tracing, np.float64 casts traced values)
+        x = x.astype("float64")
     coefficients = scipy.signal.savgol_coeffs(window_length, polyorder, deriv=deriv,
-                                              delta=delta)
+                                              delta=delta).astype(x.dtype)
     if mode != "interp":
         return scipy.ndimage.convolve1d(x, coefficients, axis=axis, mode=mode, cval=cval)
     n = np.shape(x)[axis]

@@ -154,7 +154,7 @@ CATEGORIES: dict[str, list[str]] = {
             "betaincinv", "ndtri_exp", "chdtr", "chdtrc", "gdtr", "gdtrc", "pdtr", "pdtrc",
             "stdtr", "zetac", "kn", "hankel1", "hankel2", "jve", "yve", "struve", "modstruve",
             "spherical_jn", "spherical_yn", "spherical_in", "spherical_kn", "sici", "shichi",
-            "fresnel", "airy", "agm", "ellipj")],
+            "fresnel", "airy", "agm", "ellipj", "betaincc", "betainccinv")],
     ],
     "scipy parameter derivatives (chainrules' own functions, used by the rules above)": [
         "chainrules.rules.scipy.special.parameters.gammainc_da",

@@ -123,6 +123,9 @@ def _inverse_and_distribution_cases():
     ]
     if hasattr(sp, "betainccinv"):  # SciPy 1.12
         cases.append(case(sp.betainccinv, a, np.array([1.9, 1.6, 2.7]), unit))
+    if hasattr(sp, "betaincc"):
+        cases += [case(sp.betaincc, a, np.array([1.9, 1.6, 2.7]), unit),
+                  case(sp.betaincc, 2, 3, unit)]
     return cases
 
 

@@ -136,6 +136,10 @@ scalar_rule_deferring(sps.gammaincc, (lambda y, a, x: gammaincc_da(a, x),
 scalar_rule_deferring(sps.betainc, (lambda y, a, b, x: betainc_da(a, b, x),
                                     lambda y, a, b, x: betainc_db(a, b, x), _betainc_x),
                       (0, 1))
+if hasattr(sps, "betaincc"):  # SciPy 1.11: 1 - betainc, computed without the cancellation
+    scalar_rule_deferring(sps.betaincc, (lambda y, a, b, x: -betainc_da(a, b, x),
+                                         lambda y, a, b, x: -betainc_db(a, b, x),
+                                         lambda y, a, b, x: -_betainc_x(None, a, b, x)), (0, 1))
 
 # zeta(x, q): SciPy's Python function calls this ufunc, so its rule serves both
 scalar_rule_deferring(_hurwitz_zeta, (lambda y, s, q: zeta_dx(s, q),

@@ -109,3 +109,46 @@ def test_single_precision_input_gives_single_precision_output_as_scipy():
                  lambda v: ndimage.gaussian_filter(v, 1.0),
                  lambda v: ndimage.correlate(v, np.array([1.0, -1.0]))):
         assert cr.vjp(call, x)[0].dtype == call(x).dtype == np.float32
+
+
+_IMAGE = np.cos(np.arange(30.0) * 0.8).reshape(5, 6)
+MORE_FILTERS = {
+    "uniform_filter1d": lambda v: ndimage.uniform_filter1d(v, 4, origin=1, mode="nearest"),
+    "uniform_filter": lambda v: ndimage.uniform_filter(v, (2, 3), mode="wrap"),
+    "sobel": lambda v: ndimage.sobel(v),
+    "sobel constant": lambda v: ndimage.sobel(v, axis=0, mode="constant", cval=0.5),
+    "prewitt": lambda v: ndimage.prewitt(v, 1),
+    "laplace": lambda v: ndimage.laplace(v, mode="mirror"),
+    "shift": lambda v: ndimage.shift(v, (0.4, -1.2), order=1, mode="nearest"),
+    "shift order 0": lambda v: ndimage.shift(v, (1.4, -1.2), order=0, mode="grid-wrap"),
+    "zoom": lambda v: ndimage.zoom(v, (1.5, 0.7), order=1),
+    "zoom order 0": lambda v: ndimage.zoom(v, 1.7, order=0),
+}
+
+
+@pytest.mark.parametrize("name", MORE_FILTERS)
+def test_more_filters_and_resampling_match_scipy_and_differentiate(name):
+    # before: ArrayConversionError from SciPy's C code (uniform filters, shift, zoom) or
+    # "output=array" (sobel, prewitt, laplace chain correlate1d through an output array)
+    call = MORE_FILTERS[name]
+    expected = call(_IMAGE)
+    np.testing.assert_allclose(cr.vjp(call, _IMAGE)[0], expected, rtol=1e-13, atol=1e-13)
+    weights = np.arange(np.size(expected), dtype=float).reshape(np.shape(expected))
+
+    def loss(v):
+        return np.sum(call(v) ** 2 * weights)
+
+    np.testing.assert_allclose(cr.grad(loss)(_IMAGE), numerical_gradient(loss, _IMAGE),
+                               rtol=1e-6, atol=1e-6)
+
+
+def test_shift_in_its_shift_and_higher_orders_refused():
+    line = np.cos(np.arange(9.0))
+
+    def loss(t):
+        return np.sum(ndimage.shift(line, t[0], order=1) ** 2 * np.arange(9.0))
+
+    t = np.array([0.3])
+    np.testing.assert_allclose(cr.grad(loss)(t), numerical_gradient(loss, t), rtol=1e-6)
+    with pytest.raises(NotImplementedError, match="zoom of order 3"):
+        cr.grad(lambda v: np.sum(ndimage.zoom(v, 2)))(_IMAGE)

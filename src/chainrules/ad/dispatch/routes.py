@@ -199,8 +199,10 @@ ROUTED = [("numpy", "apply_along_axis"), ("numpy", "piecewise"), ("numpy", "appl
 TRACED_PATHS = [
     *[("scipy.ndimage", name, "chainrules.rules.scipy.ndimage.filters")
       for name in ("correlate1d", "convolve1d", "correlate", "convolve", "gaussian_filter1d",
-                   "gaussian_filter")],
-    ("scipy.ndimage", "map_coordinates", "chainrules.rules.scipy.ndimage.interpolation"),
+                   "gaussian_filter", "uniform_filter1d", "uniform_filter", "sobel", "prewitt",
+                   "laplace")],
+    *[("scipy.ndimage", name, "chainrules.rules.scipy.ndimage.interpolation")
+      for name in ("map_coordinates", "shift", "zoom")],
     ("scipy.signal", "savgol_filter", "chainrules.rules.scipy.signal.savgol"),
     *[("scipy.fft", name, "chainrules.rules.scipy.fft.transforms")
       for name in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2",

@@ -1,3 +1,4 @@
 """``scipy.ndimage`` written in NumPy for traced values: `filters` (``correlate``,
-``convolve``, their 1-D forms, ``gaussian_filter``) and `interpolation` (``map_coordinates`` of
+``convolve``, their 1-D forms, ``gaussian_filter``, ``uniform_filter``, ``sobel``,
+``prewitt``, ``laplace``) and `interpolation` (``map_coordinates``, ``shift`` and ``zoom`` of
 order 0 and 1)."""

@@ -1,6 +1,7 @@
 """``scipy.ndimage``'s linear filters written in NumPy operations, so that an engine traces
-them: ``correlate1d``, ``convolve1d``, ``correlate``, ``convolve``, ``gaussian_filter1d`` and
-``gaussian_filter``, differentiable in the input and in the weights, at every order.
+them: ``correlate1d``, ``convolve1d``, ``correlate``, ``convolve``, ``gaussian_filter1d``,
+``gaussian_filter``, ``uniform_filter1d``, ``uniform_filter``, ``sobel``, ``prewitt`` and
+``laplace``, differentiable in the input and in the weights, at every order.
 
 SciPy computes these in C; an engine reaches these versions instead when an argument holds
 traced values (chainrules routes the SciPy functions here while a trace is active). Each is the
@@ -25,7 +26,8 @@ from typing import Any
 import numpy as np
 
 __all__ = ["correlate1d", "convolve1d", "correlate", "convolve", "gaussian_filter1d",
-           "gaussian_filter"]
+           "gaussian_filter", "uniform_filter1d", "uniform_filter", "sobel", "prewitt",
+           "laplace"]
 
 _PAD_MODES = {"reflect": "symmetric", "grid-mirror": "symmetric", "mirror": "reflect",
               "nearest": "edge", "wrap": "wrap", "grid-wrap": "wrap", "constant": "constant",
@@ -183,3 +185,67 @@ def gaussian_filter(input: Any, sigma: Any, order: Any = 0, output: Any = None,
         if _number("sigma", s) > 1e-15:
             result = gaussian_filter1d(result, s, axis, o, None, m, cval, truncate, radius=r)
     return result + 0.0 if result is input else result
+
+
+def uniform_filter1d(input: Any, size: int, axis: int = -1, output: Any = None,
+                     mode: str = "reflect", cval: float = 0.0, origin: int = 0) -> Any:
+    """``scipy.ndimage.uniform_filter1d``: the mean of ``size`` neighbours along ``axis``."""
+    _refuse_output("uniform_filter1d", output)
+    size = int(size)
+    if size < 1:
+        raise RuntimeError("incorrect filter size")
+    return correlate1d(input, np.full(size, 1.0 / size), axis, None, mode, cval, origin)
+
+
+def uniform_filter(input: Any, size: Any = 3, output: Any = None, mode: Any = "reflect",
+                   cval: float = 0.0, origin: Any = 0, *, axes: Any = None) -> Any:
+    """``scipy.ndimage.uniform_filter``: ``uniform_filter1d`` along each axis."""
+    _refuse_output("uniform_filter", output)
+    input = np.asarray(input)
+    axes = list(range(input.ndim)) if axes is None else \
+        [a % input.ndim for a in ((axes,) if np.ndim(axes) == 0 else axes)]
+    count = len(axes)
+    sizes, modes, origins = (_per_axis(size, count), _per_axis(mode, count),
+                             _per_axis(origin, count))
+    result = input
+    for axis, n, m, o in zip(axes, sizes, modes, origins):
+        if int(n) > 1:
+            result = uniform_filter1d(result, n, axis, None, m, cval, o)
+    return result + 0.0 if result is input else result
+
+
+def _derivative_filter(name: str, smoothing: list) -> Any:
+    def derivative(input: Any, axis: int = -1, output: Any = None, mode: Any = "reflect",
+                   cval: float = 0.0) -> Any:
+        _refuse_output(name, output)
+        input = np.asarray(input)
+        axis = axis % input.ndim
+        modes = _per_axis(mode, input.ndim)
+        result = correlate1d(input, [-1.0, 0.0, 1.0], axis, None, modes[axis], cval, 0)
+        for other in range(input.ndim):
+            if other != axis:
+                result = correlate1d(result, smoothing, other, None, modes[other], cval, 0)
+        return result
+
+    derivative.__name__ = derivative.__qualname__ = name
+    derivative.__doc__ = (f"``scipy.ndimage.{name}``: a central difference along ``axis``, "
+                          f"smoothed by {smoothing} along the others.")
+    return derivative
+
+
+sobel = _derivative_filter("sobel", [1.0, 2.0, 1.0])
+prewitt = _derivative_filter("prewitt", [1.0, 1.0, 1.0])
+
+
+def laplace(input: Any, output: Any = None, mode: Any = "reflect", cval: float = 0.0, *,
+            axes: Any = None) -> Any:
+    """``scipy.ndimage.laplace``: the sum of the second differences along the axes."""
+    _refuse_output("laplace", output)
+    input = np.asarray(input)
+    axes = list(range(input.ndim)) if axes is None else \
+        [a % input.ndim for a in ((axes,) if np.ndim(axes) == 0 else axes)]
+    modes = _per_axis(mode, len(axes))
+    result: Any = 0.0
+    for axis, m in zip(axes, modes):
+        result = result + correlate1d(input, [1.0, -2.0, 1.0], axis, None, m, cval, 0)
+    return result

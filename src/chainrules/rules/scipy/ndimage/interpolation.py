@@ -1,6 +1,7 @@
 """``scipy.ndimage.map_coordinates`` of order 0 and 1 written in NumPy operations, so that an
 engine traces it: differentiable in the input (linear) and, for order 1, in the coordinates
-(piecewise linear), at every order.
+(piecewise linear), at every order. ``shift`` and ``zoom`` of the same orders read the input
+at their coordinates through it (``zoom``'s corners on the input's, as SciPy maps them).
 
 Order 1 is the weighted sum over the ``2**ndim`` corners of each point's cell, the weights
 products of ``t`` and ``1 - t`` (``t`` the coordinate's fractional part); order 0 takes the
@@ -26,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["map_coordinates"]
+__all__ = ["map_coordinates", "shift", "zoom"]
 
 _MODES = ("constant", "grid-constant", "nearest", "reflect", "grid-mirror", "mirror",
           "grid-wrap")
@@ -96,3 +97,45 @@ def map_coordinates(input: Any, coordinates: Any, output: Any = None, order: int
             outside = outside | (coordinates[a] < 0) | (coordinates[a] > shape[a] - 1)
         total = np.where(outside, cval, total)
     return total
+
+
+def _order(name: str, order: int) -> int:
+    if order not in (0, 1):
+        raise NotImplementedError(
+            f"scipy.ndimage.{name} of order {order} with traced values: only orders 0 and 1 "
+            f"are differentiated (higher orders prefilter with a spline). Pass order=1 "
+            f"(linear interpolation).")
+    return order
+
+
+def shift(input: Any, shift: Any, output: Any = None, order: int = 3, mode: str = "constant",
+          cval: float = 0.0, prefilter: bool = True) -> Any:
+    """``scipy.ndimage.shift`` for ``order`` 0 and 1: the input read at each index less
+    ``shift`` (`map_coordinates`), differentiable in the input and in ``shift``."""
+    _order("shift", order)
+    input = np.asarray(input)
+    shape = np.shape(input)
+    shifts = shift if np.ndim(shift) else [shift] * len(shape)
+    grid = np.indices(shape, dtype=np.float64)
+    coordinates = np.stack([grid[axis] - shifts[axis] for axis in range(len(shape))])
+    return map_coordinates(input, coordinates, output, order, mode, cval, prefilter)
+
+
+def zoom(input: Any, zoom: Any, output: Any = None, order: int = 3, mode: str = "constant",
+         cval: float = 0.0, prefilter: bool = True, *, grid_mode: bool = False) -> Any:
+    """``scipy.ndimage.zoom`` for ``order`` 0 and 1 and ``grid_mode=False``: the output's
+    corners on the input's (SciPy's mapping), the rest read by `map_coordinates`."""
+    _order("zoom", order)
+    if grid_mode:
+        raise NotImplementedError("scipy.ndimage.zoom with grid_mode=True and traced values: "
+                                  "call it with grid_mode=False.")
+    input = np.asarray(input)
+    shape = np.shape(input)
+    factors = [float(z) for z in (zoom if np.ndim(zoom) else [zoom] * len(shape))]
+    out_shape = tuple(int(round(n * z)) for n, z in zip(shape, factors))
+    axes = []
+    for n, m in zip(shape, out_shape):
+        step = (n - 1) / (m - 1) if m > 1 else 1.0
+        axes.append(np.arange(m, dtype=np.float64) * step)
+    coordinates = np.stack(np.meshgrid(*axes, indexing="ij"))
+    return map_coordinates(input, coordinates, output, order, mode, cval, prefilter)

@@ -214,7 +214,8 @@ _EXCLUDED_GROUPS: dict[str, str] = {
         "np.fft.fftfreq np.fft.rfftfreq np.fromfunction"),
     "Python-object helpers: plain functions on Python objects and flags, not dispatched": (
         "np.isscalar np.iterable np.isfortran np.safe_eval np.byte_bounds np.get_array_wrap"),
-    "iterators and index helpers: classes that walk arrays (index the traced array instead)": (
+    "iterators and index helpers: classes that walk arrays (index the traced array instead; "
+    "np.ndenumerate of a traced array reads each element by indexing)": (
         "np.broadcast np.flatiter np.ndenumerate np.ndindex np.nditer np.nested_iters "
         "np.ndarray np.ix_"),
     "np.matrix, record and character arrays: subclasses with their own semantics, not "

@@ -266,6 +266,8 @@ LISTED = {
     "strides": "memory layout of a buffer: traced values have none",
     "fill": "an array write (ad/dispatch/writes.py): tested in tests/ad/test_writes.py",
     "put": "an array write (ad/dispatch/writes.py): tested in tests/ad/test_writes.py",
+    "sort": "an array write of np.sort's values: tested in tests/ad/test_writes.py",
+    "partition": "an array write of np.partition's values: tested in tests/ad/test_writes.py",
 }
 
 
@@ -611,3 +613,17 @@ def test_a_traced_value_compared_with_a_string_answers_as_numpy_does():
     step = 1e-6
     assert cr.grad(norm)(3.0) == pytest.approx(
         (norm(3.0 + step) - norm(3.0 - step)) / (2 * step), rel=1e-7)
+
+
+def test_ndenumerate_of_a_traced_array():
+    # before: AttributeError: 'Traced' object has no attribute 'coords'
+    m = np.arange(6.0).reshape(2, 3) + 0.5
+
+    def loss(v):
+        return sum(value ** 2 * (i + 2 * j) for (i, j), value in np.ndenumerate(v))
+
+    weights = np.add.outer(np.arange(2.0), 2 * np.arange(3.0))
+    np.testing.assert_allclose(cr.grad(loss)(m), 2 * m * weights)
+    seen = []
+    cr.grad(lambda v: seen.extend(i for i, _ in np.ndenumerate(v)) or np.sum(v))(m)
+    assert seen == [index for index, _ in np.ndenumerate(m)]  # NumPy's order

@@ -802,3 +802,34 @@ def test_writes_into_a_held_view_of_a_temporary_with_views_alive():
     x = np.linspace(0.1, 1.2, 12)
     np.testing.assert_allclose(cr.grad(program)(x), numerical_gradient(program, x),
                                rtol=1e-6, atol=1e-8)
+
+
+def test_sort_and_partition_methods_write_in_place():
+    # before: "x.sort() on a traced array is not supported: it sorts the array in place"
+    x = np.array([0.3, 1.2, -0.5, 0.8])
+
+    def sorted_in_place(v):
+        y = v * 1.0
+        y.sort()
+        return np.sum(y * np.arange(1.0, 5.0))
+
+    # each element's weight is its rank's
+    np.testing.assert_allclose(cr.grad(sorted_in_place)(x), np.argsort(np.argsort(x)) + 1.0)
+
+    def columns_sorted(v):
+        y = v.reshape(2, 2) ** 2
+        y.sort(axis=0)
+        return np.sum(y * np.array([[1.0, 2.0], [3.0, 4.0]]))
+
+    expected = numerical_gradient(columns_sorted, x)
+    np.testing.assert_allclose(cr.grad(columns_sorted)(x), expected, rtol=1e-6, atol=1e-8)
+
+    def partitioned(v):
+        y = v ** 2
+        y.partition(2)
+        return y[2] + np.sum(y[:2])
+
+    np.testing.assert_allclose(cr.grad(partitioned)(x), numerical_gradient(partitioned, x),
+                               rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(cr.hessian(partitioned)(x), np.diag([2.0, 0.0, 2.0, 2.0]),
+                               atol=1e-12)

@@ -44,7 +44,8 @@ __all__ = ["REFUSED_METHODS", "install"]
 # NumPy's functions that methods and properties record, bound at import: during a trace,
 # NumPy's namespace holds the wrappers of `array_likes`, which have no rules of their own.
 _FUNCTIONS = {name: getattr(np, name) for name in (
-    "compress", "ravel", "reshape", "transpose", "swapaxes", "real", "imag", "copy")}
+    "compress", "ravel", "reshape", "transpose", "swapaxes", "real", "imag", "copy", "sort",
+    "partition")}
 
 
 def _method(function: Any) -> Any:
@@ -89,8 +90,6 @@ def _refusing(name: str, why: str) -> Any:
 # In place or about memory: refused, each with the reason and what to write instead.
 REFUSED_METHODS = {
     "itemset": "writes into the array (use np.where)",
-    "sort": "sorts the array in place (use np.sort(x))",
-    "partition": "partitions the array in place (use np.partition(x, k))",
     "resize": "resizes the array in place (use np.resize(x, shape))",
     "setfield": "writes into the array's memory",
     "setflags": "changes the array's memory flags",
@@ -277,6 +276,13 @@ class _ArrayInterface:
 
     def put(self, indices, values, mode="raise"):
         _PUT(self, indices, values, mode)
+
+    def sort(self, axis=-1, kind=None, order=None):
+        # in place: the sorted values written over the array's (an array write)
+        writes.write(self, Ellipsis, _FUNCTIONS["sort"](self, axis, kind, order))
+
+    def partition(self, kth, axis=-1, kind="introselect", order=None):
+        writes.write(self, Ellipsis, _FUNCTIONS["partition"](self, kth, axis, kind, order))
 
     # --- ndarray methods: each one is its NumPy function (bound when this module is imported:
     # during a trace NumPy's namespace holds the wrappers of `array_likes`), reads the primal

@@ -203,6 +203,7 @@ TRACED_PATHS = [
                    "laplace")],
     *[("scipy.ndimage", name, "chainrules.rules.scipy.ndimage.interpolation")
       for name in ("map_coordinates", "shift", "zoom")],
+    ("numpy", "ndenumerate", "chainrules.rules.numpy.iteration"),
     ("scipy.signal", "savgol_filter", "chainrules.rules.scipy.signal.savgol"),
     *[("scipy.fft", name, "chainrules.rules.scipy.fft.transforms")
       for name in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2",

@@ -50,6 +50,11 @@ CASES = [
     case(vectorized_call, np.multiply, x, 2.0),
     case(vectorized_call, np.hypot, x.reshape(3, 1), np.array([1.0, 2.0])),   # broadcasting
     case(vectorized_call, _square, np.arange(3), config=_square_config),       # a closure
+    # a signature: calls on core slices, the loop dimensions broadcast
+    case(vectorized_call, np.linalg.norm, matrix, signature="(n)->()"),
+    case(vectorized_call, np.inner, matrix, x, signature="(n),(n)->()"),
+    case(vectorized_call, np.outer, matrix, x[:2], signature="(n),(m)->(n,m)"),
+    case(vectorized_call, np.cumsum, matrix.astype(np.float32), signature="(n)->(n)"),
     case(np.apply_along_axis, np.sum, 1, matrix),
     case(np.apply_along_axis, np.cumsum, 0, matrix),
     case(np.apply_along_axis, np.prod, -1, matrix.astype(np.float32)),
@@ -65,6 +70,33 @@ CASES = [
 @pytest.mark.parametrize("rule_case", CASES, ids=lambda c: c.id)
 def test_higher_order_rule(rule_case):
     check_case(rule_case)
+
+
+def test_vectorize_with_a_signature_through_the_engine():
+    # before: "np.vectorize(...) with excluded=, signature= or keyword arguments is not
+    # differentiable yet"
+    import chainrules as cr
+    from tests.ad.finite_differences import numerical_gradient
+
+    rows = np.cos(np.arange(9.0)).reshape(3, 3)
+
+    def loss(v):
+        norms = np.vectorize(lambda r: np.sqrt(r @ r), signature="(n)->()")(v)
+        pairs = np.vectorize(lambda a, b: np.outer(a, b) * a[0], signature="(n),(m)->(n,m)")(
+            v[:2], v[2])
+        return np.sum(norms * np.arange(3.0)) + np.sum(pairs ** 2)
+
+    np.testing.assert_allclose(cr.grad(loss)(rows), numerical_gradient(loss, rows), rtol=1e-6,
+                               atol=1e-8)
+    flat = lambda w: loss(w.reshape(3, 3))  # noqa: E731
+    direction = np.sin(np.arange(9.0))
+    step = 1e-5
+    fd = (cr.grad(flat)(rows.ravel() + step * direction)
+          - cr.grad(flat)(rows.ravel() - step * direction)) / (2 * step)
+    np.testing.assert_allclose(cr.hvp(flat, rows.ravel(), direction), fd, rtol=1e-5, atol=1e-7)
+    with pytest.raises(NotImplementedError, match="several outputs"):
+        cr.grad(lambda v: np.sum(np.vectorize(lambda r: (r, r), signature="(n)->(n),(n)")(
+            v)[0]))(rows)
 
 
 def test_apply_over_axes_with_a_closure_through_the_engine():

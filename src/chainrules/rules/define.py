@@ -293,10 +293,18 @@ class Call:
         return self._memo[compute]
 
     def apply(self, value: Any, position: int = 0) -> Any:
-        """``f`` with ``value`` in place of positional argument ``position``, options kept."""
-        args = list(self.args)
+        """``f`` with ``value`` in place of positional argument ``position``, options kept,
+        but for ``initial=``, a constant that ``np.sum`` adds: 0 (the tangent of a linear
+        function is the function of the tangent, without its constant term)."""
+        args, kwargs = list(self.args), self.kwargs
         args[position] = value
-        return self.rule.f(*args, **self.kwargs)
+        if "initial" in self.rule.defaults and self["initial"] is not None:
+            at = self.rule.positions.get("initial", len(args))
+            if at < len(args):
+                args[at] = 0
+            else:
+                kwargs = {**kwargs, "initial": 0}
+        return self.rule.f(*args, **kwargs)
 
     def forget_values(self) -> None:
         """Keep only the first argument's shape, dtype and (for a reduction: a function with a

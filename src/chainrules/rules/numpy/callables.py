@@ -14,6 +14,7 @@ reverse mode when the callable has no frule of its own.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Callable
 
 import numpy as np
@@ -89,6 +90,41 @@ def _scatter(shape: tuple, dtype: Any, parts: list) -> Any:
     return np.reshape(flat[np.argsort(np.concatenate(positions))], shape)
 
 
+def _refuse_vectorize_options(pyfunc: Callable, excluded: Any, kwargs: dict) -> None:
+    if excluded or kwargs:
+        raise NotImplementedError(
+            f"np.vectorize({function_name(pyfunc)}) with excluded= or keyword arguments is not "
+            f"differentiable yet; pass every vectorized argument positionally.")
+
+
+def _loop(pyfunc: Callable, args: tuple, signature: Any) -> tuple:
+    """``(loop shape, arguments)``: the arguments broadcast over their loop dimensions (all
+    of them without a ``signature``; those before each argument's core dimensions with one,
+    as ``np.vectorize`` reads ``"(n),(n)->()"``), so that ``a[index]`` is one call's slice."""
+    if signature is None:
+        arrays = _broadcast(args)
+        return (arrays[0].shape if arrays else ()), arrays
+    inputs, _, outputs = str(signature).replace(" ", "").partition("->")
+    core = [len([d for d in group.split(",") if d])
+            for group in re.findall(r"\(([^()]*)\)", inputs)]
+    if len(re.findall(r"\(([^()]*)\)", outputs)) != 1:
+        raise NotImplementedError(
+            f"np.vectorize({function_name(pyfunc)}, signature={signature!r}): several "
+            f"outputs are not differentiable yet; return one array (stack the outputs).")
+    if len(core) != len(args):
+        raise TypeError(f"wrong number of positional arguments: expected {len(core)}, got "
+                        f"{len(args)}")
+    loops = [np.shape(a)[:np.ndim(a) - count] for a, count in zip(args, core)]
+    shape = np.broadcast_shapes(*loops)
+    return shape, [np.broadcast_to(np.asarray(a), shape + np.shape(a)[np.ndim(a) - count:])
+                   for a, count in zip(args, core)]
+
+
+def _core_shape(results: list) -> tuple:
+    """The shape of one call's output (the core dimensions of a ``signature``)."""
+    return np.shape(results[0]) if results else ()
+
+
 def _no_cotangents(count: int) -> tuple:
     return (NoTangent(),) * count
 
@@ -96,19 +132,15 @@ def _no_cotangents(count: int) -> tuple:
 @rrule.register(vectorized_call, config=True)
 def _vectorize_rule(config: RuleConfig, pyfunc: Callable, *args: Any, otypes: Any = None,
                     excluded: Any = None, signature: Any = None, **kwargs: Any):
-    if excluded or signature is not None or kwargs:
-        raise NotImplementedError(
-            f"np.vectorize({function_name(pyfunc)}) with excluded=, signature= or keyword arguments is "
-            f"not differentiable yet; pass every vectorized argument positionally.")
-    arrays = _broadcast(args)
-    shape = arrays[0].shape if arrays else ()
+    _refuse_vectorize_options(pyfunc, excluded, kwargs)
+    shape, arrays = _loop(pyfunc, args, signature)
     results, pullbacks = [], []
     for index in np.ndindex(shape):
         y_i, pullback_i = rrule_via_ad(config, pyfunc, *[a[index] for a in arrays])
         results.append(y_i)
         pullbacks.append(pullback_i)
     dtype = np.dtype(otypes[0]) if otypes else None
-    y = np.array(results, dtype=dtype).reshape(shape)
+    y = np.array(results, dtype=dtype).reshape(shape + _core_shape(results))
     projectors = [ProjectTo(a) for a in args]
 
     def vectorize_pullback(dy: Any) -> tuple:
@@ -117,15 +149,16 @@ def _vectorize_rule(config: RuleConfig, pyfunc: Callable, *args: Any, otypes: An
             return _no_cotangents(2 + len(args))
         function_tangent: Any = ZeroTangent()
         buffers = _Buffers(arrays)
-        dy = np.broadcast_to(dy, shape)
+        dy = np.broadcast_to(dy, y.shape)
         for index, pullback_i in zip(np.ndindex(shape), pullbacks):
             cotangents = pullback_i(dy[index])
             function_tangent = accumulate(function_tangent, cotangents[0], owned=True)
             for position in range(len(arrays)):
                 buffers.add(position, index, cotangents[position + 1])
         argument_cotangents = [
-            NoTangent() if buffer is None else project(unbroadcast(buffer, np.shape(arg)))
-            for buffer, project, arg in zip(buffers.buffers, projectors, args)]
+            NoTangent() if buffer is None else project(unbroadcast(unthunk(buffer), np.shape(arg)))
+            for buffer, project, arg in zip(buffers.buffers, projectors, args)]  # (a SparseSum
+        # of traced slices at order 2 is made dense first)
         return (NoTangent(), function_tangent, *argument_cotangents)
 
     return y, vectorize_pullback
@@ -329,15 +362,11 @@ def _dense_output_tangent(y: np.ndarray, parts: list, positions: list) -> Any:
 def _vectorize_frule(config: RuleConfig, tangents: tuple, pyfunc: Callable, *args: Any,
                      otypes: Any = None, excluded: Any = None, signature: Any = None,
                      **kwargs: Any):
-    if excluded or signature is not None or kwargs:
-        raise NotImplementedError(
-            f"np.vectorize({function_name(pyfunc)}) with excluded=, signature= or keyword arguments is "
-            f"not differentiable yet; pass every vectorized argument positionally.")
+    _refuse_vectorize_options(pyfunc, excluded, kwargs)
     function_tangent, *argument_tangents = _tangents_of(tangents, 1 + len(args))
-    arrays = _broadcast(args)
-    shape = arrays[0].shape if arrays else ()
-    argument_tangents = [t if isinstance(t, AbstractZero) else np.broadcast_to(t, shape)
-                         for t in argument_tangents]
+    shape, arrays = _loop(pyfunc, args, signature)
+    argument_tangents = [t if isinstance(t, AbstractZero) else np.broadcast_to(t, a.shape)
+                         for t, a in zip(argument_tangents, arrays)]
     results, parts, positions = [], [], []
     for index in np.ndindex(shape):
         y_i, dy_i = frule_via_ad(config, (function_tangent,) + tuple(
@@ -345,7 +374,8 @@ def _vectorize_frule(config: RuleConfig, tangents: tuple, pyfunc: Callable, *arg
         results.append(y_i)
         parts.append(dy_i)
         positions.append(index)
-    y = np.array(results, dtype=np.dtype(otypes[0]) if otypes else None).reshape(shape)
+    y = np.array(results, dtype=np.dtype(otypes[0]) if otypes else None).reshape(
+        shape + _core_shape(results))
     if y.dtype.kind not in "fc":
         return y, NoTangent()
     return y, _dense_output_tangent(y, parts, positions)

@@ -7,7 +7,7 @@ of the array argument, and ``forward(call, dx)``, the output tangent (none for t
 the reduction of the tangent). ``call.axes`` lines the output back up with the input (``axis``
 as int, tuple, None or negative, and ``keepdims``):
 
-    define(np.sum, _spread, refused=("out", "where", "initial"), keeps_values=False)
+    define(np.sum, _spread, refused=("out", "where"), keeps_values=False)
 
 Holomorphic reductions are given by their partials (``_by_partials``: ``back = conj(p) dy``,
 ``forward = sum(p dx)``); real-valued ones (moments, norms) by their gradient
@@ -33,7 +33,7 @@ from ...core.registry import recorded_whole
 from ...core.sparse import scatter_sum
 from ...core.tangents import NoTangent, ZeroTangent
 from ...core.thunks import InplaceableThunk, Thunk
-from ..define import Call, define, linear, normalize_axis_tuple, per_argument, unsupported
+from ..define import Call, define, normalize_axis_tuple, per_argument, unsupported
 from .shape import diagonal_embed
 
 _REDUCTION_REFUSES = ("out", "where")  # (initial= is a constant: summed, multiplied, compared)
@@ -91,7 +91,7 @@ def _sum_forward(call: Call, dx: Any) -> Any:
     return linear(Call(call.rule, tuple(args), kwargs, call.y), dx)
 
 
-define(np.sum, _spread, refused=_REDUCTION_REFUSES, keeps_values=False, pushforward=_sum_forward)
+define(np.sum, _spread, refused=_REDUCTION_REFUSES, keeps_values=False)
 define(np.mean, lambda call, dy: _spread(call, dy, divide_by=call.axes.count),
        refused=_REDUCTION_REFUSES, keeps_values=False)
 

@@ -14,8 +14,8 @@ values (to rounding).
 >>> import numpy as np
 >>> x = solve_continuous_lyapunov(np.array([[-2.0, 0.0], [0.0, -1.0]]), np.eye(2))
 >>> np.round(x, 6)
-array([[ 0.25,  0.  ],
-       [ 0.  ,  0.5 ]])
+array([[-0.25,  0.  ],
+       [ 0.  , -0.5 ]])
 """
 
 from __future__ import annotations

@@ -270,3 +270,39 @@ def test_savgol_filter_keeps_single_precision():
     assert traced.dtype == np.float32
     np.testing.assert_allclose(traced, scipy.signal.savgol_filter(x, 5, 2), rtol=1e-5,
                                atol=1e-6)
+
+
+def test_sosfilt_through_its_sections():
+    # before: TypeError "a bytes-like object is required, not 'Traced'"
+    import scipy.signal
+
+    sos = scipy.signal.butter(4, 0.2, output="sos")
+    signal = np.cos(np.arange(20.0) * 0.7)
+
+    def in_signal(x):
+        return np.sum(scipy.signal.sosfilt(sos, x) ** 2 * np.arange(20.0))
+
+    assert cr.vjp(in_signal, signal)[0] == pytest.approx(in_signal(signal), rel=1e-13)
+    step = 1e-6
+    fd = np.array([(in_signal(signal + step * e) - in_signal(signal - step * e)) / (2 * step)
+                   for e in np.eye(20)])
+    np.testing.assert_allclose(cr.grad(in_signal)(signal), fd, rtol=1e-6, atol=1e-6)
+    # in the coefficients (the sections' a0 stay 1, as SciPy requires)
+    free = np.ones(sos.shape, bool)
+    free[:, 3] = False
+
+    def in_coefficients(c):
+        return np.sum(scipy.signal.sosfilt(np.where(free, _placed(c, free), sos), signal) ** 2)
+
+    c = sos[free]
+    fd = np.array([(in_coefficients(c + step * e) - in_coefficients(c - step * e)) / (2 * step)
+                   for e in np.eye(c.size)])
+    np.testing.assert_allclose(cr.grad(in_coefficients)(c), fd, rtol=1e-5, atol=1e-6)
+    with pytest.raises(NotImplementedError, match="zi="):
+        cr.grad(lambda x: np.sum(scipy.signal.sosfilt(sos, x, zi=np.zeros((2, 2)))[0]))(signal)
+
+
+def _placed(values, mask):
+    """``values`` at the true entries of ``mask`` (zeros elsewhere), by a gather."""
+    order = np.cumsum(mask.ravel()) - 1
+    return np.where(mask, np.reshape(values[np.maximum(order, 0)], mask.shape), 0.0)

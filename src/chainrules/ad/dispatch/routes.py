@@ -204,7 +204,8 @@ TRACED_PATHS = [
     *[("scipy.ndimage", name, "chainrules.rules.scipy.ndimage.interpolation")
       for name in ("map_coordinates", "shift", "zoom")],
     ("numpy", "ndenumerate", "chainrules.rules.numpy.iteration"),
-    ("scipy.signal", "savgol_filter", "chainrules.rules.scipy.signal.savgol"),
+    *[("scipy.signal", name, "chainrules.rules.scipy.signal.savgol")
+      for name in ("savgol_filter", "sosfilt")],
     *[("scipy.fft", name, "chainrules.rules.scipy.fft.transforms")
       for name in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2",
                    "irfft2", "fftn", "ifftn", "rfftn", "irfftn", "fftshift", "ifftshift",

@@ -20,7 +20,7 @@ from chainrules.core.registry import positional_call  # noqa: E402
 from chainrules.core.registry import recorded_whole  # noqa: E402
 from chainrules.core.tangents import AbstractZero  # noqa: E402
 from chainrules.testing import case, check_case  # noqa: E402
-from chainrules.testing import test_frule_order2, test_rrule_order2  # noqa: E402
+from chainrules.testing import test_rrule_order2  # noqa: E402
 
 least_squares, curve_fit = scipy_optimize.least_squares, scipy_optimize.curve_fit
 T = np.linspace(0.0, 2.0, 7)

@@ -78,19 +78,6 @@ def _spread(call: Call, dy: Any, divide_by: Any = 1) -> Any:
                             shape=shape, dtype=dtype)
 
 
-def _sum_forward(call: Call, dx: Any) -> Any:
-    """``np.sum`` of the tangent, without ``initial=`` (a constant added to the value)."""
-    if call["initial"] is None:
-        return linear(call, dx)
-    position = call.rule.positions["initial"]
-    args, kwargs = list(call.args), dict(call.kwargs)
-    if position < len(args):
-        args[position] = 0
-    else:
-        kwargs["initial"] = 0
-    return linear(Call(call.rule, tuple(args), kwargs, call.y), dx)
-
-
 define(np.sum, _spread, refused=_REDUCTION_REFUSES, keeps_values=False)
 define(np.mean, lambda call, dy: _spread(call, dy, divide_by=call.axes.count),
        refused=_REDUCTION_REFUSES, keeps_values=False)

@@ -119,6 +119,9 @@ MORE_FILTERS = {
     "sobel constant": lambda v: ndimage.sobel(v, axis=0, mode="constant", cval=0.5),
     "prewitt": lambda v: ndimage.prewitt(v, 1),
     "laplace": lambda v: ndimage.laplace(v, mode="mirror"),
+    "gaussian_laplace": lambda v: ndimage.gaussian_laplace(v, 1.2, truncate=3.0),
+    "gaussian_gradient_magnitude": lambda v: ndimage.gaussian_gradient_magnitude(
+        v, (0.8, 1.1), mode="nearest"),
     "shift": lambda v: ndimage.shift(v, (0.4, -1.2), order=1, mode="nearest"),
     "shift order 0": lambda v: ndimage.shift(v, (1.4, -1.2), order=0, mode="grid-wrap"),
     "zoom": lambda v: ndimage.zoom(v, (1.5, 0.7), order=1),

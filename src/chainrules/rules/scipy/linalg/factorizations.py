@@ -279,8 +279,22 @@ define(sla.eigh, _eigh_da, pushforward=_eigh_pushforward, check=_eigh_check,
 
 # --- svd, svdvals, qr, eig, eigvals: NumPy's formulas, SciPy's options ----------------------------
 
-def _svd_check(call: Any) -> None:
-    _refuse_overwrite(call.rule.f.__name__, call, "overwrite_a")
+def _keeping_inputs(f: Any) -> Any:
+    """`_through_scipy` with SciPy's ``overwrite_a``/``overwrite_b`` turned off: a permission
+    to reuse the inputs' memory (SciPy's own functions pass it for their temporaries, as
+    ``subspace_angles`` does to ``svdvals``), which an engine's recorded values must not give."""
+    through = _through_scipy(f)
+    parameters = inspect.signature(f).parameters
+
+    def keeping_inputs(*args: Any, **kwargs: Any) -> Any:
+        bound = inspect.signature(f).bind(*args, **kwargs)
+        for name in ("overwrite_a", "overwrite_b"):
+            if name in parameters and bound.arguments.get(name):
+                bound.arguments[name] = False
+        return through(*bound.args, **bound.kwargs)
+
+    keeping_inputs.__name__ = keeping_inputs.__qualname__ = f.__name__
+    return keeping_inputs
 
 
 def _singular_triplets(call: Any) -> tuple:
@@ -305,14 +319,13 @@ def _svd_pushforward(call: Any, da: Any) -> Any:
     return tuple(_svd_tangent(U, S, Vh, da))
 
 
-define(sla.svd, _svd_da, pushforward=_svd_pushforward, check=_svd_check, refused=(),
-       calls=_through_scipy(sla.svd))
-define(sla.svdvals, _svd_da, pushforward=_svd_pushforward, check=_svd_check, refused=(),
-       calls=_through_scipy(sla.svdvals))
+define(sla.svd, _svd_da, pushforward=_svd_pushforward, refused=(),
+       calls=_keeping_inputs(sla.svd))
+define(sla.svdvals, _svd_da, pushforward=_svd_pushforward, refused=(),
+       calls=_keeping_inputs(sla.svdvals))
 
 
 def _qr_check(call: Any) -> None:
-    _refuse_overwrite("qr", call, "overwrite_a")
     mode, (m, n) = call["mode"], np.shape(call.x)[-2:]
     if call["pivoting"]:
         raise NotImplementedError(
@@ -353,12 +366,11 @@ def _qr_pushforward(call: Any, da: Any) -> Any:
 
 
 define(sla.qr, _qr_da, pushforward=_qr_pushforward, check=_qr_check, refused=(),
-       calls=_through_scipy(sla.qr))
+       calls=_keeping_inputs(sla.qr))
 
 
 def _eig_check(call: Any) -> None:
     name = call.rule.f.__name__
-    _refuse_overwrite(name, call, "overwrite_a", "overwrite_b")
     if call["b"] is not None:
         raise NotImplementedError(
             f"scipy.linalg.{name}: b= (the generalized problem) is not supported in "
@@ -393,17 +405,13 @@ def _sla_eig_pushforward(call: Any, da: Any) -> Any:
 
 
 define(sla.eig, _sla_eig_da, pushforward=_sla_eig_pushforward, check=_eig_check, refused=(),
-       calls=_through_scipy(sla.eig))
+       calls=_keeping_inputs(sla.eig))
 define(sla.eigvals, _sla_eig_da, pushforward=_sla_eig_pushforward, check=_eig_check,
-       refused=(), calls=_through_scipy(sla.eigvals))
+       refused=(), calls=_keeping_inputs(sla.eigvals))
 
 
-def _lstsq_check(call: Any) -> None:
-    _refuse_overwrite("lstsq", call, "overwrite_a", "overwrite_b")
-
-
-define(sla.lstsq, _lstsq_da, _lstsq_db, pushforward=_lstsq_pushforward, check=_lstsq_check,
-       refused=(), calls=_through_scipy(sla.lstsq))
+define(sla.lstsq, _lstsq_da, _lstsq_db, pushforward=_lstsq_pushforward, refused=(),
+       calls=_keeping_inputs(sla.lstsq))
 
 
 # --- block_diag ---------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """``scipy.ndimage``'s linear filters written in NumPy operations, so that an engine traces
 them: ``correlate1d``, ``convolve1d``, ``correlate``, ``convolve``, ``gaussian_filter1d``,
-``gaussian_filter``, ``uniform_filter1d``, ``uniform_filter``, ``sobel``, ``prewitt`` and
-``laplace``, differentiable in the input and in the weights, at every order.
+``gaussian_filter``, ``uniform_filter1d``, ``uniform_filter``, ``sobel``, ``prewitt``,
+``laplace``, ``gaussian_laplace`` and ``gaussian_gradient_magnitude``, differentiable in the
+input and in the weights, at every order.
 
 SciPy computes these in C; an engine reaches these versions instead when an argument holds
 traced values (chainrules routes the SciPy functions here while a trace is active). Each is the
@@ -27,7 +28,7 @@ import numpy as np
 
 __all__ = ["correlate1d", "convolve1d", "correlate", "convolve", "gaussian_filter1d",
            "gaussian_filter", "uniform_filter1d", "uniform_filter", "sobel", "prewitt",
-           "laplace"]
+           "laplace", "gaussian_laplace", "gaussian_gradient_magnitude"]
 
 _PAD_MODES = {"reflect": "symmetric", "grid-mirror": "symmetric", "mirror": "reflect",
               "nearest": "edge", "wrap": "wrap", "grid-wrap": "wrap", "constant": "constant",
@@ -249,3 +250,38 @@ def laplace(input: Any, output: Any = None, mode: Any = "reflect", cval: float =
     for axis, m in zip(axes, modes):
         result = result + correlate1d(input, [1.0, -2.0, 1.0], axis, None, m, cval, 0)
     return result
+
+
+def _gaussian_derivatives(input: Any, sigma: Any, order: int, mode: Any, cval: float,
+                          axes: Any, options: dict) -> list:
+    """``gaussian_filter`` of ``input`` with derivative ``order`` along each axis in turn."""
+    input = np.asarray(input)
+    axes = list(range(input.ndim)) if axes is None else \
+        [a % input.ndim for a in ((axes,) if np.ndim(axes) == 0 else axes)]
+    sigmas, modes = _per_axis(sigma, input.ndim), _per_axis(mode, input.ndim)
+    derivatives = []
+    for axis in axes:
+        orders = [order if other == axis else 0 for other in range(input.ndim)]
+        derivatives.append(gaussian_filter(input, sigmas, orders, None, modes, cval, **options))
+    return derivatives
+
+
+def gaussian_laplace(input: Any, sigma: Any, output: Any = None, mode: Any = "reflect",
+                     cval: float = 0.0, *, axes: Any = None, **kwargs: Any) -> Any:
+    """``scipy.ndimage.gaussian_laplace``: the sum of the Gaussian second derivatives."""
+    _refuse_output("gaussian_laplace", output)
+    total: Any = 0.0
+    for derivative in _gaussian_derivatives(input, sigma, 2, mode, cval, axes, kwargs):
+        total = total + derivative
+    return total
+
+
+def gaussian_gradient_magnitude(input: Any, sigma: Any, output: Any = None,
+                                mode: Any = "reflect", cval: float = 0.0, *, axes: Any = None,
+                                **kwargs: Any) -> Any:
+    """``scipy.ndimage.gaussian_gradient_magnitude``: the norm of the Gaussian gradient."""
+    _refuse_output("gaussian_gradient_magnitude", output)
+    total: Any = 0.0
+    for derivative in _gaussian_derivatives(input, sigma, 1, mode, cval, axes, kwargs):
+        total = total + derivative * derivative
+    return np.sqrt(total)

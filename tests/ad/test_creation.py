@@ -349,6 +349,13 @@ def test_object_results_are_refused_loudly():
         cr.grad(lambda x: np.sum(np.array(x, dtype=object)))(x)
     with pytest.raises(cr.TracingError, match=r"np\.asarray.*Python objects"):
         cr.grad(lambda x: np.sum(np.asarray([x[0], x[1]], dtype=object)))(x)
+    # the same by the method: before, an object array of the primal values and a silently
+    # zero gradient (SciPy 1.11's pearsonr casts to dtype = type(1.0 + x[0]), the Traced class)
+    for dtype in (object, "O", np.dtype(object)):
+        with pytest.raises(cr.TracingError, match=r"astype.*Python objects"):
+            cr.grad(lambda x: np.sum(x.astype(dtype) ** 2))(x)
+    with pytest.raises(cr.TracingError, match=r"astype\(type\(t\)\).*Write t\.dtype"):
+        cr.grad(lambda x: np.sum(x.astype(type(1.0 + x[0])) ** 2))(x)
 
 
 # --- copy: value semantics; copy=False errors are NumPy's on the primal --------------------------

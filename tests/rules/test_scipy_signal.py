@@ -1,5 +1,6 @@
 """The rule-testing kit on the rules of src/chainrules/rules/scipy/signal/convolution.py: convolve,
-correlate, fftconvolve, convolve2d, correlate2d and lfilter, at order 1 and 2, on float64,
+correlate, fftconvolve, convolve2d, correlate2d and lfilter (and lfilter_from_rest), at order 1
+and 2, on float64,
 float32 and complex input; then gradients through the engine (calls written
 ``scipy.signal.convolve(...)`` as users write them) against finite differences, closed forms,
 and the refused options.
@@ -19,6 +20,7 @@ scipy_signal = pytest.importorskip("scipy.signal")
 import chainrules as cr  # noqa: E402
 from chainrules.testing import (case, check_case, test_frule_order2,  # noqa: E402
                                 test_rrule_order2)
+from chainrules.rules.scipy.signal.convolution import lfilter_from_rest  # noqa: E402
 from tests.numpy_features import accepted, running  # noqa: E402
 
 signal = scipy_signal
@@ -88,6 +90,9 @@ CASES = [
     case(signal.lfilter, B, np.array([1.0, -0.3, 0.1, 0.05, -0.02]), normal(3)),
     case(signal.lfilter, B.astype(C128) + 0.1j, A + 0.05j, normal(6, dtype=C128)),
     case(signal.lfilter, B, A, normal(6, dtype=C128)),
+    # the same rule, registered on the filter from rest (what the engine records)
+    case(lfilter_from_rest, B, A, normal(8)),
+    case(lfilter_from_rest, B, A, normal(2, 5), -1),
     case(signal.lfilter, B.astype(F32), A.astype(F32), normal(6, dtype=F32), rtol=1e-3,
          atol=1e-3),
 ]
@@ -217,7 +222,6 @@ def test_lfilter_pullback_in_x_is_the_reversed_filter():
 # --- refused options ------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("f, message", [
-    (lambda x: signal.lfilter(B, A, x, zi=np.zeros(2))[0], "lfilter: zi="),
     (lambda x: signal.convolve2d(x, K2, "same", "wrap"), "convolve2d: boundary='wrap'"),
     (lambda x: signal.correlate2d(x, K2, "full", fillvalue=1.0), "correlate2d: fillvalue=1.0"),
     (lambda x: signal.correlate2d(x[:2, :1] + 0j, K2 + 1j, "valid"), "in2 larger than in1"),
@@ -298,11 +302,130 @@ def test_sosfilt_through_its_sections():
     fd = np.array([(in_coefficients(c + step * e) - in_coefficients(c - step * e)) / (2 * step)
                    for e in np.eye(c.size)])
     np.testing.assert_allclose(cr.grad(in_coefficients)(c), fd, rtol=1e-5, atol=1e-6)
-    with pytest.raises(NotImplementedError, match="zi="):
-        cr.grad(lambda x: np.sum(scipy.signal.sosfilt(sos, x, zi=np.zeros((2, 2)))[0]))(signal)
+    # with a state per section (before: refused by name), in the signal and the state
+    state = np.cos(np.arange(4.0)).reshape(2, 2)
+
+    def with_state(x, zi):
+        y, zf = scipy.signal.sosfilt(sos, x, zi=zi)
+        return np.sum(np.sin(y) * np.arange(20.0)) + np.sum(zf ** 2)
+
+    for argnum, x in ((0, signal), (1, state)):
+        def partial(v, argnum=argnum):
+            return with_state(*((v, state) if argnum == 0 else (signal, v)))
+        np.testing.assert_allclose(cr.grad(partial)(x), _central(partial, x), rtol=1e-6,
+                                   atol=1e-7)
 
 
 def _placed(values, mask):
     """``values`` at the true entries of ``mask`` (zeros elsewhere), by a gather."""
     order = np.cumsum(mask.ravel()) - 1
     return np.where(mask, np.reshape(values[np.maximum(order, 0)], mask.shape), 0.0)
+
+
+def _central(f, x, eps=1e-6):
+    return np.reshape([(f(x + eps * e.reshape(x.shape)) - f(x - eps * e.reshape(x.shape)))
+                       / (2 * eps) for e in np.eye(x.size)], x.shape)
+
+
+# --- initial conditions: lfilter(zi=), filtfilt, sosfiltfilt ------------------------------------
+
+# Before: lfilter's zi= refused by name, and with it filtfilt and sosfiltfilt (each pass starts
+# from a state). Four delays (b longer than a), two (equal lengths), and a FIR filter.
+B4, A2 = np.array([0.2, 0.3, -0.1, 0.05, 0.02]), np.array([1.4, -0.5])
+LONG, SIGNAL = normal(12), normal(3, 10)
+ZI = {
+    "zi, b longer, a[0] != 1": (lambda zi: signal.lfilter(B4, A2, LONG, zi=zi), normal(4)),
+    "zi, signal shorter than the state": (lambda zi: signal.lfilter(B4, A2, LONG[:2], zi=zi),
+                                          normal(4)),
+    "zi, FIR": (lambda zi: signal.lfilter(B4, [2.0], LONG[:3], zi=zi), normal(4)),
+    "zi broadcast along rows": (lambda zi: signal.lfilter(B, A, SIGNAL, zi=zi), normal(1, 2)),
+    "x, with zi, axis 0": (lambda x: signal.lfilter(B, A, x, axis=0, zi=np.ones((2, 3))),
+                           SIGNAL.T.copy()),
+    "b, with zi": (lambda b: signal.lfilter(b, A2, LONG, zi=np.ones(4)), B4),
+    "a, with zi": (lambda a: signal.lfilter(B4, a, LONG[:6], zi=np.ones(4)), A2),
+}
+
+
+def _output_loss(outputs):
+    y, zf = outputs
+    return np.sum(np.sin(y) * np.arange(np.shape(y)[-1])) + np.sum(np.cos(zf))
+
+
+@pytest.mark.parametrize("name", ZI)
+def test_lfilter_with_initial_conditions(name):
+    f, x = ZI[name]
+    ours = cr.vjp(f, x)[0]
+    for got, expected in zip(ours, f(x)):  # the values are SciPy's: y and the final state
+        np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-14)
+
+    def loss(v):
+        return _output_loss(f(v))
+
+    np.testing.assert_allclose(cr.grad(loss)(x), _central(loss, x), rtol=1e-6, atol=1e-8)
+
+
+def test_lfilter_with_initial_conditions_at_order_2():
+    f, x = ZI["a, with zi"]
+    gradient = cr.grad(lambda v: _output_loss(f(v)))
+    v = normal(*np.shape(x))
+    _, got = cr.jvp(gradient, (x,), (v,))
+    eps = 1e-5
+    expected = (gradient(x + eps * v) - gradient(x - eps * v)) / (2 * eps)
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-7)
+
+
+def test_the_lfilter_rule_itself_refuses_initial_conditions_by_name():
+    # an engine runs zi= calls through the version in NumPy operations; the rule (for other
+    # engines, as registered on scipy.signal.lfilter) computes the filter from rest only
+    with pytest.raises(NotImplementedError, match="lfilter: zi="):
+        cr.rrule(signal.lfilter, B, A, LONG, -1, np.zeros(2))
+
+
+def test_lfilter_initial_conditions_of_the_wrong_shape_are_refused_as_scipy_does():
+    for zi in (np.ones(3), np.ones((1, 4))):
+        with pytest.raises(ValueError):
+            signal.lfilter(B4, A2, LONG, zi=zi)
+        with pytest.raises(ValueError, match="zi") as ours:
+            cr.grad(lambda x: np.sum(signal.lfilter(B4, A2, x, zi=zi)[0]))(LONG)
+        assert str(np.shape(zi)).replace(" ", "") in str(ours.value).replace(" ", "")
+
+
+FILTFILT = {
+    "filtfilt": lambda x: signal.filtfilt(*signal.butter(3, 0.2), x),
+    "filtfilt, Gustafsson's method": lambda x: signal.filtfilt(*signal.butter(3, 0.2), x,
+                                                               method="gust"),
+    "filtfilt along axis 0, padlen": lambda x: signal.filtfilt(*signal.butter(2, 0.3),
+                                                               x.reshape(6, 5), axis=0,
+                                                               padlen=3),
+    "sosfiltfilt": lambda x: signal.sosfiltfilt(signal.butter(4, 0.2, output="sos"), x),
+    # the state lfilter_zi computes (by SciPy's array-API solve) times the first sample
+    "lfilter from lfilter_zi": lambda x: signal.lfilter(
+        B, A, x, zi=signal.lfilter_zi(B, A) * x[0])[0],
+}
+
+
+@pytest.mark.parametrize("name", FILTFILT)
+def test_zero_phase_filters(name):
+    f = FILTFILT[name]
+    x = np.cos(np.arange(30.0) * 0.4) + normal(30)
+    np.testing.assert_allclose(cr.vjp(f, x)[0], f(x), rtol=1e-12, atol=1e-13)
+    weights = normal(*np.shape(f(x)))
+
+    def loss(v):
+        return np.sum(weights * f(v) ** 2)
+
+    np.testing.assert_allclose(cr.grad(loss)(x), _central(loss, x), rtol=1e-6, atol=1e-8)
+
+
+def test_filtfilt_in_the_denominator():
+    # lfilter_zi(b, a) solves (I - companion(a).T) zi = b[1:] - a[1:] b[0] by SciPy's array-API
+    # linalg.solve, which calls NumPy's private solver (before: "a traced value was converted")
+    b = np.array([0.2, 0.3, 0.1])
+    x = np.cos(np.arange(25.0) * 0.5)
+
+    def loss(a_tail):
+        return np.sum(signal.filtfilt(b, np.concatenate([[1.0], a_tail]), x) ** 2)
+
+    a_tail = np.array([-0.6, 0.2])
+    np.testing.assert_allclose(cr.grad(loss)(a_tail), _central(loss, a_tail), rtol=1e-6,
+                               atol=1e-8)

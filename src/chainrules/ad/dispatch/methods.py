@@ -403,6 +403,8 @@ class _ArrayInterface:
             record(_FUNCTIONS["copy"], (self, order), {})
 
     def astype(self, dtype, *args, **kwargs):
+        if _is_object_dtype(dtype):
+            raise TracingError(_object_cast(dtype))
         return record(astype, (self, dtype), {})
 
     def view(self, *args, **kwargs):
@@ -428,6 +430,25 @@ class _ArrayInterface:
             "hold the number without its derivative. Pickle outside the differentiated "
             "function, or pickle chainrules.primal(x), the plain value (its derivative is then "
             "not followed).")
+
+
+def _is_object_dtype(dtype: Any) -> bool:
+    try:
+        return np.dtype(dtype) == object
+    except TypeError:  # not a dtype: NumPy's astype says so
+        return False
+
+
+def _object_cast(dtype: Any) -> str:
+    """Why ``t.astype(dtype)`` to Python objects is refused, and what to write."""
+    if isinstance(dtype, type) and issubclass(dtype, Traced):
+        return ("astype(type(t)) of a traced value t: type(t) is chainrules' Traced, not the "
+                "NumPy scalar type it stands for, and as a dtype it means Python objects, "
+                "which would cut the values out of the gradient. Write t.dtype "
+                "(np.result_type(t, 1.0) for 'at least float64').")
+    return (f"astype({dtype!r}): an array of Python objects would cut the traced values out "
+            "of the gradient. Keep a float or complex dtype, or build a list of the values "
+            "(list(t)).")
 
 
 def _elements(traced: Traced) -> Any:

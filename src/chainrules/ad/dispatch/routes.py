@@ -171,7 +171,8 @@ ROUTED = [("numpy", "apply_along_axis"), ("numpy", "piecewise"), ("numpy", "appl
           ("scipy.linalg", "solve_triangular"),
           ("scipy.linalg", "expm"), ("scipy.linalg", "cho_solve"),
           *[("scipy.signal", name) for name in ("convolve", "correlate", "fftconvolve",
-                                                "convolve2d", "correlate2d", "lfilter")],
+                                                "convolve2d", "correlate2d")],
+          ("chainrules.rules.scipy.signal.convolution", "lfilter_from_rest"),
           *[("scipy.linalg", name) for name in ("solve", "inv", "det", "cholesky", "eigh",
                                                 "block_diag", "lu_solve", "cho_factor",
                                                 "lu_factor", "lu", "solve_sylvester", "pinv",
@@ -204,8 +205,9 @@ TRACED_PATHS = [
     *[("scipy.ndimage", name, "chainrules.rules.scipy.ndimage.interpolation")
       for name in ("map_coordinates", "shift", "zoom")],
     ("numpy", "ndenumerate", "chainrules.rules.numpy.iteration"),
-    *[("scipy.signal", name, "chainrules.rules.scipy.signal.savgol")
-      for name in ("savgol_filter", "sosfilt")],
+    ("scipy.signal", "savgol_filter", "chainrules.rules.scipy.signal.savgol"),
+    *[("scipy.signal", name, "chainrules.rules.scipy.signal.initial_state")
+      for name in ("lfilter", "sosfilt")],
     *[("scipy.fft", name, "chainrules.rules.scipy.fft.transforms")
       for name in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2",
                    "irfft2", "fftn", "ifftn", "rfftn", "irfftn", "fftshift", "ifftshift",
@@ -213,6 +215,9 @@ TRACED_PATHS = [
     *[("scipy.linalg", name, "chainrules.rules.scipy.linalg.composed")
       for name in ("solve_continuous_lyapunov", "solve_lyapunov", "solve_discrete_lyapunov",
                    "expm_frechet", "companion", "solve_toeplitz", "matmul_toeplitz")],
+    ("scipy._lib.array_api_compat.numpy", "clip", "chainrules.rules.scipy.array_api_compat"),
+    ("scipy._lib.array_api_compat.numpy.linalg", "solve",
+     "chainrules.rules.scipy.array_api_compat"),
     *[("statistics", name, "chainrules.rules.python_statistics")
       for name in ("mean", "fmean", "geometric_mean", "harmonic_mean", "variance", "stdev",
                    "pvariance", "pstdev")],

@@ -1,6 +1,5 @@
-"""``scipy.signal.savgol_filter`` and ``sosfilt`` written with functions that have rules, so
-that an engine traces them (SciPy computes them in compiled code, and the filter's ends by
-writes through views). ``sosfilt`` is its sections' ``lfilter`` calls one after another.
+"""``scipy.signal.savgol_filter`` written with functions that have rules, so that an engine
+traces it (SciPy computes it in compiled code, and the filter's ends by writes through views).
 
 Away from the ends, the filter is ``scipy.ndimage.convolve1d`` with SciPy's own
 ``savgol_coeffs`` (traced through its NumPy version, `chainrules.rules.scipy.ndimage.filters`),
@@ -20,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["savgol_filter", "sosfilt"]
+__all__ = ["savgol_filter"]
 
 _MODES = ("mirror", "constant", "nearest", "interp", "wrap")
 
@@ -68,23 +67,3 @@ def savgol_filter(x: Any, window_length: int, polyorder: int, deriv: int = 0,
     last = samples[..., n - window_length:] @ fit[window_length - half:].T
     joined = np.concatenate([first, filtered[..., half:n - half], last], axis=-1)
     return np.moveaxis(joined, -1, axis)
-
-
-def sosfilt(sos: Any, x: Any, axis: int = -1, zi: Any = None) -> Any:
-    """``scipy.signal.sosfilt`` without ``zi``: the second-order sections applied one after
-    another, each by ``lfilter`` (whose rule differentiates the coefficients and the input)."""
-    import scipy.signal
-
-    if zi is not None:
-        raise NotImplementedError(
-            "scipy.signal.sosfilt: zi= (initial conditions) is not supported in "
-            "differentiated code; leave zi=None (zero initial state).")
-    sos = np.atleast_2d(sos)
-    if np.ndim(sos) != 2 or np.shape(sos)[1] != 6:
-        raise ValueError("sos array must be shape (n_sections, 6)")
-    if not np.all(np.asarray(sos[:, 3] == 1)):
-        raise ValueError("sos[:, 3] should be all ones")
-    y = x
-    for section in range(np.shape(sos)[0]):
-        y = scipy.signal.lfilter(sos[section, :3], sos[section, 3:], y, axis=axis)
-    return y

@@ -1,0 +1,97 @@
+"""SciPy's vendored array-API layer (``scipy._lib.array_api_compat.numpy``): its ``clip`` and
+``linalg.solve``, which SciPy's functions call and an engine cannot trace as written, run as
+their versions in NumPy operations (src/chainrules/rules/scipy/array_api_compat.py). Gradients
+through the SciPy functions that call them, against finite differences; the versions' values
+against the layer's own.
+
+Skipped when SciPy is not installed.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pytest
+
+stats = pytest.importorskip("scipy.stats")
+
+import chainrules as cr  # noqa: E402
+from chainrules.ad import TracingError  # noqa: E402
+from chainrules.rules.scipy.array_api_compat import clip, solve  # noqa: E402
+
+CASES: list = []  # versions an engine traces, not rules
+
+# SciPy before its array-API pearsonr (1.11) computes in ``dtype = type(1.0 + x[0] + y[0])``,
+# which for traced data is chainrules' Traced class: as a dtype, Python objects. That cast is
+# refused by name (before: a silently zero gradient).
+OLD_PEARSONR = "dtype = type(1.0" in inspect.getsource(stats.pearsonr)
+
+_rng = np.random.default_rng(20261206)
+
+
+def _central(f, x, eps=1e-6):
+    return np.array([(f(x + eps * e) - f(x - eps * e)) / (2 * eps) for e in np.eye(x.size)])
+
+
+@pytest.mark.parametrize("part", ["statistic", "pvalue"])
+def test_pearsonr(part):
+    # before: "`out[()] = x` writes a traced value into a plain NumPy array" (the layer's clip)
+    x, y = _rng.normal(size=12), _rng.normal(size=12)
+
+    def loss(v):
+        return getattr(stats.pearsonr(v, y), part)
+
+    if OLD_PEARSONR:
+        with pytest.raises(TracingError, match=r"astype\(type\(t\)\).*Write t.dtype"):
+            cr.grad(loss)(x)
+        return
+    assert cr.vjp(loss, x)[0] == pytest.approx(loss(x), rel=1e-13)
+    np.testing.assert_allclose(cr.grad(loss)(x), _central(loss, x), rtol=1e-6, atol=1e-9)
+
+
+def test_pearsonr_closed_form():
+    # r = x.y / (|x| |y|) for centred data: dr/dx = y/(|x||y|) - r x/|x|^2
+    x = np.array([1.0, -2.0, 0.5, 0.5])
+    y = np.array([0.3, 0.1, -1.0, 0.6])
+    if OLD_PEARSONR:
+        pytest.skip("SciPy's pearsonr casts to type(1.0 + x[0]): refused (test_pearsonr)")
+    r = x @ y / np.linalg.norm(x) / np.linalg.norm(y)
+    expected = y / np.linalg.norm(x) / np.linalg.norm(y) - r * x / (x @ x)
+    got = cr.grad(lambda v: stats.pearsonr(v, y)[0])(x)
+    np.testing.assert_allclose(got, expected - expected.mean(), rtol=1e-12, atol=1e-14)
+
+
+def test_clip_is_the_array_api_clip():
+    compat = pytest.importorskip("scipy._lib.array_api_compat.numpy")
+    x = np.array([-2.0, 0.25, 3.0], dtype=np.float32)
+    for low, high in ((-1.0, 1.0), (None, 0.5), (np.array([[0.0], [1.0]]), None),
+                      (np.nan, None), (None, None)):
+        ours, theirs = clip(x, low, high), compat.clip(x, low, high)
+        assert ours.dtype == theirs.dtype == np.float32
+        np.testing.assert_array_equal(ours, theirs)
+    # a 0-d input gives a 0-d array, which SciPy may write into (it writes into the layer's
+    # result where it is writeable)
+    assert np.shape(clip(np.float64(2.0), -1.0, 1.0)) == ()
+    with pytest.raises(NotImplementedError, match="out="):
+        clip(x, 0.0, 1.0, out=np.empty(3))
+
+
+def test_solve_takes_a_stack_of_matrices_unless_one_dimensional():
+    linalg = pytest.importorskip("scipy._lib.array_api_compat.numpy.linalg")
+    a = _rng.normal(size=(3, 4, 4)) + 4 * np.eye(4)
+    for b in (_rng.normal(size=4), _rng.normal(size=(4, 2)), _rng.normal(size=(3, 4)),
+              _rng.normal(size=(3, 4, 2))):
+        if np.ndim(b) == 2 and b.shape[0] == 3:  # (3, 4): a stack of one (3, 4) matrix?
+            with pytest.raises(Exception):  # noqa: B017 - NumPy's and the layer's errors
+                linalg.solve(a, b)
+            continue
+        np.testing.assert_allclose(solve(a, b), linalg.solve(a, b), rtol=1e-12)
+    # through the engine, in both arguments, against finite differences
+    b = _rng.normal(size=(4, 2))
+
+    def loss(flat):
+        return np.sum(solve(flat[:48].reshape(3, 4, 4), flat[48:].reshape(4, 2)) ** 2)
+
+    flat = np.concatenate([a.ravel(), b.ravel()])
+    np.testing.assert_allclose(cr.grad(loss)(flat), _central(loss, flat), rtol=1e-5, atol=1e-8)

@@ -37,6 +37,11 @@ SPD_UPPER = np.triu(SPD) + np.tril(A, -1)
 HPD = A_C @ A_C.conj().T + np.eye(3)
 HPD_LOWER = np.tril(HPD) + np.triu(A_C, 1)
 HPD_UPPER = np.triu(HPD) + np.tril(A_C, -1)
+# A second positive definite matrix, the b of eigh's generalized problem (A's values in the
+# triangle not read), and a symmetric indefinite a.
+SPD_B = np.array([[2.0, 0.3, -0.2], [0.3, 1.5, 0.4], [-0.2, 0.4, 1.2]])
+SPD_B_LOWER = np.tril(SPD_B) + np.triu(A, 1)
+SYM_LOWER = np.tril(A + A.T) + np.triu(A_C.real, 1)
 
 # Banded storage (rows: superdiagonals, diagonal, subdiagonals); corner entries are not read.
 BANDED_11 = np.array([[9.0, 0.5, -0.3], [2.0, 2.5, 1.8], [0.4, -0.6, 9.0]])
@@ -92,6 +97,17 @@ def _cases():
         case(sla.eigh, SPD_LOWER.astype(f32), eigvals_only=True),
         case(sla.eigh, SPD_LOWER),                      # real eigenvectors: signs stable
         case(sla.eigh, SPD_UPPER, lower=False),
+        # the generalized problem a v = w b v (V^H b V = I), in a and b; ranges of eigenpairs
+        case(sla.eigh, SYM_LOWER, SPD_B_LOWER),
+        case(sla.eigh, SYM_LOWER, SPD_B_LOWER, eigvals_only=True),
+        case(sla.eigh, SYM_LOWER.T, SPD_B_LOWER.T, lower=False),
+        case(sla.eigh, HPD_LOWER, SPD_B_LOWER + 0.2j * np.triu(A, 1), eigvals_only=True),
+        case(sla.eigh, SYM_LOWER, subset_by_index=[1, 2]),
+        case(sla.eigh, SYM_LOWER, SPD_B_LOWER, subset_by_index=[0, 1]),
+        case(sla.eigh, SYM_LOWER, subset_by_index=[0, 0], eigvals_only=True),
+        case(sla.eigh, SYM_LOWER, SPD_B_LOWER, subset_by_value=[-1.0, 10.0],
+             eigvals_only=True),
+        case(sla.eigh, SYM_LOWER, subset_by_value=[-1.0, 10.0]),
         case(sla.block_diag, A[:2, :2], B3, np.array(0.7)),
         case(sla.block_diag, A_C, B32),
         case(sla.block_diag, A.astype(f32)),
@@ -133,6 +149,8 @@ def _cases():
             case(sla.det, np.stack([A, A_C])),
             case(sla.cholesky, np.stack([SPD_UPPER, 2 * SPD_UPPER])),
             case(sla.eigh, np.stack([SPD_LOWER, HPD_LOWER]), eigvals_only=True),
+            case(sla.eigh, np.stack([SYM_LOWER, SPD_LOWER]), np.stack([SPD_B_LOWER, 2 * SPD_B]),
+                 subset_by_index=[1, 2]),
         )],
     ]
 
@@ -151,7 +169,9 @@ ORDER2 = [
     case(sla.solve, HPD_UPPER, B32, assume_a="pos"),
     case(sla.inv, A), case(sla.det, A_C), case(sla.cholesky, SPD_UPPER), case(sla.pinv, A_C[:, :2]),
     case(sla.cholesky, HPD_LOWER, lower=True), case(sla.eigh, SPD_LOWER, eigvals_only=True),
-    case(sla.eigh, SPD_UPPER, lower=False),
+    case(sla.eigh, SPD_UPPER, lower=False), case(sla.eigh, SYM_LOWER, SPD_B_LOWER),
+    case(sla.eigh, SYM_LOWER, SPD_B_LOWER, subset_by_value=[-1.0, 10.0], eigvals_only=True),
+    case(sla.eigh, SYM_LOWER, subset_by_index=[1, 2]),
     case(sla.block_diag, A[:2, :2], B3), case(sla.lu_solve, sla.lu_factor(A), B3),
     case(sla.lu_solve, sla.lu_factor(A_C), B32, trans=1),
     case(sla.cho_factor, SPD_LOWER, lower=True), case(sla.lu_factor, A.T), case(sla.lu, A_C),
@@ -204,6 +224,59 @@ def test_second_derivative_through_the_engine():
     second = chainrules.grad(derivative)(A)
     expected = _fd_grad(lambda a: np.sum(chainrules.grad(_loss)(a) * direction), A, step=1e-5)
     np.testing.assert_allclose(second, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_generalized_eigh_of_complex_matrices_through_a_gauge_invariant_function():
+    """a v = w b v for Hermitian a and b: |v|^4 does not depend on the phases, so finite
+    differences see the eigenvectors' tangent through it, in a and in b."""
+    b = HPD_LOWER * 0.5 + 2 * np.eye(3)
+
+    def loss(a_re, a_im, b_re, b_im):
+        return np.sum(_eigenvector_invariant(a_re + 1j * a_im, b=b_re + 1j * b_im))
+
+    parts = [np.real(A_C + A_C.T.conj()), np.imag(A_C + A_C.T.conj()), b.real, b.imag]
+    gradients = chainrules.grad(loss, argnums=(0, 1, 2, 3))(*parts)
+    for position, gradient in enumerate(gradients):
+        def partial(x, position=position):
+            return loss(*parts[:position], x, *parts[position + 1:])
+        np.testing.assert_allclose(gradient, _fd_grad(partial, parts[position]), rtol=1e-6,
+                                   atol=1e-7)
+
+
+def test_generalized_eigh_closed_form():
+    """For diagonal a and b the eigenvalues are a_ii / b_ii: dw_i/da_ii = 1 / b_ii and
+    dw_i/db_ii = -a_ii / b_ii^2; the eigenvector e_i / sqrt(b_ii) has d/db_ii -1/2 b_ii^-3/2."""
+    a, b = np.diag([1.0, 4.0, 9.0]), np.diag([2.0, 1.0, 0.5])
+    da, db = chainrules.grad(lambda a, b: np.sum(sla.eigh(a, b, eigvals_only=True)),
+                             argnums=(0, 1))(a, b)
+    np.testing.assert_allclose(np.diag(da), 1 / np.diag(b), rtol=1e-12)
+    np.testing.assert_allclose(np.diag(db), -np.diag(a) / np.diag(b) ** 2, rtol=1e-12)
+    db = chainrules.grad(lambda b: np.sum(np.abs(sla.eigh(a, b)[1])))(b)
+    np.testing.assert_allclose(np.diag(db), -0.5 * np.diag(b) ** -1.5, rtol=1e-12)
+
+
+def test_an_eigh_range_has_the_gradient_of_the_full_problem_selected():
+    """subset_by_index / subset_by_value: the same gradient as eigh of every eigenpair with the
+    range selected after (what the refusal used to ask users to write)."""
+    weights = np.array([0.3, -1.2])
+
+    def ranged(a, b):
+        w, v = sla.eigh(a, b, subset_by_index=[1, 2])
+        return weights @ w + np.sum(v ** 4 @ weights)
+
+    def selected(a, b):
+        w, v = sla.eigh(a, b)
+        return weights @ w[1:] + np.sum(v[:, 1:] ** 4 @ weights)
+
+    for x in ranged, selected:
+        assert chainrules.vjp(x, SYM_LOWER, SPD_B_LOWER)[0] == pytest.approx(
+            selected(SYM_LOWER, SPD_B_LOWER), rel=1e-12)
+    got = chainrules.grad(ranged, argnums=(0, 1))(SYM_LOWER, SPD_B_LOWER)
+    expected = chainrules.grad(selected, argnums=(0, 1))(SYM_LOWER, SPD_B_LOWER)
+    for g, e in zip(got, expected):
+        np.testing.assert_allclose(g, e, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(got[1], _fd_grad(lambda b: ranged(SYM_LOWER, b), SPD_B_LOWER),
+                               rtol=1e-6, atol=1e-7)
 
 
 @pytest.mark.parametrize("a", [SPD_LOWER, HPD_LOWER], ids=["real", "complex"])
@@ -272,9 +345,8 @@ def test_lu_solve_gradient_in_the_matrix_matches_solve():
     (lambda: rrule(sla.det, A.copy(), overwrite_a=True), "scipy.linalg.det: overwrite_a"),
     (lambda: rrule(sla.cholesky, SPD.copy(), overwrite_a=True),
      "scipy.linalg.cholesky: overwrite_a"),
-    (lambda: rrule(sla.eigh, SPD, SPD), "scipy.linalg.eigh: b="),
-    (lambda: rrule(sla.eigh, SPD, subset_by_index=[0, 1]), "scipy.linalg.eigh: subset_by_index"),
-    (lambda: rrule(sla.eigh, SPD, subset_by_value=[0, 1]), "scipy.linalg.eigh: subset_by_value"),
+    (lambda: rrule(sla.eigh, SPD, SPD, type=2), "scipy.linalg.eigh: type=2"),
+    (lambda: rrule(sla.eigh, SPD, SPD.copy(), overwrite_b=True), "scipy.linalg.eigh: overwrite_b"),
     (lambda: rrule(sla.lu_solve, sla.lu_factor(A), B3.copy(), overwrite_b=True),
      "scipy.linalg.lu_solve: overwrite_b"),
     (lambda: rrule(sla.lu_solve, A, B3), "scipy.linalg.lu_solve: the first argument"),

@@ -13,8 +13,10 @@ linear algebra, and these SciPy functions, which the engine routes while a trace
 the rules can be differentiated again. A matrix that SciPy reads in one triangle
 (``assume_a='sym'``/``'her'``/``'pos'``, ``cholesky``, ``eigh``) gets its cotangent on that
 triangle, as NumPy's ``cholesky`` and ``eigh`` rules do. Options that overwrite inputs or
-compute something else (``overwrite_a=True``, ``eigh``'s ``b``/``subset_by_*``, banded or
+compute something else (``overwrite_a=True``, ``eigh``'s ``type=2``/``3``, banded or
 triangular ``assume_a``) are refused with an error naming the function and the option.
+``eigh`` solves the generalized problem (``b``, differentiable too) and returns ranges
+(``subset_by_index``, ``subset_by_value``).
 
 Costs of the pullbacks in flops, against the forward (the table of NumPy's in
 `chainrules.rules.numpy.linalg` holds for ``solve``, ``inv``, ``det``, ``eigh``, ``pinv``):
@@ -50,9 +52,9 @@ from ....core.tangents import AbstractZero, NoTangent, Tangent, ZeroTangent
 from ....core.projection import ProjectTo
 from ....core.thunks import Thunk, unthunk
 from ...define import dense_tangent, define, unsupported
-from ...numpy.linalg import H, _adjugate, _from_triangle, _lower_half, _to_triangle, _trace
+from ...numpy.linalg import H, _adjugate, _diag, _from_triangle, _lower_half, _to_triangle, _trace
 from ...numpy.linalg import cholesky_gradient, cholesky_tangent, triangular_solve
-from ...numpy.linalg import _eigh_gradient, _inverse_gaps, _pinv_gradient, _pinv_tangent
+from ...numpy.linalg import _inverse_gaps, _pinv_gradient, _pinv_tangent
 from ...numpy.linalg import _eig_gradient, _eig_tangent, _svd_gradient, _svd_tangent
 from ...numpy.linalg import qr_gradient, qr_tangent
 from ...numpy.linalg import _lstsq_da, _lstsq_db, _lstsq_pushforward
@@ -238,42 +240,109 @@ define(sla.cholesky, _in_shape_of_a(lambda call, dy: _cholesky_gradient(call.y, 
        calls=_through_scipy(sla.cholesky))
 
 
-# --- eigh (standard problem, all eigenvalues) ----------------------------------------------------
+# --- eigh: a v = w b v (b = I by default), every eigenpair or a range of them -------------------
+#
+# With V^H b V = I and K = V^H da V - (V^H db V) diag(w):  dw = Re diag(K), dV = V C with
+# C_ij = K_ij / (w_j - w_i) off the diagonal and C_ii = -(V^H db V)_ii / 2 (the normalisation;
+# the phase fixed as NumPy's eigh rule fixes it). The pullback is its adjoint: with
+# M = diag(dw) + F * (V^H dV), da = V M V^H and db = -V (M diag(w) + diag(Re diag V^H dV)/2) V^H,
+# each on the triangle SciPy reads. A range (subset_by_index, subset_by_value) needs every
+# eigenpair (dV mixes in all the others): the full problem is solved again, its columns in the
+# range replaced by SciPy's own (whose signs the cotangent refers to).
 
 def _eigh_check(call: Any) -> None:
     _refuse_overwrite("eigh", call, "overwrite_a", "overwrite_b")
-    for option, why in (("b", "the generalized problem"), ("subset_by_index", "a subset"),
-                        ("subset_by_value", "a subset")):
-        if call[option] is not None:
-            raise NotImplementedError(
-                f"scipy.linalg.eigh: {option}={call[option]!r} ({why}) is not supported in "
-                f"differentiated code; call eigh(a) for every eigenvalue and select after.")
     if call["type"] != 1:
-        raise unsupported("scipy.linalg.eigh", "type", call["type"], "1")
+        raise unsupported("scipy.linalg.eigh", "type", call["type"],
+                          "1 (a v = w b v; for b a v = w v or a b v = w v, solve "
+                          "cholesky-transformed standard problems)")
+    if call["eigvals"] is not None:  # SciPy 1.11's deprecated name of subset_by_index
+        raise unsupported("scipy.linalg.eigh", "eigvals", call["eigvals"],
+                          "None (write subset_by_index)")
+
+
+def _eigh_range(call: Any, w_all: Any) -> tuple:
+    """The eigenvalues' positions ``lo:hi`` in the full, ascending spectrum."""
+    n = np.shape(call.a)[-1]
+    count = np.shape(call.y if call["eigvals_only"] else call.y[0])[-1]
+    if call["subset_by_index"] is not None:
+        lo = int(call["subset_by_index"][0])
+    elif call["subset_by_value"] is not None:  # (low, high]: those above low come first
+        if np.ndim(w_all) > 1:
+            raise NotImplementedError(
+                "scipy.linalg.eigh: subset_by_value of a stack of matrices is not supported "
+                "in differentiated code (their ranges differ); use subset_by_index.")
+        lo = int(np.sum(w_all <= call["subset_by_value"][0]))
+    else:
+        return 0, n
+    return lo, lo + count
 
 
 def _eigenpairs(call: Any) -> tuple:
+    """``(w, V, lo, hi)``: every eigenpair, those of the output at ``lo:hi``."""
+    subset = call["subset_by_index"] is not None or call["subset_by_value"] is not None
+    if not subset and not call["eigvals_only"]:
+        w, V = call.y
+        return w, V, 0, np.shape(w)[-1]
+    w_all, V_all = sla.eigh(call.a, call["b"], lower=call["lower"])
+    lo, hi = _eigh_range(call, w_all)
+    if not subset:
+        return call.y, V_all, lo, hi
     if call["eigvals_only"]:
-        return call.y, sla.eigh(call.a, lower=call["lower"])[1]
-    return call.y
+        w, V = call.y, V_all[..., lo:hi]
+    else:
+        w, V = call.y
+    return (np.concatenate([w_all[..., :lo], w, w_all[..., hi:]], axis=-1),
+            np.concatenate([V_all[..., :lo], V, V_all[..., hi:]], axis=-1), lo, hi)
+
+
+def _eigh_inner(call: Any, dy: Any) -> tuple:
+    """``(M, G)`` of the pullback: M = diag(dw) + F * G with G = V^H dV, every eigenpair's
+    cotangent (zero outside the output's range)."""
+    w, V, lo, hi = call.memo(_eigenpairs)
+    dw, dV = (dy, ZeroTangent()) if call["eigvals_only"] else dy
+    widths = [(0, 0)] * (np.ndim(w) - 1) + [(lo, np.shape(w)[-1] - hi)]
+    dw = np.pad(dense_tangent(call.y if call["eigvals_only"] else call.y[0], dw), widths)
+    inner = _diag(dw).astype(np.result_type(V, w))
+    if isinstance(dV, AbstractZero):
+        return inner, None
+    G = H(V) @ np.pad(dV, widths[:-1] + [(0, 0), widths[-1]])
+    return inner + _inverse_gaps(w) * G, G
 
 
 def _eigh_da(call: Any, dy: Any) -> Any:
-    w, V = call.memo(_eigenpairs)
-    dw, dV = (dy, ZeroTangent()) if call["eigvals_only"] else dy
-    return _to_triangle(_eigh_gradient(w, V, dw, dV), bool(call["lower"]))
+    _, V, _, _ = call.memo(_eigenpairs)
+    inner, _ = _eigh_inner(call, dy)
+    return _to_triangle(V @ inner @ H(V), bool(call["lower"]))
 
 
-def _eigh_pushforward(call: Any, da: Any) -> Any:
-    w, V = call.memo(_eigenpairs)
-    K = H(V) @ _from_triangle(da, bool(call["lower"])) @ V
-    dw = np.real(np.diagonal(K, axis1=-2, axis2=-1))
+def _eigh_db(call: Any, dy: Any) -> Any:
+    w, V, _, _ = call.memo(_eigenpairs)
+    inner, G = _eigh_inner(call, dy)
+    inner = inner * w[..., None, :]
+    if G is not None:
+        inner = inner + _diag(np.real(np.diagonal(G, axis1=-2, axis2=-1))) / 2
+    return _to_triangle(-(V @ inner @ H(V)), bool(call["lower"]))
+
+
+def _eigh_pushforward(call: Any, da: Any, db: Any, *options: Any) -> Any:
+    w, V, lo, hi = call.memo(_eigenpairs)
+    lower = bool(call["lower"])
+    K = H(V) @ _from_triangle(da, lower) @ V if not isinstance(da, AbstractZero) else 0.0
+    if not isinstance(db, AbstractZero):
+        Kb = H(V) @ _from_triangle(db, lower) @ V
+        K = K - Kb * w[..., None, :]
+    K = K if np.ndim(K) else np.zeros(np.shape(V), np.result_type(V))
+    dw = np.real(np.diagonal(K, axis1=-2, axis2=-1))[..., lo:hi]
     if call["eigvals_only"]:
         return dw
-    return dw, V @ (_inverse_gaps(w) * K)
+    C = (_inverse_gaps(w) * K)[..., lo:hi]
+    if not isinstance(db, AbstractZero):
+        C = C - _diag(np.real(np.diagonal(Kb, axis1=-2, axis2=-1)))[..., lo:hi] / 2
+    return dw, V @ C
 
 
-define(sla.eigh, _eigh_da, pushforward=_eigh_pushforward, check=_eigh_check,
+define(sla.eigh, _eigh_da, _eigh_db, pushforward=_eigh_pushforward, check=_eigh_check,
        refused=(), calls=_through_scipy(sla.eigh))
 
 

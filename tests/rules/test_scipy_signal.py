@@ -1,6 +1,5 @@
 """The rule-testing kit on the rules of src/chainrules/rules/scipy/signal/convolution.py: convolve,
-correlate, fftconvolve, convolve2d, correlate2d and lfilter (and lfilter_from_rest), at order 1
-and 2, on float64,
+correlate, fftconvolve, convolve2d, correlate2d and lfilter, at order 1 and 2, on float64,
 float32 and complex input; then gradients through the engine (calls written
 ``scipy.signal.convolve(...)`` as users write them) against finite differences, closed forms,
 and the refused options.
@@ -20,7 +19,6 @@ scipy_signal = pytest.importorskip("scipy.signal")
 import chainrules as cr  # noqa: E402
 from chainrules.testing import (case, check_case, test_frule_order2,  # noqa: E402
                                 test_rrule_order2)
-from chainrules.rules.scipy.signal.convolution import lfilter_from_rest  # noqa: E402
 from tests.numpy_features import accepted, running  # noqa: E402
 
 signal = scipy_signal
@@ -90,9 +88,6 @@ CASES = [
     case(signal.lfilter, B, np.array([1.0, -0.3, 0.1, 0.05, -0.02]), normal(3)),
     case(signal.lfilter, B.astype(C128) + 0.1j, A + 0.05j, normal(6, dtype=C128)),
     case(signal.lfilter, B, A, normal(6, dtype=C128)),
-    # the same rule, registered on the filter from rest (what the engine records)
-    case(lfilter_from_rest, B, A, normal(8)),
-    case(lfilter_from_rest, B, A, normal(2, 5), -1),
     case(signal.lfilter, B.astype(F32), A.astype(F32), normal(6, dtype=F32), rtol=1e-3,
          atol=1e-3),
 ]

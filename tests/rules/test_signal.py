@@ -123,9 +123,47 @@ def test_interp_closed_forms():
     np.testing.assert_array_equal(dfp, 0.0)
 
 
-def test_interp_period_is_refused():
+def test_interp_period_is_refused_by_the_rule():
+    # an engine traces NumPy's reduction of the periodic problem instead (below)
     with pytest.raises(NotImplementedError, match="period=360"):
-        cr.grad(lambda x: np.interp(x, [0.0, 90.0], [0.0, 1.0], period=360))(10.0)
+        cr.rrule(np.interp, 10.0, [0.0, 90.0], [0.0, 1.0], None, None, 360)
+
+
+PERIODIC_XP = np.array([0.3, 1.7, 2.2, 0.9])  # unsorted, as period= allows
+PERIODIC_FP = np.array([1.0, -0.5, 2.0, 0.4])
+PERIODIC_X = np.array([-1.0, 0.5, 2.9, 4.1, 7.3])
+
+
+@pytest.mark.parametrize("position", [0, 1, 2], ids=["x", "xp", "fp"])
+def test_interp_with_a_period(position):
+    # before: refused by name
+    weights = np.arange(1.0, 6.0)
+
+    def loss(*args):
+        return np.sum(np.interp(*args, period=3.0) ** 2 * weights)
+
+    args = [PERIODIC_X, PERIODIC_XP, PERIODIC_FP]
+    assert cr.vjp(loss, *args)[0] == pytest.approx(loss(*args), rel=1e-14)
+
+    def partial(v):
+        return loss(*args[:position], v, *args[position + 1:])
+
+    step = 1e-6
+    expected = [(partial(args[position] + step * e) - partial(args[position] - step * e))
+                / (2 * step) for e in np.eye(args[position].size)]
+    np.testing.assert_allclose(cr.grad(loss, argnums=position)(*args), expected, rtol=1e-6,
+                               atol=1e-8)
+
+
+def test_interp_with_a_period_closed_form():
+    # x = 3.25 is 0.25 modulo 1, half way along the segment from xp = 0 (fp 2) to 0.5 (fp 6):
+    # dy/dx = 4 / 0.5 = 8, and each end's value weighs 0.5
+    xp, fp = np.array([0.5, 0.0]), np.array([6.0, 2.0])
+    assert cr.grad(lambda x: np.interp(x, xp, fp, period=1.0))(3.25) == pytest.approx(8.0)
+    np.testing.assert_allclose(cr.grad(lambda f: np.interp(3.25, xp, f, period=1.0))(fp),
+                               [0.5, 0.5])
+    with pytest.raises(ValueError, match="period must be a non-zero value"):
+        cr.grad(lambda x: np.interp(x, xp, fp, period=0.0))(0.5)
 
 
 @needs(TRAPEZOID is not None, "np.trapezoid (NumPy 2.0)")

@@ -161,7 +161,7 @@ ROUTED = [("numpy", "apply_along_axis"), ("numpy", "piecewise"), ("numpy", "appl
           ("numpy", "kaiser"),  # float(beta)
           # dispatched on some arguments only: a traced value in another alone (polyint's k,
           # interp's left and right, unwrap's period) would not reach the engine
-          ("numpy", "polyint"), ("numpy", "interp"), ("numpy", "unwrap"),
+          ("numpy", "polyint"), ("numpy", "unwrap"),  # interp: TRACED_PATHS
           ("numpy", "nan_to_num"),  # np.copyto (np.full, np.full_like: WRITABLE below)
           ("numpy", "asarray_chkfinite"), ("numpy", "require"),  # np.asarray(a) first
           ("scipy.special", "logsumexp"), ("scipy.special", "softmax"),
@@ -172,7 +172,6 @@ ROUTED = [("numpy", "apply_along_axis"), ("numpy", "piecewise"), ("numpy", "appl
           ("scipy.linalg", "expm"), ("scipy.linalg", "cho_solve"),
           *[("scipy.signal", name) for name in ("convolve", "correlate", "fftconvolve",
                                                 "convolve2d", "correlate2d")],
-          ("chainrules.rules.scipy.signal.convolution", "lfilter_from_rest"),
           *[("scipy.linalg", name) for name in ("solve", "inv", "det", "cholesky", "eigh",
                                                 "block_diag", "lu_solve", "cho_factor",
                                                 "lu_factor", "lu", "solve_sylvester", "pinv",
@@ -196,7 +195,9 @@ ROUTED = [("numpy", "apply_along_axis"), ("numpy", "piecewise"), ("numpy", "appl
 
 # SciPy functions computed in C, for which a version in NumPy operations exists (in the rules
 # layer, which an engine traces): (module, name, module of the NumPy version). While a trace is
-# active, a call whose arguments hold traced values runs that version (`traced_path`).
+# active, a call whose arguments hold traced values runs that version (`traced_path`), which
+# may hand options its function's rule covers back to be recorded (``np.interp`` without
+# ``period``, ``lfilter`` without ``zi``).
 TRACED_PATHS = [
     *[("scipy.ndimage", name, "chainrules.rules.scipy.ndimage.filters")
       for name in ("correlate1d", "convolve1d", "correlate", "convolve", "gaussian_filter1d",
@@ -205,6 +206,7 @@ TRACED_PATHS = [
     *[("scipy.ndimage", name, "chainrules.rules.scipy.ndimage.interpolation")
       for name in ("map_coordinates", "shift", "zoom")],
     ("numpy", "ndenumerate", "chainrules.rules.numpy.iteration"),
+    ("numpy", "interp", "chainrules.rules.numpy.signal"),
     ("scipy.signal", "savgol_filter", "chainrules.rules.scipy.signal.savgol"),
     *[("scipy.signal", name, "chainrules.rules.scipy.signal.initial_state")
       for name in ("lfilter", "sosfilt")],
@@ -224,16 +226,22 @@ TRACED_PATHS = [
 ]
 
 
-def traced_path(original: Any, module: str, name: str) -> Any:
+def traced_path(original: Any, module: str, name: str, recorded: Any = None) -> Any:
     """``original``, or ``module.name`` (its NumPy version) when an argument holds traced
-    values. A first argument that is an iterator (``statistics.mean(x[i] for i in ...)``) is
-    read once, here, to look into it."""
+    values. A version returns ``NotImplemented`` for the options that the function's own rule
+    covers: the call is then recorded (as a call of ``recorded``, by default ``original``),
+    and the version holds only what the rule does not (``lfilter``'s initial conditions). A
+    first argument that is an iterator (``statistics.mean(x[i] for i in ...)``) is read once,
+    here, to look into it."""
+    recorded = original if recorded is None else recorded
+
     def call(*args: Any, **kwargs: Any) -> Any:
         if args and isinstance(args[0], Iterator):
             args = (list(args[0]),) + args[1:]
         if any(holds_traced(a) for a in args) or any(
                 holds_traced(v) for v in kwargs.values()):
-            return getattr(importlib.import_module(module), name)(*args, **kwargs)
+            result = getattr(importlib.import_module(module), name)(*args, **kwargs)
+            return record(recorded, args, kwargs) if result is NotImplemented else result
         return original(*args, **kwargs)
 
     call.__wrapped__ = original

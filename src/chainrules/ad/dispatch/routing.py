@@ -180,7 +180,8 @@ def _new_routes() -> list:
             rerouted = REROUTED.get(function)
             if rerouted is None:
                 rerouted = REROUTED[function] = Rerouted(
-                    function, lambda own, entry=entry: traced_path(own, entry[2], entry[1]))
+                    function, lambda own, entry=entry, function=function: traced_path(
+                        own, entry[2], entry[1], recorded=function))
             if all(swap is not rerouted for swap in plan):  # an alias: one function, once
                 plan.append(rerouted)
     for entry in ROUTED + ROUTED_METHODS:

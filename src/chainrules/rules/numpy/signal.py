@@ -14,7 +14,8 @@ Every pullback and pushforward is written in NumPy operations that have rules th
   at a breakpoint ``x == xp[j]`` the derivative in ``x`` is the slope of the segment to its
   right (of the last segment at ``xp[-1]``). Outside, the output is ``left`` (``fp[0]`` by
   default) or ``right``. ``fp``'s and ``xp``'s cotangents are sparse (two entries per
-  ``x``). ``period=`` is refused. ``xp`` must be increasing, as NumPy requires.
+  ``x``). ``period=`` is refused by the rule; an engine traces `interp`, NumPy's reduction
+  of a periodic problem to this one. ``xp`` must be increasing, as NumPy requires.
 - ``trapezoid(y, x, dx, axis)`` (and ``trapz`` where the installed NumPy has it): bilinear in
   ``y`` and the sample spacing (``x`` or ``dx``).
 
@@ -36,7 +37,7 @@ from ...core.sparse import SparseCotangent
 from ...core.tangents import AbstractZero
 from ..define import Call, define, normalize_axis_tuple, per_argument, unsupported
 
-__all__: list[str] = []
+__all__ = ["interp"]
 
 
 def _nonzero(d: Any) -> bool:
@@ -198,6 +199,33 @@ def _interp_pushforward(call: Call, dx: Any, dxp: Any, dfp: Any, dleft: Any,
 
 define(np.interp, _interp_x, _interp_xp, _interp_fp, _interp_left, _interp_right,
        pushforward=_interp_pushforward, check=_interp_check)
+
+
+def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
+           period: Any = None) -> Any:
+    """``np.interp`` with ``period``, as NumPy computes it: ``x`` and ``xp`` reduced modulo the
+    period, ``xp`` sorted and extended by one point at each end, then the rule's interpolation,
+    so an engine traces it. Without ``period``, ``NotImplemented``: an engine records the call
+    (``np.interp``'s rule).
+
+    >>> float(interp(7.5, [0.0, 1.0, 2.0], [0.0, 1.0, 4.0], period=3.0))
+    2.5
+    """
+    if period is None:
+        return NotImplemented
+    if period == 0:
+        raise ValueError("period must be a non-zero value")
+    period = abs(period)
+    if np.ndim(xp) != 1 or np.ndim(fp) != 1:
+        raise ValueError("Data points must be 1-D sequences")
+    if np.shape(xp)[0] != np.shape(fp)[0]:
+        raise ValueError("fp and xp are not of the same length")
+    xp = np.mod(xp, period)
+    order = np.argsort(xp)
+    xp, fp = xp[order], fp[order]
+    xp = np.concatenate((xp[-1:] - period, xp, xp[:1] + period))
+    fp = np.concatenate((fp[-1:], fp, fp[:1]))
+    return np.interp(np.mod(x, period), xp, fp)
 
 
 # --- trapezoid -----------------------------------------------------------------------------------

@@ -20,8 +20,8 @@ can be differentiated again (order 2).
   ``db[k] = sum_n g[n] conj(x[n - k])`` and ``da[k] = -sum_n g[n] conj(y[n - k])``. Tangent:
   ``dy = lfilter(db, a, x) + lfilter(b, a, dx) - lfilter(da, a, y)``. ``zi`` (initial
   conditions, which make lfilter return ``(y, zf)``) is refused here by name: an engine runs
-  those calls as `chainrules.rules.scipy.signal.initial_state.lfilter`, written with
-  `lfilter_from_rest` (the same rule, registered on a function without ``zi``).
+  those calls as `chainrules.rules.scipy.signal.initial_state.lfilter`, written with this
+  rule's filter from rest.
 
 >>> import numpy as np, scipy.signal
 >>> import chainrules as cr
@@ -37,11 +37,10 @@ import numpy as np
 import scipy.signal as ssig
 
 from ....core.broadcast import unbroadcast
-from ....core.registry import recorded_whole
 from ....core.tangents import AbstractZero
 from ...define import Call, define, normalize_axis_tuple, unsupported
 
-__all__ = ["lfilter_from_rest"]
+__all__: list[str] = []
 
 # The functions themselves, taken at import: the rules are registered for these. Pullbacks call
 # them through the module (``ssig.correlate``), where a trace puts its routing wrappers.
@@ -288,21 +287,6 @@ def _lfilter_pushforward(call: Call, db: Any, da: Any, dx: Any, *rest: Any) -> A
     return total
 
 
-@recorded_whole  # the engine records it as one call (`ROUTED` in chainrules.ad.dispatch.routes)
-def lfilter_from_rest(b: Any, a: Any, x: Any, axis: int = -1) -> Any:
-    """``scipy.signal.lfilter(b, a, x, axis)``: the filter started from rest (``zi=None``).
-    What an engine records for ``lfilter``; its version with initial conditions
-    (`chainrules.rules.scipy.signal.initial_state`) is written with it.
-
-    >>> bool(np.allclose(lfilter_from_rest([1.0], [1.0, -0.5], np.ones(3)), [1.0, 1.5, 1.75]))
-    True
-    """
-    return lfilter(b, a, x, axis)
-
-
 define(lfilter, _lfilter_b, _lfilter_a, _lfilter_x, None, None,
        pushforward=_lfilter_pushforward, prepare=_adjoint_state, check=_lfilter_check,
-       calls=_through_module("lfilter"))
-define(lfilter_from_rest, _lfilter_b, _lfilter_a, _lfilter_x, None,
-       pushforward=_lfilter_pushforward, prepare=_adjoint_state,
        calls=_through_module("lfilter"))

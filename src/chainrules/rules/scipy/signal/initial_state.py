@@ -1,7 +1,7 @@
 """``scipy.signal.lfilter`` and ``sosfilt`` with initial conditions (``zi=``), written with the
-filter from rest (`chainrules.rules.scipy.signal.convolution.lfilter_from_rest`, which has a
-rule) and NumPy operations, so that an engine traces them; ``filtfilt`` and ``sosfiltfilt``,
-which start each pass from a state, work through them.
+filter from rest (``lfilter`` without ``zi``, which has a rule) and NumPy operations, so that
+an engine traces them; ``filtfilt`` and ``sosfiltfilt``, which start each pass from a state,
+work through them.
 
 With coefficients normalised by ``a[0]`` and ``K = max(len(a), len(b)) - 1`` delays, SciPy's
 filter (transposed direct form II) started from the state ``zi`` is the filter from rest plus
@@ -23,15 +23,14 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-
-from .convolution import lfilter_from_rest
+import scipy.signal as ssig
 
 __all__ = ["lfilter", "sosfilt"]
 
 
 def _filter_from_rest(b: Any, a: Any, x: Any) -> Any:
-    """The filter from rest along the last axis (recorded whole by an engine)."""
-    return lfilter_from_rest(b, a, x, -1)
+    """The filter from rest along the last axis, through the module (an engine records it)."""
+    return ssig.lfilter(b, a, x, axis=-1)
 
 
 def _state_shape(x: Any, zi: Any, axis: int, delays: int) -> tuple:
@@ -55,8 +54,9 @@ def _padded(c: Any, length: int) -> Any:
 
 
 def lfilter(b: Any, a: Any, x: Any, axis: int = -1, zi: Any = None) -> Any:
-    """``scipy.signal.lfilter``: the filter from rest, or with ``zi`` the filter started from
-    that state, returning ``(y, zf)``, as SciPy's.
+    """``scipy.signal.lfilter`` with ``zi``: the filter started from that state, returning
+    ``(y, zf)`` as SciPy's. Without ``zi``, ``NotImplemented``: an engine records the call
+    (``lfilter``'s rule).
 
     >>> import numpy as np
     >>> y, zf = lfilter([1.0], [1.0, -0.5], np.zeros(3), zi=np.array([2.0]))
@@ -68,9 +68,9 @@ def lfilter(b: Any, a: Any, x: Any, axis: int = -1, zi: Any = None) -> Any:
         raise ValueError(f"Parameter b is not a non-empty 1d array, since b.shape={np.shape(b)}!")
     if np.ndim(a) != 1 or np.size(a) == 0:
         raise ValueError(f"Parameter a is not a non-empty 1d array, since a.shape={np.shape(a)}!")
-    axis = int(axis) % max(np.ndim(x), 1)
     if zi is None:
-        return np.moveaxis(_filter_from_rest(b, a, np.moveaxis(x, axis, -1)), -1, axis)
+        return NotImplemented
+    axis = int(axis) % max(np.ndim(x), 1)
     delays = max(np.shape(a)[0], np.shape(b)[0]) - 1
     zi = np.broadcast_to(zi, _state_shape(x, zi, axis, delays))
     x, zi = np.moveaxis(x, axis, -1), np.moveaxis(zi, axis, -1)
@@ -113,10 +113,11 @@ def sosfilt(sos: Any, x: Any, axis: int = -1, zi: Any = None) -> Any:
                              f"{np.shape(x)}, and an sos array with {sections} sections, zi "
                              f"must have shape {(sections, *expected)}, got {np.shape(zi)}.")
     y, states = x, []
-    for section in range(sections):
+    for section in range(sections):  # through the module: recorded, or this module's lfilter
         if zi is None:
-            y = lfilter(sos[section, :3], sos[section, 3:], y, axis=axis)
+            y = ssig.lfilter(sos[section, :3], sos[section, 3:], y, axis=axis)
         else:
-            y, state = lfilter(sos[section, :3], sos[section, 3:], y, axis=axis, zi=zi[section])
+            y, state = ssig.lfilter(sos[section, :3], sos[section, 3:], y, axis=axis,
+                                    zi=zi[section])
             states.append(state)
     return y if zi is None else (y, np.stack(states))

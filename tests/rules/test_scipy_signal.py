@@ -424,3 +424,58 @@ def test_filtfilt_in_the_denominator():
     a_tail = np.array([-0.6, 0.2])
     np.testing.assert_allclose(cr.grad(loss)(a_tail), _central(loss, a_tail), rtol=1e-6,
                                atol=1e-8)
+
+
+# --- spectral estimates: SciPy fills arrays of its own (its ShortTimeFFT) ----------------------
+
+def _strided_spectra():
+    """SciPy before 1.12 cuts segments with as_strided (x.strides): refused by name."""
+    import inspect
+
+    helper = getattr(signal._spectral_py, "_fft_helper", None)
+    return helper is not None and "x.strides" in inspect.getsource(helper)
+
+
+SPECTRA = {
+    "periodogram": lambda x: signal.periodogram(x)[1],
+    "welch": lambda x: signal.welch(x, nperseg=16)[1],
+    "welch, median, linear detrend": lambda x: signal.welch(x, nperseg=16, average="median",
+                                                            detrend="linear")[1],
+    "csd": lambda x: np.abs(signal.csd(x, x[::-1], nperseg=16)[1]),
+    "coherence": lambda x: signal.coherence(x, x[::-1] + x, nperseg=16)[1],
+    "spectrogram": lambda x: signal.spectrogram(x, nperseg=16)[2],
+    "stft": lambda x: np.abs(signal.stft(x, nperseg=16)[2]) ** 2,
+}
+
+
+@pytest.mark.parametrize("name", SPECTRA)
+def test_spectral_estimates(name):
+    # before: "`S[..., :, p_] = self._fft_func(...)`: a traced value was converted to a plain
+    # NumPy array" (SciPy's ShortTimeFFT fills an array it makes), or sliding_window_view's
+    # writeable=True refused
+    f = SPECTRA[name]
+    x = np.cos(np.arange(64.0) * 0.7) + normal(64)
+    weights = normal(*np.shape(f(x)))
+
+    def loss(v):
+        return np.sum(weights * f(v))
+
+    if _strided_spectra():
+        with pytest.raises(cr.TracingError, match="strides"):
+            cr.grad(loss)(x)
+        return
+    assert cr.vjp(loss, x)[0] == pytest.approx(loss(x), rel=1e-12)
+    np.testing.assert_allclose(cr.grad(loss)(x), _central(loss, x), rtol=1e-5, atol=1e-8)
+
+
+def test_periodogram_closed_form():
+    # the periodogram of x at a bin k (0 < k < n/2, one-sided, density, fs=1) is
+    # 2 |X_k|^2 / n with X the DFT: its gradient is 4 Re(conj(X_k) e^{-2 pi i k m / n}) / n
+    if _strided_spectra():
+        pytest.skip("SciPy before 1.12: refused by name (test_spectral_estimates)")
+    n, k = 16, 3
+    x = normal(n)
+    X = np.fft.fft(x)[k]
+    expected = 4 * np.real(np.conj(X) * np.exp(-2j * np.pi * k * np.arange(n) / n)) / n
+    got = cr.grad(lambda v: signal.periodogram(v, detrend=False)[1][k])(x)
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-14)

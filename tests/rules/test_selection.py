@@ -160,8 +160,18 @@ def test_sliding_windows_at_orders_1_and_2_against_their_counts():
                                np.diag(6 * counts * x))
     tangent = cr.jvp(lambda v: windows(v, 3), (x,), (x ** 2,))[1]
     np.testing.assert_array_equal(tangent, windows(x ** 2, 3))
-    with pytest.raises(TypeError, match="writeable=True"):
-        cr.grad(lambda v: np.sum(windows(v, 2, writeable=True)))(x)
+    # writeable=True (which SciPy's spectrogram asks for without writing) gives read-only
+    # windows: the same values and gradient; a write through one, which would change x and
+    # every window that overlaps it, is refused (before: writeable=True refused itself)
+    np.testing.assert_allclose(
+        cr.grad(lambda v: np.sum(windows(v, 3, writeable=True) ** 2))(x), 2 * counts * x)
+
+    def write_through_a_window(v):
+        windows(v, 2, writeable=True)[0, 0] = 5.0
+        return np.sum(v ** 2)
+
+    with pytest.raises(cr.TracingError, match="writing into a view"):
+        cr.grad(write_through_a_window)(x)
 
 
 def test_sparse_cotangent_is_projected_and_accumulates_in_place():

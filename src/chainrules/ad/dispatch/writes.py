@@ -166,11 +166,21 @@ LIBRARIES = frozenset({
     "pyarrow", "tables", "statsmodels", "skimage", "cv2"})
 
 
+# Modules of those packages written in Python, and functions of others, that fill arrays of
+# their own with the values they compute from their inputs (SciPy's short-time Fourier
+# transform, which welch and periodogram use; cumulative_simpson's sum): the arrays they
+# create are traced, as a program's.
+FOLLOWED = frozenset({"scipy.signal._short_time_fft"})
+FOLLOWED_FUNCTIONS = frozenset({("scipy.integrate._quadrature",
+                                 "_cumulatively_sum_simpson_integrals")})
+
+
 def library_namespace(namespace: dict) -> bool:
     """Whether ``namespace`` is the globals of a module of one of the `LIBRARIES` (not a copy
-    of them, as a doctest's, nor a namespace that only takes its name)."""
+    of them, as a doctest's, nor a namespace that only takes its name), other than the
+    `FOLLOWED` modules."""
     name = namespace.get("__name__") or ""
-    if name.partition(".")[0] not in LIBRARIES:
+    if name.partition(".")[0] not in LIBRARIES or name in FOLLOWED:
         return False
     return getattr(sys.modules.get(name), "__dict__", None) is namespace
 
@@ -178,8 +188,17 @@ def library_namespace(namespace: dict) -> bool:
 def from_program(depth: int) -> bool:
     """Whether the function ``depth`` frames up is the program's code (the user's, or a
     package it calls, installed or not), not one of the `LIBRARIES`: only arrays the program
-    creates are traced."""
-    return not library_namespace(sys._getframe(depth + 1).f_globals)
+    creates are traced. The array-API layers' creation functions (``xp.empty``) are looked
+    through: their caller decides."""
+    frame = sys._getframe(depth + 1)
+    while (frame.f_globals.get("__name__") or "").startswith(_ARRAY_API_LAYERS) and \
+            frame.f_back is not None:
+        frame = frame.f_back
+    return not library_namespace(frame.f_globals) or (
+        frame.f_globals.get("__name__"), frame.f_code.co_name) in FOLLOWED_FUNCTIONS
+
+
+_ARRAY_API_LAYERS = ("scipy._lib.array_api_compat.", "array_api_compat.")
 
 
 def called_from_program() -> bool:

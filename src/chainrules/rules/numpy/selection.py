@@ -75,12 +75,11 @@ def _window_index(call) -> tuple:
         for positions in np.indices(shape, sparse=True))
 
 
-def _window_check(call) -> None:
-    if call["writeable"]:
-        raise TypeError(
-            "numpy.lib.stride_tricks.sliding_window_view: writeable=True is not supported in "
-            "differentiated code (a write through a window changes x and every window that "
-            "overlaps it); leave it False and build a new array from the windows.")
+def _read_only_windows(x, window_shape, axis=None, *, subok=False, writeable=False):
+    """``sliding_window_view`` with ``writeable=True`` computed read-only: libraries ask for it
+    without writing (SciPy's spectrogram and stft); a write through a window, which would change
+    ``x`` and every window that overlaps it, is then refused by the engine, loudly."""
+    return np.lib.stride_tricks.sliding_window_view(x, window_shape, axis, subok=subok)
 
 
 def _compress_index(call) -> tuple:
@@ -279,8 +278,8 @@ _OF_ONE, _OF_TWO = _set_formulas(1), _set_formulas(2)
 
 define(np.take, _reads(_take_index, "a"))
 define(np.take_along_axis, _reads(_take_along_axis_index, "arr"))
-define(np.lib.stride_tricks.sliding_window_view, _reads(_window_index, "x"), check=_window_check,
-       refused=())
+define(np.lib.stride_tricks.sliding_window_view, _reads(_window_index, "x"), refused=(),
+       calls=_read_only_windows)
 define(np.compress, None, _reads(_compress_index, "a"))
 define(np.extract, None, _reads(_extract_index, "arr"))
 define(np.diagonal, _reads(_diagonal_index, "a", _diagonal_values))

@@ -233,6 +233,9 @@ DIFFERENTIABLE_METHODS = {
     "ravel": lambda m: m.ravel(), "flatten": lambda m: m.flatten("F"),
     "squeeze": lambda m: m[:1].squeeze(), "swapaxes": lambda m: m.swapaxes(0, 1) * M,
     "clip": lambda m: m.clip(-0.5, 1.0), "trace": lambda m: m.trace(offset=1),
+    # one bound, as scipy.stats.spearmanr writes it (before: "clip() missing 1 required
+    # positional argument: 'a_max'")
+    "clip below": lambda m: m.clip(0), "clip above": lambda m: m.clip(max=0.5),
     "diagonal": lambda m: m.diagonal(), "take": lambda m: m.take([0, 4, 4]),
     "repeat": lambda m: m.repeat(2, axis=0), "reshape": lambda m: m.reshape(9, 1),
     "transpose": lambda m: m.transpose(1, 0) * M, "T": lambda m: m.T * M,

@@ -301,7 +301,11 @@ class _ArrayInterface:
     ravel = _method(np.ravel)
     squeeze = _method(np.squeeze)
     swapaxes = _method(np.swapaxes)
-    clip = _method(np.clip)
+    def clip(self, min=None, max=None, *args, **kwargs):  # noqa: A002 - ndarray.clip's names
+        """``np.clip(self, min, max)``: either bound may be left out (``x.clip(0)``), as the
+        method allows and ``np.clip`` does not."""
+        return record(np.clip, (self, min, max) + args, kwargs)
+
     trace = _method(np.trace)
     diagonal = _method(np.diagonal)
     take = _method(np.take)

@@ -131,6 +131,7 @@ CATEGORIES: dict[str, list[str]] = {
         *[f"scipy.linalg.{name}" for name in ("svd", "svdvals", "qr", "eig", "eigvals",
                                                "lstsq", "toeplitz", "circulant", "hankel")],
         *[f"scipy.spatial.distance.{name}" for name in ("cdist", "pdist", "squareform")],
+        "scipy.sparse.linalg.spsolve", "scipy.sparse.linalg.expm_multiply",
         "scipy.integrate.quad", "scipy.integrate.quad_vec", "scipy.integrate.trapezoid",
         "scipy.integrate.cumulative_trapezoid", "scipy.integrate.simpson",
         "scipy.integrate.odeint", "scipy.integrate.solve_ivp",
@@ -599,7 +600,7 @@ PEERS_SCIPY = {"special functions": ("29", "53"),
                "stats distributions (methods)": ("8 (27)", "26 (112)"),
                "scipy.integrate": ("odeint", "—"), "scipy.signal": ("convolve", "—")}
 SCIPY_AREAS = ("scipy.special", "scipy.linalg", "scipy.signal", "scipy.integrate",
-               "scipy.optimize", "scipy.spatial", "scipy.stats")
+               "scipy.optimize", "scipy.sparse", "scipy.spatial", "scipy.stats")
 
 
 def scipy_rows() -> list[tuple[str, str, str, str]]:

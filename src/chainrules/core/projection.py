@@ -24,12 +24,13 @@ import numpy as np
 from .dtypes import cast_to, tangent_dtype
 from .duck_arrays import is_duck_array_type, like
 from .sparse import SparseCotangent
+from .structure import register_leaf_type
 from .tangents import (AbstractZero, NoTangent, Tangent, ZeroTangent, field_value,
                        structural_fields)
 from .thunks import AbstractThunk, InplaceableThunk, Thunk
 from .vector_spaces import VECTOR_SPACES
 
-__all__ = ["ProjectTo", "ProjectionError"]
+__all__ = ["ProjectTo", "ProjectionError", "register_constant_type"]
 
 
 class ProjectionError(ValueError):
@@ -303,6 +304,24 @@ def _has_tangent(x: Any, depth: int = 0) -> bool:
 _NOTHING_TYPES = (bool, int, str, bytes, type(None), type, types.ModuleType, range, slice,
                   type(Ellipsis), np.dtype, AbstractZero, np.bool_, np.integer, np.str_,
                   np.bytes_, np.datetime64, np.timedelta64)
+
+
+def register_constant_type(kind: type) -> None:
+    """Give values of ``kind`` (and its subclasses) no tangent, as integers: another library's
+    values that rules take as constants (SciPy's sparse matrices, which hold plain arrays).
+    They are leaves of every structure (the walk never looks into their attributes).
+
+    >>> class Table:
+    ...     shape, dtype = (2,), np.dtype(float)
+    >>> register_constant_type(Table)
+    >>> ProjectTo(Table())(np.ones(2))
+    NoTangent()
+    """
+    global _NOTHING_TYPES
+    if not issubclass(kind, _NOTHING_TYPES):
+        _NOTHING_TYPES = _NOTHING_TYPES + (kind,)
+        _ARRAY_LIKE_TYPES.difference_update([t for t in _ARRAY_LIKE_TYPES if issubclass(t, kind)])
+        register_leaf_type(kind)
 
 
 def _numeric(shape: tuple, dtype: np.dtype, kind: int) -> _ProjectToNumeric:

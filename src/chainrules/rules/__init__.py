@@ -32,6 +32,8 @@ SCIPY_RULES = {
     "scipy.stats": ("scipy.stats.multivariate", "scipy.stats.univariate"),
     "scipy.interpolate": ("scipy.interpolate.splines",),
     "scipy.spatial.distance": ("scipy.spatial.distance",),
+    "scipy.sparse": ("scipy.sparse.products",),
+    "scipy.sparse.linalg": ("scipy.sparse.linalg",),
 }
 _scipy_pending = dict(SCIPY_RULES)  # those not registered yet
 

@@ -151,11 +151,24 @@ def primal_problem(expected: Any, got: Any, tolerance: Tolerance, path: tuple = 
             if problem:
                 return problem
         return None
+    if hasattr(expected, "toarray") and hasattr(got, "toarray"):
+        # a SciPy sparse matrix, by its values (SciPy sorts its indices in place, which
+        # changes none; its == is elementwise and warns)
+        return primal_problem(expected.toarray(), got.toarray(), tolerance, path)
     try:
         equal = bool(expected == got)
-    except Exception:  # noqa: BLE001
-        equal = expected is got
+    except Exception:  # noqa: BLE001 - no truth value: its attributes
+        equal = _same_attributes(expected, got, tolerance, path)
     return None if equal else f"output{where} is {show(got)}, expected {show(expected)}"
+
+
+def _same_attributes(expected: Any, got: Any, tolerance: Tolerance, path: tuple) -> bool:
+    """Equal values of an object that has no truth-valued ``==``, by its attributes."""
+    fields, other = getattr(expected, "__dict__", None), getattr(got, "__dict__", None)
+    if fields is None or other is None or list(fields) != list(other):
+        return expected is got
+    return all(primal_problem(value, other[key], tolerance, path + (key,)) is None
+               for key, value in fields.items())
 
 
 def deepcopy_or_none(value: Any) -> Any:

@@ -226,7 +226,11 @@ class _ArrayInterface:
     def __rtruediv__(self, other): return record_binary(_DIVIDE, other, self)
     def __pow__(self, other): return record_binary(_POWER, self, other)
     def __rpow__(self, other): return record_binary(_POWER, other, self)
-    def __matmul__(self, other): return record_binary(_MATMUL, self, other)
+    def __matmul__(self, other):
+        kind = type(other)
+        if kind is not np.ndarray and kind is not Traced and _defers_matmul(kind):
+            return NotImplemented  # x @ A is the sparse A's __rmatmul__, which the engine routes
+        return record_binary(_MATMUL, self, other)
     def __rmatmul__(self, other): return record_binary(_MATMUL, other, self)
     def __floordiv__(self, other): return record_binary(_FLOOR_DIVIDE, self, other)
     def __rfloordiv__(self, other): return record_binary(_FLOOR_DIVIDE, other, self)
@@ -434,6 +438,19 @@ class _ArrayInterface:
             "hold the number without its derivative. Pickle outside the differentiated "
             "function, or pickle chainrules.primal(x), the plain value (its derivative is then "
             "not followed).")
+
+
+_DEFERS_MATMUL: dict = {}  # type -> whether x @ value is the value's own __rmatmul__
+
+
+def _defers_matmul(kind: type) -> bool:
+    """Whether ``kind`` is a SciPy sparse matrix type (its product with a dense array is its
+    own, ``_rmatmul_dispatch``; ``_rmul_dispatch`` before SciPy 1.12)."""
+    defers = _DEFERS_MATMUL.get(kind)
+    if defers is None:
+        defers = _DEFERS_MATMUL[kind] = hasattr(kind, "_rmatmul_dispatch") or hasattr(
+            kind, "_rmul_dispatch")
+    return defers
 
 
 def _is_object_dtype(dtype: Any) -> bool:

@@ -180,6 +180,7 @@ ROUTED = [("numpy", "apply_along_axis"), ("numpy", "piecewise"), ("numpy", "appl
                                                 "svd", "svdvals", "qr", "eig", "eigvals",
                                                 "lstsq")],
           *[("scipy.spatial.distance", name) for name in ("cdist", "pdist", "squareform")],
+          *[("scipy.sparse.linalg", name) for name in ("spsolve", "expm_multiply")],
           *[("scipy.optimize", name) for name in ("root", "fsolve", "minimize", "least_squares",
                                                   "curve_fit")],
           # traced through, golden's gradient is always zero and the C root finders refuse
@@ -262,8 +263,8 @@ ROUTED_METHODS: list = []
 # The rule modules that list their distributions' methods (their own ``ROUTED_METHODS``),
 # added above once loaded: they are, lazily, when the program imports scipy.stats
 # (chainrules.rules.load_scipy_rules).
-_METHOD_LISTS = [f"{__package__.partition('.')[0]}.rules.scipy.stats.{name}"
-                 for name in ("univariate", "multivariate")]
+_METHOD_LISTS = [f"{__package__.partition('.')[0]}.rules.scipy.{name}"
+                 for name in ("stats.univariate", "stats.multivariate", "sparse.products")]
 
 
 def add_loaded_method_lists() -> None:

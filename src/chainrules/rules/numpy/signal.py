@@ -216,6 +216,7 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
     if period == 0:
         raise ValueError("period must be a non-zero value")
     period = abs(period)
+    xp, fp = np.asarray(xp), np.asarray(fp)
     if np.ndim(xp) != 1 or np.ndim(fp) != 1:
         raise ValueError("Data points must be 1-D sequences")
     if np.shape(xp)[0] != np.shape(fp)[0]:

@@ -94,13 +94,11 @@ class Rerouted:
         function = self.function
         if self.signature is _ABSENT:  # inspect.signature(function) still reads the original
             function.__signature__ = self.seen_signature
-        function.__code__ = self.trampoline
-        function.__defaults__ = function.__kwdefaults__ = None
+        function.__code__ = self.trampoline  # (*args, **kwargs): the defaults stay, unread
 
     def uninstall(self) -> None:
         function = self.function
         function.__code__ = self.code
-        function.__defaults__, function.__kwdefaults__ = self.defaults, self.keyword_defaults
         if self.signature is _ABSENT:
             del function.__signature__
 

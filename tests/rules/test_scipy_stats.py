@@ -391,3 +391,26 @@ def test_plain_calls_outside_a_trace_are_untouched():
     original = rv_continuous.logpdf
     cr.grad(lambda m: st.norm.logpdf(0.3, m))(0.1)
     assert rv_continuous.logpdf is original and "logpdf" not in type(st.norm).__dict__
+
+
+@pytest.mark.parametrize("call", [
+    lambda p: np.sum(st.norm.cdf(np.array([-np.inf, np.inf]), p[0], p[1])),
+    lambda p: st.norm.sf(-np.inf, p[0], p[1]) + st.norm.logcdf(np.inf, p[0], p[1]),
+    lambda p: st.gamma.cdf(np.inf, p[0], scale=p[1]) + st.gamma.logsf(np.inf, p[0], 0.0, p[1]),
+    lambda p: st.norm.pdf(-np.inf, p[0], p[1]),
+], ids=["norm cdf at both ends", "norm sf logcdf", "gamma cdf logsf", "norm pdf"])
+def test_partials_at_an_infinite_point_are_zero(call):
+    # the cdf is 0 or 1 at x = -inf or +inf whatever the parameters (before: the scale's
+    # partial -z pdf(z) gave 0 times infinity, NaN)
+    gradient = cr.grad(call)(np.array([0.7, 1.3]))
+    np.testing.assert_array_equal(gradient, 0.0)
+
+
+def test_a_constant_infinite_point_next_to_finite_ones():
+    # the masked entries do not change the finite ones' partials
+    def loss(p):
+        return np.sum(st.norm.cdf(np.array([-np.inf, 0.3, np.inf]), p[0], p[1]))
+
+    p, step = np.array([0.7, 1.3]), 1e-6
+    expected = [(loss(p + step * e) - loss(p - step * e)) / (2 * step) for e in np.eye(2)]
+    np.testing.assert_allclose(cr.grad(loss)(p), expected, rtol=1e-7)

@@ -448,12 +448,21 @@ def _masked(partial: Callable, outside: Callable) -> Callable:
 def _continuous_partials(name: str, method: str, table: Continuous) -> tuple:
     """The partials of ``<name>.<method>(x, *shapes, loc, scale)`` as functions of ``(y, x,
     *shapes, loc, scale)``, and the shape positions whose partial is refused; outside the
-    support, the partials of the pdf and of the cdf forms are 0."""
+    support and at an infinite ``x``, the partials of the pdf and of the cdf forms are 0."""
     partials, refused = _formulas(name, method, table)
-    outside = _outside_support(name, len(table.shapes))
-    if outside is None or method in ("logpdf", "ppf", "isf"):
+    if method in ("logpdf", "ppf", "isf"):
         return partials, refused
-    return tuple(_masked(partial, outside) for partial in partials), refused
+    outside = _outside_support(name, len(table.shapes))
+    constant = _infinite if outside is None else (
+        lambda x, parameters: _infinite(x, parameters) | outside(x, parameters))
+    return tuple(_masked(partial, constant) for partial in partials), refused
+
+
+def _infinite(x: Any, parameters: tuple) -> Any:
+    """Where ``x`` is infinite: the pdf and the cdf are constant there (0, or 0 and 1) in
+    every parameter, and the formulas would give 0 times infinity (the scale's ``-z pdf(z)``
+    at ``x = -inf``, which ``expect`` and ``cdf([lb, ub])`` on an infinite support reach)."""
+    return np.isinf(x)
 
 
 def _formulas(name: str, method: str, table: Continuous) -> tuple:

@@ -193,7 +193,9 @@ ROUTED = [("numpy", "apply_along_axis"), ("numpy", "piecewise"), ("numpy", "appl
 
 
 # SciPy functions computed in C, for which a version in NumPy operations exists (in the rules
-# layer, which an engine traces): (module, name, module of the NumPy version). While a trace is
+# layer, which an engine traces): (module, name, module of the NumPy version[, its name, when
+# not the function's own]); a method is named with its class, ``"rv_generic.stats"``, its
+# version by the method's name. While a trace is
 # active, a call whose arguments hold traced values runs that version (`traced_path`), which
 # may hand options its function's rule covers back to be recorded (``np.interp`` without
 # ``period``, ``lfilter`` without ``zi``).
@@ -216,9 +218,14 @@ TRACED_PATHS = [
     *[("scipy.linalg", name, "chainrules.rules.scipy.linalg.composed")
       for name in ("solve_continuous_lyapunov", "solve_lyapunov", "solve_discrete_lyapunov",
                    "expm_frechet", "companion", "solve_toeplitz", "matmul_toeplitz")],
-    ("scipy._lib.array_api_compat.numpy", "clip", "chainrules.rules.scipy.array_api_compat"),
-    ("scipy._lib.array_api_compat.numpy.linalg", "solve",
-     "chainrules.rules.scipy.array_api_compat"),
+    ("scipy._lib.array_api_compat.numpy", "clip", "chainrules.rules.scipy.array_api"),
+    ("scipy._lib.array_api_compat.numpy.linalg", "solve", "chainrules.rules.scipy.array_api"),
+    ("scipy._lib.array_api_extra._lib._funcs", "_apply_where",
+     "chainrules.rules.scipy.array_api", "apply_where"),
+    *[("scipy._lib._util", f"_{name}", "chainrules.rules.scipy.array_api", name)
+      for name in ("lazywhere", "lazyselect")],
+    *[("scipy.stats._distn_infrastructure", name, "chainrules.rules.scipy.stats.moments")
+      for name in ("rv_generic.stats", "rv_generic.entropy", "rv_continuous.expect")],
     *[("statistics", name, "chainrules.rules.python_statistics")
       for name in ("mean", "fmean", "geometric_mean", "harmonic_mean", "variance", "stdev",
                    "pvariance", "pstdev")],

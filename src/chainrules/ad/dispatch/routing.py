@@ -169,11 +169,11 @@ def _new_routes() -> list:
                 getattr(module, "__spec__", None), "_initializing", False):
             continue
         _seen_routes.add(entry)
-        function = getattr(module, entry[1], None)
+        function = _traced_path_target(module, entry[1])
         if function is not None and type(function) is not types.FunctionType:
             # a compiled callable (scipy.fft's uarray functions): in the module namespace,
             # and wherever the program bound it to a name (`from scipy.fft import rfft`)
-            replacement = traced_path(function, entry[2], entry[1])
+            replacement = traced_path(function, entry[2], _version_name(entry))
             plan.append(Swap(module, entry[1], replacement, function))
             _add_bound(function, replacement)
         elif type(function) is types.FunctionType:
@@ -181,7 +181,7 @@ def _new_routes() -> list:
             if rerouted is None:
                 rerouted = REROUTED[function] = Rerouted(
                     function, lambda own, entry=entry, function=function: traced_path(
-                        own, entry[2], entry[1], recorded=function))
+                        own, entry[2], _version_name(entry), recorded=function))
             if all(swap is not rerouted for swap in plan):  # an alias: one function, once
                 plan.append(rerouted)
     for entry in ROUTED + ROUTED_METHODS:
@@ -193,6 +193,19 @@ def _new_routes() -> list:
         plan.append(_function_route(module, entry[1]) if len(entry) == 2
                     else _method_route(module, *entry[1:]))
     return [swap for swap in plan if swap is not None]
+
+
+def _traced_path_target(module: Any, name: str) -> Any:
+    """``module.name``, or for ``"Class.method"`` the function the class defines."""
+    owner_name, _, attribute = name.rpartition(".")
+    if not owner_name:
+        return getattr(module, name, None)
+    return vars(getattr(module, owner_name, type)).get(attribute)
+
+
+def _version_name(entry: tuple) -> str:
+    """The name of a `TRACED_PATHS` entry's version: given, or the function's (a method's)."""
+    return entry[3] if len(entry) > 3 else entry[1].rpartition(".")[2]
 
 
 def _route_imports_while_tracing() -> None:

@@ -1,6 +1,6 @@
 """SciPy's vendored array-API layer (``scipy._lib.array_api_compat.numpy``): its ``clip`` and
 ``linalg.solve``, which SciPy's functions call and an engine cannot trace as written, run as
-their versions in NumPy operations (src/chainrules/rules/scipy/array_api_compat.py). Gradients
+their versions in NumPy operations (src/chainrules/rules/scipy/array_api.py). Gradients
 through the SciPy functions that call them, against finite differences; the versions' values
 against the layer's own.
 
@@ -18,7 +18,8 @@ stats = pytest.importorskip("scipy.stats")
 
 import chainrules as cr  # noqa: E402
 from chainrules.ad import TracingError  # noqa: E402
-from chainrules.rules.scipy.array_api_compat import clip, solve  # noqa: E402
+from chainrules.rules.scipy.array_api import (apply_where, clip, lazyselect,  # noqa: E402
+                                             lazywhere, solve)
 
 CASES: list = []  # versions an engine traces, not rules
 
@@ -95,3 +96,35 @@ def test_solve_takes_a_stack_of_matrices_unless_one_dimensional():
 
     flat = np.concatenate([a.ravel(), b.ravel()])
     np.testing.assert_allclose(cr.grad(loss)(flat), _central(loss, flat), rtol=1e-5, atol=1e-8)
+
+
+def test_where_helpers_match_scipys_and_differentiate():
+    # SciPy's helpers evaluate each function on its own elements and write the results into
+    # an array they make (before: "np.place(a, ...) writes a traced value into the plain
+    # NumPy array"); the versions join the pieces by a gather
+    import scipy._lib._util as util
+
+    x = np.array([[-1.0, 0.5], [3.0, 0.0]])
+    y = np.array([2.0, 0.25])
+
+    def where(v):
+        return apply_where(v > 0, np.sqrt, lambda t: -t, None, v)
+
+    def select(v):
+        return lazyselect([v < 0, v > 1], [np.negative, np.sqrt], (v, y), np.nan)
+
+    np.testing.assert_array_equal(where(x), [[1.0, np.sqrt(0.5)], [np.sqrt(3.0), -0.0]])
+    np.testing.assert_array_equal(select(x), util._lazyselect([x < 0, x > 1],
+                                                              [np.negative, np.sqrt], (x, y),
+                                                              np.nan))
+    if hasattr(util, "_lazywhere"):
+        np.testing.assert_array_equal(lazywhere(x > 0, (x, y), np.multiply, np.nan),
+                                      util._lazywhere(x > 0, (x, y), np.multiply, np.nan))
+    # the gradient of each piece lands on its own elements
+    np.testing.assert_allclose(cr.grad(lambda v: np.sum(where(v)))(x),
+                               [[-1.0, 0.5 / np.sqrt(0.5)], [0.5 / np.sqrt(3.0), -1.0]])
+    np.testing.assert_allclose(cr.grad(lambda v: np.nansum(select(v)))(x),
+                               [[-1.0, 0.0], [0.5 / np.sqrt(3.0), 0.0]])
+    np.testing.assert_allclose(
+        cr.grad(lambda v: np.sum(lazywhere(v > 0, (v,), np.square, 7.0)))(x),
+        [[0.0, 1.0], [6.0, 0.0]])

@@ -1,0 +1,149 @@
+"""The moments of ``scipy.stats`` distributions in their parameters: ``stats`` (and through it
+``mean``, ``var``, ``std``), ``entropy`` and a continuous distribution's ``expect``, plain and
+frozen, written as SciPy computes them, so that an engine traces them (``TRACED_PATHS`` in
+`chainrules.ad.dispatch.routes`: SciPy's own methods convert the parameters with
+``np.asarray`` and fill arrays they make).
+
+- ``stats``: SciPy's parser for the distribution's arguments, its ``_stats`` of the shapes
+  (each distribution's closed forms, in NumPy and ``scipy.special`` operations) and, for a
+  moment ``_stats`` leaves out, its ``_munp`` (raw moments); the mean ``loc + scale mu``, the
+  variance ``scale^2 mu2``, skewness and kurtosis as SciPy forms them. Parameters outside the
+  domain give NaN, as SciPy's.
+- ``entropy``: the distribution's ``_entropy`` of the shapes plus ``log(scale)``.
+- ``expect``: SciPy's three quadratures (split at the 5% and 95% quantiles), with the support's
+  infinite ends kept constant (SciPy's ``loc + a scale`` with ``a = -inf`` would give the
+  scale a derivative of 0 times infinity there).
+
+>>> import numpy as np, scipy.stats
+>>> float(stats(scipy.stats.gamma, 2.0, scale=3.0, moments="m"))
+6.0
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+from scipy.stats._distn_infrastructure import rv_generic
+
+__all__ = ["stats", "entropy", "expect"]
+
+
+def _valid(distribution: Any, shapes: tuple, scale: Any) -> Any:
+    """Where the parameters are in the distribution's domain (SciPy's ``_argcheck``; its
+    default, every shape positive, written with comparisons, which traced values take)."""
+    if type(distribution)._argcheck is rv_generic._argcheck:
+        check = functools.reduce(np.logical_and, [np.greater(s, 0) for s in shapes], True)
+    else:
+        check = distribution._argcheck(*shapes)
+    return np.logical_and(check, np.greater(scale, 0))
+
+
+def _where_valid(valid: Any, value: Any) -> Any:
+    value = np.where(valid, value, np.nan)
+    return value[()] if np.ndim(value) == 0 else value
+
+
+def stats(distribution: Any, *args: Any, **kwds: Any) -> Any:
+    """``distribution.stats(*args, **kwds)``, as SciPy's.
+
+    >>> import scipy.stats
+    >>> [float(m) for m in stats(scipy.stats.norm, loc=1.0, scale=2.0)]
+    [1.0, 4.0]
+    """
+    shapes, loc, scale, moments = distribution._parse_args_stats(*args, **kwds)
+    valid = _valid(distribution, shapes, scale)
+    if distribution._stats_has_moments:
+        mu, mu2, g1, g2 = distribution._stats(*shapes, moments=moments)
+    else:
+        mu, mu2, g1, g2 = distribution._stats(*shapes)
+
+    def raw(n: int) -> Any:
+        return distribution._munp(n, *shapes)
+
+    known = {"mu": mu, "mu2": mu2}
+
+    def mean() -> Any:  # the moments _stats leaves out, from the raw ones, as SciPy
+        if known["mu"] is None:
+            known["mu"] = raw(1)
+        return known["mu"]
+
+    def variance() -> Any:
+        if known["mu2"] is None:
+            known["mu2"] = raw(2) - mean() ** 2
+        return known["mu2"]
+
+    def third() -> Any:
+        return (-mean() ** 2 - 3 * variance()) * mean() + raw(3)
+
+    output = []
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for moment in moments:
+            if moment == "m":
+                output.append(mean() * scale + loc)
+            elif moment == "v":
+                output.append(variance() * scale * scale)
+            elif moment == "s":
+                output.append(g1 if g1 is not None else third() / np.power(variance(), 1.5))
+            elif moment == "k":
+                if g2 is None:
+                    mu3 = third() if g1 is None else g1 * np.power(variance(), 1.5)
+                    mu4 = ((-mean() ** 2 - 6 * variance()) * mean() - 4 * mu3) * mean() + raw(4)
+                    g2 = mu4 / variance() ** 2.0 - 3.0
+                output.append(g2)
+    output = [_where_valid(valid, value) for value in output]
+    return output[0] if len(output) == 1 else tuple(output)
+
+
+def entropy(distribution: Any, *args: Any, **kwds: Any) -> Any:
+    """``distribution.entropy(*args, **kwds)``, as SciPy's.
+
+    >>> import scipy.stats
+    >>> bool(np.isclose(entropy(scipy.stats.norm, scale=2.0), scipy.stats.norm.entropy(scale=2.0)))
+    True
+    """
+    shapes, loc, scale = distribution._parse_args(*args, **kwds)
+    valid = _valid(distribution, shapes, scale)
+    if any(np.ndim(s) for s in shapes):
+        value = distribution.vecentropy(*shapes)
+    else:
+        value = distribution._entropy(*shapes)
+    return _where_valid(valid, value + np.log(scale))
+
+
+def expect(distribution: Any, func: Any = None, args: tuple = (), loc: Any = 0,
+           scale: Any = 1, lb: Any = None, ub: Any = None, conditional: bool = False,
+           **kwds: Any) -> Any:
+    """``distribution.expect(...)`` of a continuous distribution, as SciPy's, with the
+    support's infinite ends constant.
+
+    >>> import scipy.stats
+    >>> round(float(expect(scipy.stats.norm, lambda t: t ** 2, loc=1.0, scale=2.0)), 8)
+    5.0
+    """
+    import scipy.integrate
+
+    lockwds = {"loc": loc, "scale": scale}
+    low, high = distribution._get_support(*args)
+    if func is None:
+        def fun(x: Any, *shapes: Any) -> Any:
+            return x * distribution.pdf(x, *shapes, **lockwds)
+    else:
+        def fun(x: Any, *shapes: Any) -> Any:
+            return func(x) * distribution.pdf(x, *shapes, **lockwds)
+    if lb is None:
+        lb = low if np.isinf(low) else loc + low * scale
+    if ub is None:
+        ub = high if np.isinf(high) else loc + high * scale
+    bounds = distribution.cdf(np.stack([lb, ub]), *args, **lockwds)
+    mass = bounds[1] - bounds[0]
+    kwds["args"] = args
+    inner = bounds[0] + mass * np.array([0.05, 0.95])  # SciPy's split of body and tails
+    c, d = loc + distribution._ppf(inner, *args) * scale
+    value = (scipy.integrate.quad(fun, lb, c, **kwds)[0]
+             + scipy.integrate.quad(fun, c, d, **kwds)[0]
+             + scipy.integrate.quad(fun, d, ub, **kwds)[0])
+    if conditional:
+        value = value / mass
+    return value

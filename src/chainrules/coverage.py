@@ -156,6 +156,10 @@ CATEGORIES: dict[str, list[str]] = {
             "stdtr", "zetac", "kn", "hankel1", "hankel2", "jve", "yve", "struve", "modstruve",
             "spherical_jn", "spherical_yn", "spherical_in", "spherical_kn", "sici", "shichi",
             "fresnel", "airy", "agm", "ellipj", "betaincc", "betainccinv")],
+        *[f"scipy.special.eval_{name}" for name in (
+            "jacobi", "legendre", "sh_legendre", "gegenbauer", "chebyt", "chebyu", "chebyc",
+            "chebys", "sh_chebyt", "sh_chebyu", "hermite", "hermitenorm", "laguerre",
+            "genlaguerre")],
     ],
     "scipy parameter derivatives (chainrules' own functions, used by the rules above)": [
         "chainrules.rules.scipy.special.parameters.gammainc_da",

@@ -22,7 +22,7 @@ from . import numpy  # noqa: F401  (registers NumPy's rules)
 SCIPY_RULES = {
     "scipy.special": ("scipy.special.elementary", "scipy.special.parameters",
                       "scipy.special.bessel", "scipy.special.gamma",
-                      "scipy.special.other_functions"),
+                      "scipy.special.other_functions", "scipy.special.orthogonal"),
     "scipy.linalg": ("scipy.linalg.stacked", "scipy.linalg.factorizations",
                      "scipy.linalg.special_matrices"),
     "scipy.signal": ("scipy.signal.convolution",),

@@ -80,6 +80,11 @@ def _phi(z: Any) -> Any:
     return np.exp(-z * z / 2) / _SQRT_2PI
 
 
+def _mills(t: Any) -> Any:
+    """phi(t) / Phi(t), through the log of Phi (finite far in the left tail)."""
+    return np.exp(-t * t / 2 - sps.log_ndtr(t)) / _SQRT_2PI
+
+
 def _truncnorm_mass(a: Any, b: Any) -> Any:
     """``ndtr(b) - ndtr(a)``, from the upper tail when it is the smaller one."""
     return np.where(a > 0, sps.ndtr(-a) - sps.ndtr(-b), sps.ndtr(b) - sps.ndtr(a))
@@ -208,6 +213,18 @@ CONTINUOUS: dict[str, Continuous] = {
                               (lambda z, c: np.exp(-z ** c) * z ** c * np.log(z),)),
     "invgamma": Continuous(("a",), lambda z, a: (1 / z - a - 1) / z,
                            (lambda z, a: -np.log(z) - sps.digamma(a),), (None,)),
+    # log f = log 2 + log phi(z) + log Phi(a z); F = Phi(z) - 2 T(z, a) (Owen's T)
+    "skewnorm": Continuous(("a",), lambda z, a: a * _mills(a * z) - z,
+                           (lambda z, a: z * _mills(a * z),),
+                           (lambda z, a: -np.exp(-z * z * (1 + a * a) / 2) / (np.pi * (1 + a * a)),)),
+    # log f = (n log n + m log m)/2 + (n/2 - 1) log z - (n + m)/2 log(m + n z) - log B(n/2, m/2)
+    "f": Continuous(("dfn", "dfd"),
+                    lambda z, n, m: (n / 2 - 1) / z - (n + m) / 2 * n / (m + n * z),
+                    (lambda z, n, m: (np.log(n * z / (m + n * z)) + 1 - (n + m) * z / (m + n * z)
+                                      - sps.digamma(n / 2) + sps.digamma((n + m) / 2)) / 2,
+                     lambda z, n, m: (np.log(m / (m + n * z)) + 1 - (n + m) / (m + n * z)
+                                      - sps.digamma(m / 2) + sps.digamma((n + m) / 2)) / 2),
+                    (None, None)),
 }
 
 # Discrete: name -> Discrete(shapes, d log pmf / d shape, d cdf / d shape).
@@ -250,6 +267,17 @@ def _gennorm_dcdf_dbeta(special: Any, z: Any, beta: Any) -> Any:
                                + _gamma_density(1 / beta, w) * sps.xlogy(w, np.abs(z)))
 
 
+def _f_dcdf(special: Any, z: Any, n: Any, m: Any, numerator: bool) -> Any:
+    """F = I_w(n/2, m/2), w = n z / (n z + m): in the numerator's degrees of freedom ``n`` or
+    the denominator's ``m``."""
+    w = n * z / (n * z + m)
+    if numerator:
+        return 0.5 * special.betainc_da(n / 2, m / 2, w) + _beta_density(n / 2, m / 2, w) * (
+            z * m / ((n * z + m) * (n * z + m)))
+    return 0.5 * special.betainc_db(n / 2, m / 2, w) - _beta_density(n / 2, m / 2, w) * (
+        n * z / ((n * z + m) * (n * z + m)))
+
+
 def _nbinom_dcdf_dn(special: Any, j: Any, n: Any, p: Any) -> Any:
     """cdf = betainc(n, k + 1, p)."""
     k, inside = _positive_floor(j)
@@ -267,6 +295,8 @@ _VIA_SPECIAL: dict = {
     ("t", "df"): lambda special: lambda z, df: _t_dcdf_ddf(special, z, df),
     ("gennorm", "beta"): lambda special: lambda z, beta: _gennorm_dcdf_dbeta(special, z, beta),
     ("nbinom", "n"): lambda special: lambda j, n, p: _nbinom_dcdf_dn(special, j, n, p),
+    ("f", "dfn"): lambda special: lambda z, n, m: _f_dcdf(special, z, n, m, True),
+    ("f", "dfd"): lambda special: lambda z, n, m: _f_dcdf(special, z, n, m, False),
 }
 
 

@@ -304,3 +304,18 @@ def test_covariance_object_is_read_as_its_matrix():
     g = chainrules.grad(lambda m: st.multivariate_normal(m, cov).pdf(X[0]))(MEAN)
     np.testing.assert_allclose(g, st.multivariate_normal.pdf(X[0], MEAN, DIAG) * (X[0] - MEAN)
                                / DIAG)
+
+
+def test_wishart_logpdf_in_its_point_degrees_of_freedom_and_scale():
+    # SciPy fills arrays of its own in wishart's _logpdf (before: "a traced value was
+    # converted to a plain NumPy array"); the engine follows them as a program's
+    point = np.array([[2.0, 0.3], [0.3, 1.5]])
+
+    def loss(p):
+        scale = np.array([[p[1], 0.2], [0.2, 1.0]])
+        x = point + p[2] * np.eye(2)
+        return st.wishart.logpdf(x, df=3 + p[0], scale=scale)
+
+    p, step = np.array([0.5, 1.3, 0.2]), 1e-6
+    expected = [(loss(p + step * e) - loss(p - step * e)) / (2 * step) for e in np.eye(3)]
+    np.testing.assert_allclose(chainrules.grad(loss)(p), expected, rtol=1e-6, atol=1e-9)

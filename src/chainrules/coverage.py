@@ -153,7 +153,8 @@ CATEGORIES: dict[str, list[str]] = {
             "tandg", "cotdg", "erfi", "wrightomega", "ellipkinc", "ellipeinc", "ellipkm1",
             "voigt_profile", "hyp2f1", "loggamma", "binom", "gammaincinv", "gammainccinv",
             "betaincinv", "ndtri_exp", "chdtr", "chdtrc", "gdtr", "gdtrc", "pdtr", "pdtrc",
-            "stdtr", "zetac", "kn", "hankel1", "hankel2", "jve", "yve", "struve", "modstruve",
+            "stdtr", "bdtr", "bdtrc", "bdtri", "nbdtr", "nbdtrc", "nbdtri", "stdtrit", "chdtri",
+            "gdtrix", "pdtri", "zetac", "kn", "hankel1", "hankel2", "jve", "yve", "struve", "modstruve",
             "spherical_jn", "spherical_yn", "spherical_in", "spherical_kn", "sici", "shichi",
             "fresnel", "airy", "agm", "ellipj", "betaincc", "betainccinv")],
         *[f"scipy.special.eval_{name}" for name in (

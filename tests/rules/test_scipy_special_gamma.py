@@ -119,7 +119,15 @@ def _inverse_and_distribution_cases():
         case(sp.gdtr, x, a, unit + 0.5), case(sp.gdtrc, x, 2, unit + 0.5),
         case(sp.pdtr, np.array([1.5, 2.5, 4.5]), x), case(sp.pdtrc, np.array([1, 2, 4]), x),
         case(sp.stdtr, a + 1, np.array([-0.5, 0.7, 1.9])), case(sp.stdtr, 4, x),
+        case(sp.stdtr, a + 1, np.array([-0.5, 0.0, 1.9])),  # t = 0: 1/2 for every df
         case(sp.zetac, x + 1.5),
+        # binomial and negative binomial in p (counts k, n: constants, truncated by SciPy),
+        # k = n where bdtr is 1; the inverses in the point
+        case(sp.bdtr, np.array([0, 3, 10]), 10, unit), case(sp.bdtrc, 3, 10.5, unit),
+        case(sp.bdtri, 3, 10, unit), case(sp.nbdtr, 3, 5, unit), case(sp.nbdtrc, 3.7, 5, unit),
+        case(sp.nbdtri, 3, 5, unit),
+        case(sp.stdtrit, a + 1, unit), case(sp.stdtrit, 4, unit), case(sp.chdtri, a, unit),
+        case(sp.gdtrix, x, a, unit), case(sp.gdtrix, 2, 3, unit), case(sp.pdtri, 3, unit),
     ]
     if hasattr(sp, "betainccinv"):  # SciPy 1.12
         cases.append(case(sp.betainccinv, a, np.array([1.9, 1.6, 2.7]), unit))

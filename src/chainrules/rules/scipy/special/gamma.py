@@ -1,7 +1,9 @@
 """Rules for more of ``scipy.special``: the error-function, normal-distribution, gamma, beta and
 zeta families (with ``loggamma``, ``binom``, ``zetac``, the inverses ``gammaincinv``,
 ``gammainccinv``, ``betaincinv``, ``betainccinv``, ``ndtri_exp``, and the distribution
-functions ``chdtr``, ``chdtrc``, ``gdtr``, ``gdtrc``, ``pdtr``, ``pdtrc``, ``stdtr``), and
+functions ``chdtr``, ``chdtrc``, ``gdtr``, ``gdtrc``, ``pdtr``, ``pdtrc``, ``stdtr``, ``bdtr``,
+``bdtrc``, ``nbdtr``, ``nbdtrc``, and the inverses ``bdtri``, ``nbdtri``, ``stdtrit``,
+``chdtri``, ``gdtrix``, ``pdtri`` in their continuous arguments), and
 SciPy's own ``expm1``, ``log1p``, ``cbrt`` (registered when SciPy is installed).
 
 Each elementwise function is one `scalar_rule` line: its partials are functions of
@@ -183,11 +185,19 @@ if hasattr(sps, "ndtri_exp"):
 # Distribution functions written through the incomplete gamma and beta functions.
 def _student_df(y: Any, df: Any, t: Any) -> Any:
     """stdtr(df, t) = [t > 0] + c I_x(df/2, 1/2), x = df / (df + t^2), c = -1/2 for t > 0 and
-    1/2 otherwise: d/ddf = c (I_a / 2 + I_x t^2 / (df + t^2)^2)."""
-    x = df / (df + t * t)
-    half = np.where(t > 0, -0.5, 0.5)
-    return half * (betainc_da(df / 2, 0.5, x) / 2 +
-                   _betainc_x(None, df / 2, 0.5, x) * t * t / (df + t * t) ** 2)
+    1/2 otherwise: d/ddf = c (I_a / 2 + I_x t^2 / (df + t^2)^2); 0 at t = 0."""
+    # stdtr(df, 0) = 1/2 for every df, where x = 1 and the series is 0/0: there (t^2 below
+    # df eps, x rounds to 1) the partial is t times its slope in t, d/ddf of the density at 0
+    # (exact to first order in t; the next term is of order t^3)
+    centre = t * t <= df * np.finfo(np.result_type(t, df, 1.0)).eps
+    safe = np.where(centre, 1.0, t)
+    x = df / (df + safe * safe)
+    half = np.where(safe > 0, -0.5, 0.5)
+    away = half * (betainc_da(df / 2, 0.5, x) / 2 +
+                   _betainc_x(None, df / 2, 0.5, x) * safe * safe / (df + safe * safe) ** 2)
+    at_zero = _student_t(None, df, 0.0) * (sps.digamma((df + 1) / 2) - sps.digamma(df / 2)
+                                           - 1 / df) / 2
+    return np.where(centre, t * at_zero, away)
 
 
 def _student_t(y: Any, df: Any, t: Any) -> Any:
@@ -210,4 +220,46 @@ scalar_rule_deferring(sps.gdtrc, (lambda y, a, b, x: -x * _gammainc_x(None, b, a
 scalar_rule(sps.pdtr, None, lambda y, k, m: -_gammainc_x(None, np.floor(k) + 1, m))
 scalar_rule(sps.pdtrc, None, lambda y, k, m: _gammainc_x(None, np.floor(k) + 1, m))
 scalar_rule_deferring(sps.stdtr, (_student_df, _student_t), (0,))
+
+
+# Binomial and negative binomial distribution functions, integer counts k and n (SciPy
+# truncates them: piecewise constant), in the probability p: bdtr(k, n, p) = I_{1-p}(n - k,
+# k + 1) for 0 <= k < n (1 at k = n), nbdtr(k, n, p) = I_p(n, k + 1) for k >= 0.
+def _binomial_density(k: Any, n: Any, p: Any) -> Any:
+    """d bdtr(k, n, p)/dp = -density of Beta(n - k, k + 1) at 1 - p; 0 outside 0 <= k < n."""
+    k, n = np.floor(k), np.floor(n)
+    inside = (k >= 0) & (k < n)
+    a, b = np.where(inside, n - k, 1.0), np.where(inside, k + 1, 1.0)
+    return np.where(inside, -_betainc_x(None, a, b, 1 - p), 0.0)
+
+
+def _negative_binomial_density(k: Any, n: Any, p: Any) -> Any:
+    """d nbdtr(k, n, p)/dp = density of Beta(n, k + 1) at p; 0 for k < 0."""
+    k = np.floor(k)
+    inside = k >= 0
+    return np.where(inside, _betainc_x(None, np.floor(n), np.where(inside, k + 1, 1.0), p), 0.0)
+
+
+scalar_rule(sps.bdtr, None, None, lambda y, k, n, p: _binomial_density(k, n, p))
+scalar_rule(sps.bdtrc, None, None, lambda y, k, n, p: -_binomial_density(k, n, p))
+scalar_rule(sps.bdtri, None, None, lambda y, k, n, q: 1 / _binomial_density(k, n, y))
+scalar_rule(sps.nbdtr, None, None, lambda y, k, n, p: _negative_binomial_density(k, n, p))
+scalar_rule(sps.nbdtrc, None, None, lambda y, k, n, p: -_negative_binomial_density(k, n, p))
+scalar_rule(sps.nbdtri, None, None, lambda y, k, n, q: 1 / _negative_binomial_density(k, n, y))
+
+
+# Inverses in the point, by the implicit function theorem on the functions above: Student's t
+# quantile, chi-squared's survival inverse, the gamma distribution's quantile in x, Poisson's
+# in the mean.
+scalar_rule_deferring(sps.stdtrit, (lambda y, df, p: -_student_df(None, df, y) /
+                                    _student_t(None, df, y),
+                                    lambda y, df, p: 1 / _student_t(None, df, y)), (0,))
+scalar_rule_deferring(sps.chdtri, (lambda y, v, q: gammaincc_da(v / 2, y / 2) /
+                                   _gammainc_x(None, v / 2, y / 2),
+                                   lambda y, v, q: -2 / _gammainc_x(None, v / 2, y / 2)), (0,))
+scalar_rule_deferring(sps.gdtrix, (lambda y, a, b, p: -y / a,
+                                   lambda y, a, b, p: -gammainc_da(b, a * y) /
+                                   (a * _gammainc_x(None, b, a * y)),
+                                   lambda y, a, b, p: 1 / (a * _gammainc_x(None, b, a * y))), (1,))
+scalar_rule(sps.pdtri, None, lambda y, k, q: -1 / _gammainc_x(None, np.floor(k) + 1, y))
 scalar_rule_deferring(sps.zetac, (lambda y, x: zeta_dx(x, 1.0),), (0,))

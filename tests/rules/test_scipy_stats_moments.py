@@ -1,6 +1,6 @@
 """The moments of scipy.stats distributions in their parameters (src/chainrules/rules/scipy/
 stats/moments.py): ``mean``, ``var``, ``std``, ``stats`` (skewness, kurtosis), ``entropy``,
-plain and frozen, and a continuous distribution's ``expect``, against finite differences and
+``moment``, plain and frozen, and a continuous distribution's ``expect``, against finite differences and
 closed forms.
 
 Before: "`loc, scale = map(asarray, (loc, scale))`: a traced value was converted to a plain
@@ -46,6 +46,9 @@ MOMENTS = {
     "expon entropy": lambda p: st.expon.entropy(scale=p[1]),
     "gamma entropy, frozen": lambda p: st.gamma(p[0], scale=p[1]).entropy(),
     "poisson mean and var": lambda p: np.sum(np.array(st.poisson.stats(p[0], moments="mv"))),
+    "gamma moment 3": lambda p: st.gamma.moment(3, p[0], loc=0.4, scale=p[1]),
+    "norm moment 4, frozen": lambda p: st.norm(p[0], p[1]).moment(4),
+    "t moment 2": lambda p: st.t.moment(2, p[0] + 3.0, scale=p[1]),
     "norm expect of t^2": lambda p: st.norm.expect(lambda t: t ** 2, loc=p[0], scale=p[1]),
     "gamma expect, conditional": lambda p: st.gamma.expect(lambda t: np.sqrt(t), args=(p[0],),
                                                            scale=p[1], lb=0.5, ub=3.0,

@@ -225,7 +225,8 @@ TRACED_PATHS = [
     *[("scipy._lib._util", f"_{name}", "chainrules.rules.scipy.array_api", name)
       for name in ("lazywhere", "lazyselect")],
     *[("scipy.stats._distn_infrastructure", name, "chainrules.rules.scipy.stats.moments")
-      for name in ("rv_generic.stats", "rv_generic.entropy", "rv_continuous.expect")],
+      for name in ("rv_generic.stats", "rv_generic.entropy", "rv_generic.moment",
+                   "rv_continuous.expect")],
     *[("statistics", name, "chainrules.rules.python_statistics")
       for name in ("mean", "fmean", "geometric_mean", "harmonic_mean", "variance", "stdev",
                    "pvariance", "pstdev")],

@@ -10,6 +10,9 @@ frozen, written as SciPy computes them, so that an engine traces them (``TRACED_
   variance ``scale^2 mu2``, skewness and kurtosis as SciPy forms them. Parameters outside the
   domain give NaN, as SciPy's.
 - ``entropy``: the distribution's ``_entropy`` of the shapes plus ``log(scale)``.
+- ``moment(order)``: SciPy's standardized raw moments (``_moment_from_stats``, from ``_stats``
+  and ``_munp``), moved to ``loc`` and ``scale`` by the binomial sum
+  ``E[(loc + scale Y)^n] = sum_k C(n, k) loc^(n-k) scale^k E[Y^k]``.
 - ``expect``: SciPy's three quadratures (split at the 5% and 95% quantiles), with the support's
   infinite ends kept constant (SciPy's ``loc + a scale`` with ``a = -inf`` would give the
   scale a derivative of 0 times infinity there).
@@ -27,7 +30,7 @@ from typing import Any
 import numpy as np
 from scipy.stats._distn_infrastructure import rv_generic
 
-__all__ = ["stats", "entropy", "expect"]
+__all__ = ["stats", "entropy", "expect", "moment"]
 
 
 def _valid(distribution: Any, shapes: tuple, scale: Any) -> Any:
@@ -110,6 +113,35 @@ def entropy(distribution: Any, *args: Any, **kwds: Any) -> Any:
     else:
         value = distribution._entropy(*shapes)
     return _where_valid(valid, value + np.log(scale))
+
+
+def moment(distribution: Any, order: int, *args: Any, **kwds: Any) -> Any:
+    """``distribution.moment(order, *args, **kwds)``, as SciPy's.
+
+    >>> import scipy.stats
+    >>> float(moment(scipy.stats.norm, 2, loc=1.0, scale=2.0))
+    5.0
+    """
+    from math import comb
+
+    from scipy.stats._distn_infrastructure import _moment_from_stats
+
+    shapes, loc, scale = distribution._parse_args(*args, **kwds)
+    if np.floor(order) != order:
+        raise ValueError("Moment must be an integer.")
+    if order < 0:
+        raise ValueError("Moment must be positive.")
+    valid = _valid(distribution, shapes, scale)
+    known = (None,) * 4
+    if 0 < order < 5:
+        options = ({"moments": {1: "m", 2: "v", 3: "vs", 4: "mvsk"}[order]}
+                   if distribution._stats_has_moments else {})
+        known = distribution._stats(*shapes, **options)
+    total = 0.0
+    for k in range(order + 1):
+        standard = 1.0 if k == 0 else _moment_from_stats(k, *known, distribution._munp, shapes)
+        total = total + comb(order, k) * np.power(loc, order - k) * np.power(scale, k) * standard
+    return _where_valid(valid, total)
 
 
 def expect(distribution: Any, func: Any = None, args: tuple = (), loc: Any = 0,

@@ -141,7 +141,7 @@ CATEGORIES: dict[str, list[str]] = {
             "halfnorm", "rayleigh", "lognorm", "weibull_min", "invgamma", "skewnorm", "f")
           for method in ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf")],
         *[f"scipy.stats.{name}.{method}" for name in (
-            "poisson", "binom", "nbinom", "bernoulli", "geom")
+            "poisson", "binom", "nbinom", "bernoulli", "geom", "betabinom")
           for method in ("logpmf", "pmf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf")],
         "scipy.stats.multivariate_normal.logpdf", "scipy.stats.multivariate_normal.pdf",
         "scipy.stats.dirichlet.logpdf", "scipy.stats.dirichlet.pdf",

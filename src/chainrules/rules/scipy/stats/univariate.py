@@ -239,6 +239,14 @@ DISCRETE: dict[str, Discrete] = {
     "bernoulli": Discrete(("p",), (lambda j, p: j / p - (1 - j) / (1 - p),),
                           (_bernoulli_dcdf,)),
     "geom": Discrete(("p",), (lambda j, p: 1 / p - (j - 1) / (1 - p),), (_geom_dcdf,)),
+    # pmf = C(n, k) B(k + a, n - k + b) / B(a, b)
+    "betabinom": Discrete(("n", "a", "b"),
+                          (None,
+                           lambda j, n, a, b: sps.digamma(j + a) - sps.digamma(n + a + b)
+                           - sps.digamma(a) + sps.digamma(a + b),
+                           lambda j, n, a, b: sps.digamma(n - j + b) - sps.digamma(n + a + b)
+                           - sps.digamma(b) + sps.digamma(a + b)),
+                          (None, None, None)),
 }
 
 

@@ -168,6 +168,30 @@ def _bernoulli_dcdf(j: Any, p: Any) -> Any:          # cdf = 1 - p on [0, 1)
     return np.where((j >= 0) & (j < 1), -1 + 0 * p, 0 * p)
 
 
+def _betabinom_dlogpmf_da(j: Any, n: Any, a: Any, b: Any) -> Any:
+    return sps.digamma(j + a) - sps.digamma(n + a + b) - sps.digamma(a) + sps.digamma(a + b)
+
+
+def _betabinom_dlogpmf_db(j: Any, n: Any, a: Any, b: Any) -> Any:
+    return sps.digamma(n - j + b) - sps.digamma(n + a + b) - sps.digamma(b) + sps.digamma(a + b)
+
+
+def _betabinom_dcdf(j: Any, n: Any, a: Any, b: Any, which: int) -> Any:
+    """d cdf / da (``which`` 0) or / db (1): the pmf's partial summed over 0, ..., floor(j),
+    on one grid of counts (its length the largest ``j``) broadcast against the parameters."""
+    k, inside = _positive_floor(j)
+    k, n, a, b = np.broadcast_arrays(k, n, a, b)
+    top = int(np.max(np.where(inside, k, 0), initial=0))
+    grid = np.arange(top + 1).reshape((-1,) + (1,) * np.ndim(k))
+    counted = (grid <= k) & (grid <= n)
+    grid = np.minimum(grid, n)  # counts past n are not summed: kept in the pmf's domain
+    logpmf = (sps.gammaln(n + 1) - sps.gammaln(grid + 1) - sps.gammaln(n - grid + 1)
+              + sps.betaln(grid + a, n - grid + b) - sps.betaln(a, b))
+    partial = (_betabinom_dlogpmf_da, _betabinom_dlogpmf_db)[which](grid, n, a, b)
+    terms = np.where(counted, np.exp(logpmf) * partial, 0.0)
+    return np.where(inside, np.sum(terms, axis=0), 0.0)
+
+
 # Continuous: name -> Continuous(shapes, d log f/dz, d log f/d shape, d F/d shape).
 CONTINUOUS: dict[str, Continuous] = {
     "norm": Continuous((), lambda z: -z),
@@ -239,14 +263,10 @@ DISCRETE: dict[str, Discrete] = {
     "bernoulli": Discrete(("p",), (lambda j, p: j / p - (1 - j) / (1 - p),),
                           (_bernoulli_dcdf,)),
     "geom": Discrete(("p",), (lambda j, p: 1 / p - (j - 1) / (1 - p),), (_geom_dcdf,)),
-    # pmf = C(n, k) B(k + a, n - k + b) / B(a, b)
-    "betabinom": Discrete(("n", "a", "b"),
-                          (None,
-                           lambda j, n, a, b: sps.digamma(j + a) - sps.digamma(n + a + b)
-                           - sps.digamma(a) + sps.digamma(a + b),
-                           lambda j, n, a, b: sps.digamma(n - j + b) - sps.digamma(n + a + b)
-                           - sps.digamma(b) + sps.digamma(a + b)),
-                          (None, None, None)),
+    # pmf = C(n, k) B(k + a, n - k + b) / B(a, b); the cdf's partials summed over 0..k
+    "betabinom": Discrete(("n", "a", "b"), (None, _betabinom_dlogpmf_da, _betabinom_dlogpmf_db),
+                          (None, lambda j, n, a, b: _betabinom_dcdf(j, n, a, b, 0),
+                           lambda j, n, a, b: _betabinom_dcdf(j, n, a, b, 1))),
 }
 
 

@@ -118,8 +118,11 @@ def test_expm_multiply_in_a_dense_matrix():
 
 
 def test_the_sparse_matrix_is_a_constant():
-    # its projector gives no tangent, and the kit leaves it out of its perturbations
+    # its projector gives no tangent, and the kit leaves it out of its perturbations; asked
+    # for its gradient, grad says so rather than give NoTangent
     assert isinstance(cr.ProjectTo(A)(np.ones((5, 5))), cr.NoTangent)
+    with pytest.raises(TypeError, match="argument 0 is a csr_matrix of float64.*constant"):
+        cr.grad(lambda matrix: np.sum(matrix @ X))(A)
 
 
 def test_refused_uses_name_the_function():

@@ -25,8 +25,8 @@ from ...core.checking import checks_directions
 from ...core.config import RuleConfig
 from ...core.duck_arrays import compute_all, is_duck_array, is_lazy
 from ...core.naming import function_name
-from ...core.projection import ProjectTo
-from ...core.registry import recorded_whole, rrule
+from ...core.projection import NO_TANGENT_PROJECTOR, ProjectTo
+from ...core.registry import load_lazy_rules, recorded_whole, rrule
 from ...core.tangent_checks import check_tangent
 from ...core.tangents import AbstractZero, NoTangent, Tangent, ZeroTangent
 from ...core.thunks import unthunk
@@ -523,10 +523,28 @@ def _normalize_argnums(f: Callable, argnums: Any, args: tuple,
                 f"argument(s); argnums counts positional arguments from 0 (keyword arguments "
                 f"are not differentiated: pass the argument positionally).")
     numbers = tuple(int(n) % count for n in numbers)
-    if not allow_int:
-        for number in numbers:
+    for number in numbers:
+        if not allow_int:
             _refuse_integer(f, number, args[number])
+        _refuse_constant(f, number, args[number])
     return numbers, single
+
+
+def _refuse_constant(f: Callable, position: int, x: Any) -> None:
+    """A float value of a type the rules take as a constant (a SciPy sparse matrix,
+    `chainrules.core.projection.register_constant_type`) would get NoTangent: say so."""
+    value = primal(x)
+    if type(value) is np.ndarray or getattr(getattr(value, "dtype", None), "kind", "") not in (
+            "f", "c") or is_duck_array(value):
+        return
+    load_lazy_rules()  # the rules of SciPy's modules register their constant types
+    if ProjectTo(value) is NO_TANGENT_PROJECTOR:
+        raise TypeError(
+            f"{function_name(f)}: argument {position} is a {type(value).__name__} of "
+            f"{value.dtype}, which chainrules takes as a constant (SciPy's sparse matrices hold "
+            f"plain arrays: their entries are never traced), so it has no gradient. "
+            f"Differentiate with respect to a dense array (x.toarray()), or to the values the "
+            f"result depends on through products with the matrix (A @ x is differentiable in x).")
 
 
 def _refuse_integer(f: Callable, position: int, x: Any) -> None:

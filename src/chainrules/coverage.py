@@ -138,7 +138,7 @@ CATEGORIES: dict[str, list[str]] = {
         *[f"scipy.stats.{name}.{method}" for name in (
             "norm", "t", "beta", "gamma", "expon", "laplace", "cauchy", "chi2", "logistic",
             "uniform", "vonmises", "truncnorm", "gennorm", "pareto", "gumbel_r", "gumbel_l",
-            "halfnorm", "rayleigh", "lognorm", "weibull_min", "invgamma", "skewnorm", "f")
+            "halfnorm", "rayleigh", "lognorm", "weibull_min", "invgamma", "skewnorm", "f", "genextreme")
           for method in ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf")],
         *[f"scipy.stats.{name}.{method}" for name in (
             "poisson", "binom", "nbinom", "bernoulli", "geom", "betabinom")

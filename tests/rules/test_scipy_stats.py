@@ -46,6 +46,7 @@ POINTS = {
     "invgamma": ([0.4, 1.1, 2.5], 0.1, 1.4, (2.5,), (2,)),
     "skewnorm": ([-0.7, 0.3, 1.6], 0.2, 1.3, (1.5,), (1.5,)),
     "f": ([0.4, 1.1, 2.5], 0.1, 1.4, (3.5, 7.5), (3, 7)),
+    "genextreme": ([-0.7, 0.3, 1.6], 0.2, 1.3, (0.3,), (0.3,)),
 }
 QUANTILES = [0.2, 0.4, 0.8]  # not the median: laplace's quantile has a kink in curvature
 
@@ -417,3 +418,15 @@ def test_a_constant_infinite_point_next_to_finite_ones():
     p, step = np.array([0.7, 1.3]), 1e-6
     expected = [(loss(p + step * e) - loss(p - step * e)) / (2 * step) for e in np.eye(2)]
     np.testing.assert_allclose(cr.grad(loss)(p), expected, rtol=1e-7)
+
+
+@pytest.mark.parametrize("c", [0.0, 1e-5, -2e-4, 0.4])
+def test_genextreme_at_and_near_gumbel(c):
+    # c = 0 is the Gumbel distribution, where the closed form of du/dc is 0/0: its series there
+    def loss(p):
+        return (st.genextreme.logpdf(0.7, p[0], loc=p[1], scale=p[2])
+                + st.genextreme.cdf(-0.4, p[0], loc=p[1], scale=p[2]))
+
+    p, step = np.array([c, 0.2, 1.3]), 1e-6
+    expected = [(loss(p + step * e) - loss(p - step * e)) / (2 * step) for e in np.eye(3)]
+    np.testing.assert_allclose(cr.grad(loss)(p), expected, rtol=1e-6, atol=1e-9)

@@ -192,13 +192,13 @@ ROUTED = [("numpy", "apply_along_axis"), ("numpy", "piecewise"), ("numpy", "appl
                                                    "odeint", "solve_ivp")]]
 
 
-# SciPy functions computed in C, for which a version in NumPy operations exists (in the rules
-# layer, which an engine traces): (module, name, module of the NumPy version[, its name, when
-# not the function's own]); a method is named with its class, ``"rv_generic.stats"``, its
-# version by the method's name. While a trace is
-# active, a call whose arguments hold traced values runs that version (`traced_path`), which
-# may hand options its function's rule covers back to be recorded (``np.interp`` without
-# ``period``, ``lfilter`` without ``zi``).
+# SciPy functions computed in C (or filling arrays of their own), for which a version in NumPy
+# operations exists (in the rules layer, which an engine traces): (module, name, module of the
+# NumPy version[, its name, when not the function's own]); a method is named with its class,
+# ``"rv_generic.stats"``, its version by the method's name. While a trace is active, a call
+# whose arguments hold traced values runs that version (`traced_path`), which may hand the
+# options its function's rule covers back to be recorded (``np.interp`` without ``period``,
+# ``lfilter`` without ``zi``).
 TRACED_PATHS = [
     *[("scipy.ndimage", name, "chainrules.rules.scipy.ndimage.filters")
       for name in ("correlate1d", "convolve1d", "correlate", "convolve", "gaussian_filter1d",

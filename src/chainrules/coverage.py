@@ -160,7 +160,7 @@ CATEGORIES: dict[str, list[str]] = {
         *[f"scipy.special.eval_{name}" for name in (
             "jacobi", "legendre", "sh_legendre", "gegenbauer", "chebyt", "chebyu", "chebyc",
             "chebys", "sh_chebyt", "sh_chebyu", "hermite", "hermitenorm", "laguerre",
-            "genlaguerre")],
+            "genlaguerre")], "scipy.special.lpmv",
     ],
     "scipy parameter derivatives (chainrules' own functions, used by the rules above)": [
         "chainrules.rules.scipy.special.parameters.gammainc_da",

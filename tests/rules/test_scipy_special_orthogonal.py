@@ -29,6 +29,7 @@ CASES = [
     case(sp.eval_sh_chebyu, 3, X), case(sp.eval_hermite, 4, X), case(sp.eval_hermite, 0, X),
     case(sp.eval_hermitenorm, 3, X), case(sp.eval_laguerre, 3, X),
     case(sp.eval_genlaguerre, 3, 2, X),
+    case(sp.lpmv, 1, 3, X), case(sp.lpmv, 0, 2, X),
 ]
 
 
@@ -49,6 +50,7 @@ FLOAT_PARAMETERS = {
     "gegenbauer": lambda x: sp.eval_gegenbauer(4, 0.6, x),
     "genlaguerre": lambda x: sp.eval_genlaguerre(3, 0.5, x),
     "chebyt, non-integer degree": lambda x: sp.eval_chebyt(2.5, x),
+    "lpmv, non-integer degree": lambda x: sp.lpmv(2, 2.5, x),
 }
 
 

@@ -7,7 +7,9 @@ again through each other (order 2 and beyond).
 - Gegenbauer: ``d/dx C_n^(a) = 2a C_{n-1}^(a+1)``; Chebyshev U is ``C^(1)``, and
   ``d/dx T_n = n U_{n-1}``; ``chebyc``, ``chebys`` and the shifted forms at ``x/2``, ``2x - 1``;
 - Hermite: ``d/dx H_n = 2n H_{n-1}`` (``He``: ``n He_{n-1}``);
-- Laguerre: ``d/dx L_n^(a) = -L_{n-1}^(a+1)``.
+- Laguerre: ``d/dx L_n^(a) = -L_{n-1}^(a+1)``;
+- the associated Legendre functions ``lpmv(m, v, x)``: ``(x^2 - 1) dP/dx = v x P_v^m -
+  (v + m) P_{v-1}^m``, inside ``(-1, 1)``.
 
 The identities hold for a non-integer degree too (SciPy's hypergeometric forms), and at
 ``n = 0`` (SciPy's degree -1 polynomials are 0; Hermite's degree is kept at 0 there). The
@@ -63,6 +65,10 @@ _refusing(sps.eval_sh_chebyu, ("n",), lambda y, n, x:
           4 * sps.eval_gegenbauer(n - 1, 2.0, 2 * x - 1))
 _refusing(sps.eval_hermite, ("n",), lambda y, n, x: 2 * n * sps.eval_hermite(_lower(n), x))
 _refusing(sps.eval_hermitenorm, ("n",), lambda y, n, x: n * sps.eval_hermitenorm(_lower(n), x))
+# associated Legendre functions: (x^2 - 1) dP_v^m/dx = v x P_v^m - (v + m) P_{v-1}^m (SciPy's
+# phase in both), for |x| < 1
+_refusing(sps.lpmv, ("m", "v"), lambda y, m, v, x:
+          (v * x * y - (v + m) * sps.lpmv(m, v - 1, x)) / (x * x - 1))
 _refusing(sps.eval_laguerre, ("n",), lambda y, n, x: -sps.eval_genlaguerre(n - 1, 1.0, x))
 _refusing(sps.eval_genlaguerre, ("n", "alpha"), lambda y, n, a, x:
           -sps.eval_genlaguerre(n - 1, a + 1, x))

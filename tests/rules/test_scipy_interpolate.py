@@ -136,7 +136,7 @@ def test_traced_nodes_and_other_methods_are_refused():
     with pytest.raises(cr.TracingError, match="derivative of an interpolant built on traced"):
         cr.grad(lambda y: np.sum(interpolate.CubicSpline(NODES, y).derivative()(POINTS)))(VALUES)
     with pytest.raises(cr.TracingError, match="own coefficients hold traced values"):
-        cr.grad(lambda s: np.sum(s(POINTS)))(interpolate.CubicSpline(NODES, VALUES))
+        cr.grad(lambda s: np.sum(s(POINTS)))(interpolate.make_interp_spline(NODES, VALUES))
     # outside a trace the classes are SciPy's own
     spline = interpolate.CubicSpline(NODES, VALUES)
     assert spline.derivative()(1.0) == spline(1.0, 1)
@@ -213,3 +213,81 @@ def test_interpn_and_trailing_value_axes():
     with pytest.raises(cr.TracingError, match="method='cubic'"):
         cr.grad(lambda v: np.sum(interpolate.RegularGridInterpolator(GRID, v, "cubic")(
             QUERY)))(GRID_VALUES)
+
+
+# --- piecewise polynomials with traced coefficients: CubicHermiteSpline, PchipInterpolator ----
+
+HERMITE_NODES = np.array([0.0, 0.7, 1.5, 2.0, 3.2, 4.0])
+HERMITE_VALUES = np.array([0.1, 0.9, 0.8, 1.7, 2.5, 2.4])
+HERMITE_POINTS = np.array([0.3, 1.0, 2.1, 3.9, -0.5, 4.6])  # two outside: extrapolated
+HERMITE = {
+    "PchipInterpolator": lambda y: interpolate.PchipInterpolator(HERMITE_NODES, y)(
+        HERMITE_POINTS),
+    "PchipInterpolator, derivative": lambda y: interpolate.PchipInterpolator(
+        HERMITE_NODES, y)(HERMITE_POINTS, 1),
+    "PchipInterpolator, no extrapolation": lambda y: np.nan_to_num(interpolate.PchipInterpolator(
+        HERMITE_NODES, y, extrapolate=False)(HERMITE_POINTS)),
+    "PchipInterpolator, along axis 1": lambda y: interpolate.PchipInterpolator(
+        HERMITE_NODES, np.stack([y, y ** 2]), axis=1)(HERMITE_POINTS),
+    "pchip_interpolate": lambda y: interpolate.pchip_interpolate(HERMITE_NODES, y,
+                                                                 HERMITE_POINTS[:4]),
+    "CubicHermiteSpline": lambda y: interpolate.CubicHermiteSpline(HERMITE_NODES, y,
+                                                                   np.cos(y))(HERMITE_POINTS),
+}
+
+
+@pytest.mark.parametrize("name", HERMITE)
+def test_hermite_interpolants_in_their_data(name):
+    # before: "`dk[1:-1][~condition] = ...`: a traced value was converted" (Pchip's derivative
+    # estimates), or "the interpolant's own coefficients hold traced values"
+    f = HERMITE[name]
+    weights = np.linspace(0.5, 1.5, np.size(f(HERMITE_VALUES)))
+
+    def loss(y):
+        return np.sum(weights * np.ravel(np.sin(f(y))))
+
+    np.testing.assert_allclose(cr.vjp(f, HERMITE_VALUES)[0], f(HERMITE_VALUES), rtol=1e-13)
+    step = 1e-6
+    expected = [(loss(HERMITE_VALUES + step * e) - loss(HERMITE_VALUES - step * e)) / (2 * step)
+                for e in np.eye(HERMITE_VALUES.size)]
+    np.testing.assert_allclose(cr.grad(loss)(HERMITE_VALUES), expected, rtol=1e-6, atol=1e-9)
+
+
+def test_pchip_on_a_line_and_next_to_a_flat_stretch():
+    # on data from a straight line the interpolant is the line and every estimate its slope,
+    # the harmonic mean of equal slopes: its derivative in the data is that of the mean
+    # (1/2, 1/2 for equal weights), which central differences confirm
+    nodes = np.array([0.0, 1.0, 2.0, 3.0])
+
+    def value(y):
+        return interpolate.PchipInterpolator(nodes, y)(1.25)
+
+    line = 2.0 * nodes
+    assert cr.vjp(value, line)[0] == pytest.approx(2.5)
+    step = 1e-6
+    expected = [(value(line + step * e) - value(line - step * e)) / (2 * step)
+                for e in np.eye(4)]
+    np.testing.assert_allclose(cr.grad(value)(line), expected, rtol=1e-6, atol=1e-9)
+    # a flat stretch beside a rise: the estimate there is 0 for nearby data, and the second
+    # derivatives stay finite (no 0/0 in the harmonic mean's masked entries)
+    flat = np.array([1.0, 1.0, 2.0, 3.0])
+    hessian = cr.hessian(lambda y: interpolate.PchipInterpolator(nodes, y)(0.5))(flat)
+    assert np.all(np.isfinite(hessian))
+
+
+def test_a_piecewise_polynomial_passed_as_an_input_gets_its_coefficients_gradient():
+    spline = interpolate.CubicSpline(NODES, VALUES)
+    gradient = cr.grad(lambda s: np.sum(s(POINTS) ** 2))(spline)
+    coefficients = spline.c.copy()
+
+    def loss(c):
+        return np.sum(interpolate.PPoly(c, NODES)(POINTS) ** 2)
+
+    step, expected = 1e-6, np.zeros_like(coefficients)
+    for index in np.ndindex(coefficients.shape):
+        e = np.zeros_like(coefficients)
+        e[index] = step
+        expected[index] = (loss(coefficients + e) - loss(coefficients - e)) / (2 * step)
+    got = dict(gradient.items())
+    np.testing.assert_allclose(got["_c" if "_c" in got else "c"], expected, rtol=1e-6,
+                               atol=1e-9)

@@ -24,6 +24,10 @@ What the engine uses instead:
   point is computed in NumPy operations from the ``2^d`` corners of its cell (each weighted by
   the product of the point's fractions along the axes) or from the nearest one, the cells
   found on the plain points; outside the grid, SciPy's fill value or its extrapolation.
+- **Coefficients.** A ``PPoly`` whose coefficients hold traced values, as ``CubicHermiteSpline(x,
+  y, dydx)`` and ``PchipInterpolator(x, y)`` build them from traced data (with Pchip's
+  derivative estimates in NumPy operations, ``TRACED_PATHS``), is evaluated in NumPy operations
+  (`chainrules.rules.scipy.interpolate.piecewise`).
 - **Not followed** (loud): traced nodes ``x``; other methods of an interpolant built on traced
   values (``derivative``, ``antiderivative``, ``integrate``, ``roots``, ``solve``) raise a
   `TracingError` rather than answer from the plain values. Reading the coefficients directly
@@ -193,10 +197,15 @@ class _Plain:
         return instance
 
 
-def _spline_call(original: Any) -> Any:
+def _spline_call(original: Any, piecewise: bool = False) -> Any:
+    """``__call__`` of a ``PPoly`` (``piecewise``) or a ``BSpline``."""
     def __call__(self, x: Any, nu: int = 0, extrapolate: Any = None) -> Any:
         data = self.__dict__.get(_DATA)
         if data is None:
+            if piecewise and holds_traced(self.c):  # CubicHermiteSpline, PchipInterpolator
+                from ...rules.scipy.interpolate.piecewise import ppoly_values
+                return ppoly_values(self.c, self.x, x, nu, self.extrapolate
+                                    if extrapolate is None else extrapolate, self.axis)
             _refuse_traced_interpolant(self)
             if holds_traced(x):
                 return _evaluate(self, x, nu, extrapolate)
@@ -417,7 +426,7 @@ def swaps() -> list:
     from scipy.interpolate import BSpline, CubicSpline, PPoly, RegularGridInterpolator, interp1d
 
     ppoly_base = next(c for c in PPoly.__mro__ if "__call__" in vars(c))
-    made = [Swap(ppoly_base, "__call__", _spline_call(vars(ppoly_base)["__call__"]),
+    made = [Swap(ppoly_base, "__call__", _spline_call(vars(ppoly_base)["__call__"], True),
                  vars(ppoly_base)["__call__"]),
             Swap(BSpline, "__call__", _spline_call(vars(BSpline)["__call__"]),
                  vars(BSpline)["__call__"]),

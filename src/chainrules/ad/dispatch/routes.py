@@ -224,6 +224,8 @@ TRACED_PATHS = [
      "chainrules.rules.scipy.array_api", "apply_where"),
     *[("scipy._lib._util", f"_{name}", "chainrules.rules.scipy.array_api", name)
       for name in ("lazywhere", "lazyselect")],
+    ("scipy.interpolate._cubic", "PchipInterpolator._find_derivatives",
+     "chainrules.rules.scipy.interpolate.piecewise", "pchip_derivatives"),
     *[("scipy.stats._distn_infrastructure", name, "chainrules.rules.scipy.stats.moments")
       for name in ("rv_generic.stats", "rv_generic.entropy", "rv_generic.moment",
                    "rv_continuous.expect")],

@@ -196,11 +196,13 @@ def _new_routes() -> list:
 
 
 def _traced_path_target(module: Any, name: str) -> Any:
-    """``module.name``, or for ``"Class.method"`` the function the class defines."""
+    """``module.name``, or for ``"Class.method"`` the function the class defines (a static
+    method's function)."""
     owner_name, _, attribute = name.rpartition(".")
     if not owner_name:
         return getattr(module, name, None)
-    return vars(getattr(module, owner_name, type)).get(attribute)
+    found = vars(getattr(module, owner_name, type)).get(attribute)
+    return found.__func__ if type(found) is staticmethod else found
 
 
 def _version_name(entry: tuple) -> str:

@@ -55,7 +55,8 @@ def _expm_multiply_a(call: Call, dy: Any) -> Any:
     """A dense ``A``'s cotangent: the Frechet derivative of ``expm`` at ``A^H`` (its adjoint)
     in the direction ``dy B^H``. (A sparse ``A`` is a constant: never computed.)"""
     a, b = call.args[0], call.args[1]
-    direction = np.outer(dy, np.conj(b)) if np.ndim(b) == 1 else dy @ np.conj(np.swapaxes(b, -1, -2))
+    direction = np.outer(dy, np.conj(b)) if np.ndim(b) == 1 else \
+        dy @ np.conj(np.swapaxes(b, -1, -2))
     return sla.expm_frechet(np.conj(np.swapaxes(a, -1, -2)), direction, compute_expm=False)
 
 

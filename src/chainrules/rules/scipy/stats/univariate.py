@@ -269,7 +269,8 @@ CONTINUOUS: dict[str, Continuous] = {
     # log f = log 2 + log phi(z) + log Phi(a z); F = Phi(z) - 2 T(z, a) (Owen's T)
     "skewnorm": Continuous(("a",), lambda z, a: a * _mills(a * z) - z,
                            (lambda z, a: z * _mills(a * z),),
-                           (lambda z, a: -np.exp(-z * z * (1 + a * a) / 2) / (np.pi * (1 + a * a)),)),
+                           (lambda z, a: -np.exp(-z * z * (1 + a * a) / 2)
+                            / (np.pi * (1 + a * a)),)),
     # log f = (n log n + m log m)/2 + (n/2 - 1) log z - (n + m)/2 log(m + n z) - log B(n/2, m/2)
     "genextreme": Continuous(("c",), _gev_dlogf_dz, (_gev_dlogf_dc,), (_gev_dcdf_dc,)),
     "f": Continuous(("dfn", "dfd"),

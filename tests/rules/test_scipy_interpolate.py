@@ -233,6 +233,11 @@ HERMITE = {
                                                                  HERMITE_POINTS[:4]),
     "CubicHermiteSpline": lambda y: interpolate.CubicHermiteSpline(HERMITE_NODES, y,
                                                                    np.cos(y))(HERMITE_POINTS),
+    # SciPy's constructor fills arrays of its own: followed as a program's
+    "Akima1DInterpolator": lambda y: interpolate.Akima1DInterpolator(HERMITE_NODES, y)(
+        HERMITE_POINTS[:4]),
+    "Akima1DInterpolator, two columns": lambda y: interpolate.Akima1DInterpolator(
+        HERMITE_NODES, np.stack([y, y ** 2], axis=1))(HERMITE_POINTS[:4]),
 }
 
 

@@ -175,7 +175,7 @@ FOLLOWED = frozenset({"scipy.signal._short_time_fft"})
 FOLLOWED_FUNCTIONS = frozenset({
     ("scipy.integrate._quadrature", "_cumulatively_sum_simpson_integrals"),
     ("scipy.stats._multivariate", "_logpdf"),
-    ("scipy.interpolate._cubic", "__init__")})  # SciPy 1.11's CubicHermiteSpline fills c
+    ("scipy.interpolate._cubic", "__init__")})  # Akima's, SciPy 1.11's CubicHermiteSpline's
 
 
 def library_namespace(namespace: dict) -> bool:

@@ -132,6 +132,8 @@ CATEGORIES: dict[str, list[str]] = {
                                                "lstsq", "toeplitz", "circulant", "hankel")],
         *[f"scipy.spatial.distance.{name}" for name in ("cdist", "pdist", "squareform")],
         "scipy.sparse.linalg.spsolve", "scipy.sparse.linalg.expm_multiply",
+        *[f"scipy.sparse.linalg.{name}" for name in (
+            "cg", "bicg", "bicgstab", "cgs", "gmres", "lgmres", "minres", "qmr", "tfqmr")],
         "scipy.integrate.quad", "scipy.integrate.quad_vec", "scipy.integrate.trapezoid",
         "scipy.integrate.cumulative_trapezoid", "scipy.integrate.simpson",
         "scipy.integrate.odeint", "scipy.integrate.solve_ivp",

@@ -1,5 +1,5 @@
 """The rule-testing kit on src/chainrules/rules/scipy/sparse/: a sparse matrix times a dense
-array (``matmul``), ``spsolve`` and ``expm_multiply``, at order 1 and 2; then gradients through
+array (``matmul``), ``spsolve``, ``expm_multiply`` and the iterative solvers, at order 1 and 2; then gradients through
 the engine (``A @ x``, ``x @ A``, ``A.dot(x)`` on every format, as users write them) against
 finite differences and closed forms, and the refused uses.
 
@@ -29,6 +29,14 @@ A_COMPLEX = (A + 1j * sparse.random(5, 5, density=0.3, random_state=3)).tocsr()
 X = _rng.standard_normal(5)
 X2 = _rng.standard_normal((5, 2))
 
+import inspect  # noqa: E402
+
+# the iterative solvers' relative tolerance: rtol (SciPy 1.12), tol before (passed as fkwargs:
+# the kit has an rtol of its own)
+TIGHT = {"rtol" if "rtol" in inspect.signature(spla.cg).parameters else "tol": 1e-13}
+SYMMETRIC = (A + A.T).tocsr()
+DENSE_SYMMETRIC = SYMMETRIC.toarray()
+
 CASES = [
     case(matmul, A, X), case(matmul, A, X2), case(matmul, A_COMPLEX, X),
     case(matmul, A, X + 0.5j), case(matmul, A.tocoo(), X), case(matmul, A.tocsc(), X2),
@@ -39,6 +47,13 @@ CASES = [
     # a dense A is differentiable too (expm's Frechet derivative)
     case(spla.expm_multiply, 0.2 * A.toarray(), X),
     case(spla.expm_multiply, 0.1 * A_COMPLEX.toarray(), X2),
+    # iterative solvers, to a tight tolerance: in b, and in a dense A
+    case(spla.cg, SYMMETRIC, X, fkwargs=TIGHT), case(spla.minres, SYMMETRIC, X, fkwargs=TIGHT),
+    case(spla.gmres, A, X, fkwargs={"atol": 0.0, **TIGHT}),
+    case(spla.bicgstab, A, X, fkwargs=TIGHT), case(spla.cg, DENSE_SYMMETRIC, X, fkwargs=TIGHT),
+    case(spla.gmres, A.toarray(), X, fkwargs={"atol": 0.0, **TIGHT}),
+    *[case(getattr(spla, name), A, X, fkwargs=TIGHT)
+      for name in ("bicg", "cgs", "lgmres", "qmr", "tfqmr")],
 ]
 
 
@@ -72,6 +87,10 @@ ENGINE = {
     "A @ (A @ x)": lambda x: A @ np.tanh(A @ x),
     "spsolve": lambda x: spla.spsolve(A.tocsc(), x),
     "expm_multiply": lambda x: spla.expm_multiply(-0.3 * A, x),
+    "cg": lambda x: spla.cg(SYMMETRIC, x, **TIGHT)[0],
+    "gmres on a LinearOperator": lambda x: spla.gmres(spla.aslinearoperator(A), x, atol=0.0,
+                                                      **TIGHT)[0],
+    "bicgstab": lambda x: spla.bicgstab(A, x, **TIGHT)[0],
 }
 
 
@@ -130,3 +149,11 @@ def test_refused_uses_name_the_function():
         cr.grad(lambda a: np.sum(spla.spsolve(a, X)))(A.toarray())
     with pytest.raises(NotImplementedError, match="expm_multiply: start=0"):
         cr.grad(lambda x: np.sum(spla.expm_multiply(A * 0.1, x, start=0, stop=1, num=3)))(X)
+
+
+def test_an_adjoint_solve_that_does_not_converge_raises():
+    def loss(x):
+        return np.sum(spla.cg(SYMMETRIC, x, maxiter=1, **TIGHT)[0])
+
+    with pytest.raises(RuntimeError, match="cg: the solve for the derivative did not converge"):
+        cr.grad(loss)(X)

@@ -178,7 +178,9 @@ ROUTED = [("numpy", "apply_along_axis"), ("numpy", "piecewise"), ("numpy", "appl
                                                 "svd", "svdvals", "qr", "eig", "eigvals",
                                                 "lstsq")],
           *[("scipy.spatial.distance", name) for name in ("cdist", "pdist", "squareform")],
-          *[("scipy.sparse.linalg", name) for name in ("spsolve", "expm_multiply")],
+          *[("scipy.sparse.linalg", name) for name in (
+              "spsolve", "expm_multiply", "cg", "bicg", "bicgstab", "cgs", "gmres", "lgmres",
+              "minres", "qmr", "tfqmr")],
           *[("scipy.optimize", name) for name in ("root", "fsolve", "minimize", "least_squares",
                                                   "curve_fit")],
           # traced through, golden's gradient is always zero and the C root finders refuse

@@ -1,9 +1,17 @@
-"""Rules for ``scipy.sparse.linalg``: ``spsolve(A, b)`` and ``expm_multiply(A, B)`` in their
-dense right-hand side (the sparse matrix is a constant). Both are linear in it:
+"""Rules for ``scipy.sparse.linalg``: ``spsolve(A, b)``, ``expm_multiply(A, B)`` and the
+iterative solvers (``cg``, ``gmres``, ``bicgstab``, ``minres``...) in their dense right-hand
+side (a sparse matrix or a ``LinearOperator`` is a constant). ``spsolve`` and
+``expm_multiply`` are linear in it:
 ``spsolve``'s cotangent is ``spsolve(A^H, dy)``, ``expm_multiply``'s ``expm_multiply(A^H, dy)``;
 their tangents the functions of the tangent. A dense ``A`` of ``expm_multiply`` is
 differentiable too (the Frechet derivative of ``expm``, `scipy.linalg.expm_frechet`); its
 time grid (``start``, ``stop``, ``num``) is refused by name.
+
+An iterative solver's ``x`` solves ``A x = b`` to its tolerance: by the implicit function
+theorem ``db = A^-H dx``, computed by the same solver on ``A^H`` with the call's tolerances
+(so the gradient is as accurate as the solution; the preconditioner and callback are not
+reused), and, for a dense ``A``, ``dA = -db x^H``. An adjoint solve that does not converge
+raises, naming the solver.
 
 >>> import numpy as np, scipy.sparse, scipy.sparse.linalg
 >>> from chainrules import rrule
@@ -21,6 +29,8 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse.linalg as spla
 
+from ....core.projection import register_constant_type
+from ....core.tangents import AbstractZero, ZeroTangent
 from ...define import Call, define, per_argument, unsupported
 from .products import _adjoint
 
@@ -70,6 +80,57 @@ define(spla.expm_multiply, _expm_multiply_a,
        lambda call, dy: spla.expm_multiply(_adjoint(call.args[0]), dy,
                                            traceA=_conjugate_trace(call)),
        pushforward=per_argument(_expm_multiply_da), check=_expm_multiply_check, refused=())
+
+
+# --- iterative solvers: x = A^-1 b to a tolerance -------------------------------------------------
+
+register_constant_type(spla.LinearOperator)  # a matrix given by its products: a constant
+
+_ACCURACY = ("tol", "rtol", "atol", "maxiter", "restart", "shift", "inner_m", "outer_k")
+
+
+def _adjoint_operator(a: Any) -> Any:
+    return a.H if isinstance(a, spla.LinearOperator) else _adjoint(a)
+
+
+def _iterative_solve(call: Call, a: Any, b: Any) -> Any:
+    """``x`` with ``a x = b`` by the call's solver and tolerances, checked for convergence."""
+    options = {name: call.kwargs[name] for name in _ACCURACY if name in call.kwargs}
+    solver = getattr(spla, call.name.rsplit(".", 1)[-1])
+    x, info = solver(a, b, **options)
+    if np.ndim(info) == 0 and info != 0:
+        raise RuntimeError(
+            f"{call.name}: the solve for the derivative did not converge (info={info}); "
+            "pass a smaller rtol or a larger maxiter, or solve with scipy.sparse.linalg.spsolve.")
+    return x
+
+
+def _iterative_adjoint(call: Call, dy: Any) -> Any:
+    """``A^-H dx``: the cotangent of ``b``, the piece every formula reads."""
+    dx = dy[0]
+    if isinstance(dx, AbstractZero):
+        return np.zeros(np.shape(call.args[1]), np.result_type(call.y[0]))
+    return _iterative_solve(call, _adjoint_operator(call.args[0]), dx)
+
+
+def _iterative_a(call: Call, db: Any) -> Any:  # a dense A (a sparse one is a constant)
+    return -np.outer(db, np.conj(call.y[0])) if np.ndim(db) == 1 else \
+        -db @ np.conj(np.swapaxes(call.y[0], -1, -2))
+
+
+def _iterative_pushforward(call: Call, da: Any, db: Any, *rest: Any) -> Any:
+    a, x = call.args[0], call.y[0]
+    rhs = 0.0 if isinstance(db, AbstractZero) else db
+    if not isinstance(da, AbstractZero):
+        rhs = rhs - da @ x
+    rhs = rhs + np.zeros(np.shape(x), np.result_type(x))
+    return _iterative_solve(call, a, rhs), ZeroTangent()
+
+
+for _name in ("cg", "bicg", "bicgstab", "cgs", "gmres", "lgmres", "minres", "qmr", "tfqmr"):
+    if hasattr(spla, _name):
+        define(getattr(spla, _name), _iterative_a, lambda call, db: db,
+               pushforward=_iterative_pushforward, prepare=_iterative_adjoint, refused=())
 
 
 def _conjugate_trace(call: Call) -> Any:

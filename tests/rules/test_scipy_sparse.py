@@ -19,6 +19,7 @@ sparse = pytest.importorskip("scipy.sparse")
 import scipy.sparse.linalg as spla  # noqa: E402
 
 import chainrules as cr  # noqa: E402
+from chainrules.rules.scipy.sparse.linalg import factor_solve  # noqa: E402
 from chainrules.rules.scipy.sparse.products import matmul  # noqa: E402
 from chainrules.testing import (case, check_case, test_frule_order2,  # noqa: E402
                                 test_rrule_order2)
@@ -54,6 +55,10 @@ CASES = [
     case(spla.gmres, A.toarray(), X, fkwargs={"atol": 0.0, **TIGHT}),
     *[case(getattr(spla, name), A, X, fkwargs=TIGHT)
       for name in ("bicg", "cgs", "lgmres", "qmr", "tfqmr")],
+    # a factorization's solves, every transpose, real and complex
+    *[case(factor_solve, spla.splu(matrix.tocsc()), rhs, trans)
+      for matrix, rhs in ((A, X), (A, X2), (A_COMPLEX, X + 0.5j))
+      for trans in ("N", "T", "H")],
 ]
 
 
@@ -91,6 +96,11 @@ ENGINE = {
     "gmres on a LinearOperator": lambda x: spla.gmres(spla.aslinearoperator(A), x, atol=0.0,
                                                       **TIGHT)[0],
     "bicgstab": lambda x: spla.bicgstab(A, x, **TIGHT)[0],
+    # factorizations made inside the function: their solves are recorded
+    "splu(A).solve": lambda x: spla.splu(A.tocsc()).solve(x),
+    "splu(A).solve, transposed": lambda x: spla.splu(A.tocsc()).solve(x, trans="T"),
+    "spilu(A).solve": lambda x: spla.spilu(A.tocsc(), drop_tol=0.0).solve(x),
+    "factorized(A)": lambda x: spla.factorized(A.tocsc())(x),
 }
 
 
@@ -157,3 +167,12 @@ def test_an_adjoint_solve_that_does_not_converge_raises():
 
     with pytest.raises(RuntimeError, match="cg: the solve for the derivative did not converge"):
         cr.grad(loss)(X)
+
+
+def test_a_factor_made_before_the_trace_refuses_traced_values():
+    # SciPy's own SuperLU (a compiled class): its solve cannot take traced values, loudly
+    lu = spla.splu(A.tocsc())
+    with pytest.raises(TypeError):
+        cr.grad(lambda x: np.sum(lu.solve(x)))(X)
+    # outside a trace splu is SciPy's own
+    assert type(spla.splu(A.tocsc())).__name__ == "SuperLU"

@@ -189,6 +189,7 @@ ROUTED = [("numpy", "apply_along_axis"), ("numpy", "piecewise"), ("numpy", "appl
                                                   "bisect", "toms748", "root_scalar",
                                                   "newton")],
           ("chainrules.rules.scipy.interpolate.splines", "evaluate"),
+          ("chainrules.rules.scipy.sparse.linalg", "factor_solve"),
           *[("scipy.integrate", name) for name in ("quad", "quad_vec", "trapezoid",
                                                    "cumulative_trapezoid", "simpson",
                                                    "odeint", "solve_ivp")]]

@@ -1,6 +1,7 @@
-"""Rules for ``scipy.sparse.linalg``: ``spsolve(A, b)``, ``expm_multiply(A, B)`` and the
-iterative solvers (``cg``, ``gmres``, ``bicgstab``, ``minres``...) in their dense right-hand
-side (a sparse matrix or a ``LinearOperator`` is a constant). ``spsolve`` and
+"""Rules for ``scipy.sparse.linalg``: ``spsolve(A, b)``, ``expm_multiply(A, B)``, the solves
+of a factorization (``splu(A).solve(b)``, `factor_solve`) and the iterative solvers (``cg``,
+``gmres``, ``bicgstab``, ``minres``...) in their dense right-hand side (a sparse matrix, a
+``LinearOperator`` or a factor is a constant). ``spsolve`` and
 ``expm_multiply`` are linear in it:
 ``spsolve``'s cotangent is ``spsolve(A^H, dy)``, ``expm_multiply``'s ``expm_multiply(A^H, dy)``;
 their tangents the functions of the tangent. A dense ``A`` of ``expm_multiply`` is
@@ -30,11 +31,12 @@ import scipy.linalg as sla
 import scipy.sparse.linalg as spla
 
 from ....core.projection import register_constant_type
+from ....core.registry import recorded_whole
 from ....core.tangents import AbstractZero, ZeroTangent
 from ...define import Call, define, per_argument, unsupported
 from .products import _adjoint
 
-__all__: list[str] = []
+__all__ = ["Factorization", "factor_solve"]
 
 
 def _spsolve_b(call: Call, dy: Any) -> Any:
@@ -80,6 +82,67 @@ define(spla.expm_multiply, _expm_multiply_a,
        lambda call, dy: spla.expm_multiply(_adjoint(call.args[0]), dy,
                                            traceA=_conjugate_trace(call)),
        pushforward=per_argument(_expm_multiply_da), check=_expm_multiply_check, refused=())
+
+
+# --- a factorization's solves: splu(A).solve(b), factorized(A)(b) -----------------------------------
+
+_SUPERLU = type(spla.splu(__import__("scipy.sparse").sparse.eye(1, format="csc")))
+register_constant_type(_SUPERLU)  # SciPy's LU factors: a constant
+
+
+@recorded_whole  # an engine records `lu.solve(b)` of a `Factorization` as this function
+def factor_solve(factor: Any, b: Any, trans: str = "N") -> Any:
+    """``factor.solve(b, trans)`` of SciPy's ``SuperLU`` factor (``splu``, ``spilu``): ``x``
+    with ``A x = b`` (``A^T x = b`` for ``'T'``, ``A^H x = b`` for ``'H'``).
+
+    >>> import scipy.sparse, scipy.sparse.linalg
+    >>> lu = scipy.sparse.linalg.splu(scipy.sparse.csc_matrix(np.array([[2.0, 0.0], [1.0, 4.0]])))
+    >>> factor_solve(lu, np.array([2.0, 5.0])).tolist()
+    [1.0, 1.0]
+    """
+    return factor.solve(np.asarray(b), trans)
+
+
+def _factor_solve_b(call: Call, dy: Any) -> Any:
+    """The adjoint solve: ``A^-H dy`` for ``'N'`` (``'T'`` on a real factor), ``A^-1 dy`` for
+    ``'H'`` (and ``'T'`` on a real one), ``conj(A^-1 conj(dy))`` for ``'T'`` on a complex one."""
+    factor, trans = call.args[0], call["trans"] or "N"
+    complex_factor = np.dtype(factor.L.dtype).kind == "c"
+    if trans == "N":
+        return factor_solve(factor, dy, "H" if complex_factor else "T")
+    if trans == "T" and complex_factor:
+        return np.conj(factor_solve(factor, np.conj(dy), "N"))
+    return factor_solve(factor, dy, "N")
+
+
+define(factor_solve, None, _factor_solve_b, None)
+
+
+class Factorization:
+    """SciPy's ``SuperLU`` factor whose ``solve`` an engine records (`factor_solve`), so that
+    ``lu = splu(A); x = lu.solve(b)`` is differentiable in ``b``; every other attribute is the
+    factor's (``L``, ``U``, ``perm_r``...). An engine hands these out for ``splu`` and ``spilu``
+    while it traces.
+
+    >>> import scipy.sparse, scipy.sparse.linalg
+    >>> lu = Factorization(scipy.sparse.linalg.splu(scipy.sparse.eye(2, format="csc") * 2.0))
+    >>> lu.solve(np.array([2.0, 4.0])).tolist(), lu.shape
+    ([1.0, 2.0], (2, 2))
+    """
+
+    __slots__ = ("factor",)
+
+    def __init__(self, factor: Any):
+        self.factor = factor
+
+    def solve(self, b: Any, trans: str = "N") -> Any:
+        return factor_solve(self.factor, b, trans)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.factor, name)
+
+
+register_constant_type(Factorization)
 
 
 # --- iterative solvers: x = A^-1 b to a tolerance -------------------------------------------------

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 import scipy.linalg as sla
+import scipy.sparse
 import scipy.sparse.linalg as spla
 
 from ....core.projection import register_constant_type
@@ -86,8 +87,9 @@ define(spla.expm_multiply, _expm_multiply_a,
 
 # --- a factorization's solves: splu(A).solve(b), factorized(A)(b) -----------------------------------
 
-_SUPERLU = type(spla.splu(__import__("scipy.sparse").sparse.eye(1, format="csc")))
-register_constant_type(_SUPERLU)  # SciPy's LU factors: a constant
+# SciPy's LU factor class (compiled; its module path differs between releases), a constant
+_SUPERLU = type(spla.splu(scipy.sparse.eye(1, format="csc")))
+register_constant_type(_SUPERLU)
 
 
 @recorded_whole  # an engine records `lu.solve(b)` of a `Factorization` as this function

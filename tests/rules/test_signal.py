@@ -4,8 +4,6 @@ against finite differences, closed forms and refused options."""
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 

@@ -52,7 +52,7 @@ from ....core.tangents import AbstractZero, NoTangent, Tangent, ZeroTangent
 from ....core.projection import ProjectTo
 from ....core.thunks import Thunk, unthunk
 from ...define import dense_tangent, define, unsupported
-from ...numpy.linalg import H, _adjugate, _diag, _from_triangle, _lower_half, _to_triangle, _trace
+from ...numpy.linalg import H, _adjugate, _diag, _from_triangle, _to_triangle, _trace
 from ...numpy.linalg import cholesky_gradient, cholesky_tangent, triangular_solve
 from ...numpy.linalg import _inverse_gaps, _pinv_gradient, _pinv_tangent
 from ...numpy.linalg import _eig_gradient, _eig_tangent, _svd_gradient, _svd_tangent

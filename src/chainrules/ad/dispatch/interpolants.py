@@ -20,7 +20,8 @@ What the engine uses instead:
   memory of one: meant for the data sizes interpolation is used with (up to a few thousand
   nodes).
 - **Regular grids.** ``RegularGridInterpolator`` (and ``interpn``, which builds one) with
-  traced values or points, for ``'linear'``, ``'slinear'`` and ``'nearest'``: the value at a
+  traced values or points, for ``'linear'``, ``'slinear'`` and ``'nearest'``, on ascending or
+  descending nodes (SciPy flips the latter, and the traced values with them): the value at a
   point is computed in NumPy operations from the ``2^d`` corners of its cell (each weighted by
   the product of the point's fractions along the axes) or from the nearest one, the cells
   found on the plain points; outside the grid, SciPy's fill value or its extrapolation.
@@ -341,6 +342,9 @@ def _grid_init(original: Any) -> Any:
                 "RegularGridInterpolator: fill_value holds a traced value; it is a constant "
                 "to chainrules. Fill the points outside with np.where after the call.")
         original(self, points, np.asarray(primal_value(values)), *args, **kwargs)
+        descending = getattr(self, "_descending_dimensions", None)
+        if descending:  # SciPy keeps the values of a descending grid flipped, as its nodes
+            values = np.flip(values, axis=tuple(descending))
         self.__dict__[_GRID_VALUES] = values
 
     return __init__
@@ -411,6 +415,28 @@ def _on_grid(self: Any, values: Any, xi: Any, method: str, plain: Any) -> Any:
     return result
 
 
+def _interpn(own: Any) -> Any:
+    def interpn(points: Any, values: Any, xi: Any, method: str = "linear",
+                bounds_error: bool = True, fill_value: Any = np.nan) -> Any:
+        """SciPy's ``interpn`` at traced points ``xi``: its checks on the plain values, then the
+        ``RegularGridInterpolator`` it builds, called with the traced points (traced values
+        alone reach that interpolator through ``interpn`` itself)."""
+        if not holds_traced(xi):
+            return own(points, values, xi, method, bounds_error, fill_value)
+        _refuse_traced_nodes("interpn", points)
+        own(points, primal_value(values), primal_value(xi), method, bounds_error, fill_value)
+        if method not in _GRID_METHODS:
+            raise TracingError(
+                f"interpn: method={method!r} is not supported at traced points xi; chainrules "
+                f"follows 'linear', 'slinear' and 'nearest', or build a spline of the values "
+                f"(make_interp_spline) and evaluate it.")
+        from scipy.interpolate import RegularGridInterpolator
+        return RegularGridInterpolator(points, values, method=method, bounds_error=bounds_error,
+                                       fill_value=fill_value)(xi)
+
+    return interpn
+
+
 # --- the swaps --------------------------------------------------------------------------------
 
 _made: list = []
@@ -451,11 +477,12 @@ def swaps() -> list:
                 owners.add((owner, name))
                 made.append(Swap(owner, name, _refusing(name, vars(owner)[name]),
                                  vars(owner)[name]))
-    function = module.make_interp_spline
-    if type(function) is types.FunctionType:
-        rerouted = REROUTED.get(function)
-        if rerouted is None:
-            rerouted = REROUTED[function] = Rerouted(function, _make_interp_spline)
-        made.append(rerouted)
+    for function, replacement in ((module.make_interp_spline, _make_interp_spline),
+                                  (module.interpn, _interpn)):
+        if type(function) is types.FunctionType:
+            rerouted = REROUTED.get(function)
+            if rerouted is None:
+                rerouted = REROUTED[function] = Rerouted(function, replacement)
+            made.append(rerouted)
     _made.extend(made)
     return _made

@@ -296,3 +296,105 @@ def test_a_piecewise_polynomial_passed_as_an_input_gets_its_coefficients_gradien
     got = dict(gradient.items())
     np.testing.assert_allclose(got["_c" if "_c" in got else "c"], expected, rtol=1e-6,
                                atol=1e-9)
+
+
+def test_lagrange_with_a_zero_value_and_traced_nodes():
+    # before: a value exactly 0 (sin(0)) got a zero gradient: SciPy builds each term as
+    # np.poly1d(w[j]), which NumPy trims to a new constant [0] when w[j] = 0
+    nodes = np.linspace(0.0, 1.0, 5)
+    values = np.sin(3 * nodes)  # values[0] == 0.0
+    points = np.array([0.13, 0.5, 0.77, 0.95])
+
+    def in_values(w):
+        return np.sum(interpolate.lagrange(nodes, w)(points) ** 2)
+
+    def in_nodes(x):
+        return np.sum(interpolate.lagrange(x, values)(points) ** 2)
+
+    assert cr.value_and_grad(in_values)(values)[0] == pytest.approx(in_values(values), 1e-10)
+    np.testing.assert_allclose(cr.grad(in_values)(values), numerical_gradient(in_values, values),
+                               rtol=1e-6)
+    np.testing.assert_allclose(cr.grad(in_nodes)(nodes), numerical_gradient(in_nodes, nodes),
+                               rtol=1e-5)
+    weights = np.stack([interpolate.lagrange(nodes, e)(points) for e in np.eye(5)], axis=1)
+    np.testing.assert_allclose(cr.hessian(in_values)(values), 2 * weights.T @ weights,
+                               rtol=1e-8)
+    # one node: the constant polynomial
+    assert cr.grad(lambda w: interpolate.lagrange([0.5], w)(2.0))(np.array([0.0]))[0] == 1.0
+
+
+# --- B-splines whose coefficients hold traced values -----------------------------------------
+
+KNOTS = np.r_[[0.0] * 4, [0.8, 1.6, 2.4], [3.3] * 4]
+SPLINE_POINTS = np.array([0.1, 0.9, 1.7, 2.8, 3.2])
+
+
+@pytest.mark.parametrize("nu", [0, 1])
+def test_bspline_in_its_coefficients_and_points(nu):
+    # before: "the interpolant's own coefficients hold traced values" for BSpline(t, c, k)
+    # built in the function, and for make_smoothing_spline, which solves for c in NumPy
+    c = np.cos(np.arange(7.0))
+
+    def both(z):
+        return np.sum(interpolate.BSpline(KNOTS, z[:7], 3)(z[7:], nu) ** 3)
+
+    z = np.concatenate([c, SPLINE_POINTS])
+    np.testing.assert_allclose(cr.grad(both)(z), numerical_gradient(both, z), rtol=1e-6,
+                               atol=1e-8)
+    expected = np.array([numerical_gradient(lambda v: cr.grad(both)(v)[i], z)
+                         for i in range(z.size)])
+    np.testing.assert_allclose(cr.hessian(both)(z), expected, atol=1e-4)
+    _, tangent = cr.jvp(lambda z: interpolate.BSpline(KNOTS, z, 3)(SPLINE_POINTS), (c,),
+                        (np.ones(7),))
+    np.testing.assert_allclose(tangent, 1.0)  # the B-splines sum to one inside the knots
+
+
+def test_bspline_coefficients_along_an_axis_and_periodic():
+    c = np.cos(np.arange(14.0)).reshape(2, 7)
+
+    def along(z):
+        return np.sum(interpolate.BSpline(KNOTS, z, 3, axis=1)(SPLINE_POINTS) ** 2)
+
+    np.testing.assert_allclose(cr.grad(along)(c), numerical_gradient(along, c), rtol=1e-6,
+                               atol=1e-9)
+
+    def periodic(z):
+        return np.sum(interpolate.BSpline(KNOTS, z, 3, extrapolate="periodic")(
+            np.array([-0.4, 3.9, 1.0])) ** 2)
+
+    np.testing.assert_allclose(cr.grad(periodic)(c[0]), numerical_gradient(periodic, c[0]),
+                               rtol=1e-6, atol=1e-9)
+
+
+def test_smoothing_and_least_squares_splines_in_their_data():
+    x = np.linspace(0.0, 3.3, 15)
+    y = np.sin(2 * x)
+    weights = np.linspace(1.0, 2.0, 15)
+
+    def smoothing(v):
+        return np.sum(interpolate.make_smoothing_spline(x, v, lam=0.05)(SPLINE_POINTS) ** 2)
+
+    def least_squares(v):
+        return np.sum(interpolate.make_lsq_spline(x, v, KNOTS, w=weights)(SPLINE_POINTS) ** 2)
+
+    def least_squares_columns(v):
+        return np.sum(interpolate.make_lsq_spline(x, v, KNOTS, axis=1)(SPLINE_POINTS) ** 2)
+
+    for loss, values in ((smoothing, y), (least_squares, y),
+                         (least_squares_columns, np.stack([y, y ** 2]))):
+        try:
+            expected = loss(values)
+        except ValueError:  # SciPy 1.11's make_lsq_spline along axis 1 ("not C-contiguous")
+            assert loss is least_squares_columns
+            continue
+        assert cr.value_and_grad(loss)(values)[0] == pytest.approx(expected, 1e-10)
+        np.testing.assert_allclose(cr.grad(loss)(values), numerical_gradient(loss, values),
+                                   rtol=1e-6, atol=1e-8)
+    fits = np.stack([interpolate.make_lsq_spline(x, e, KNOTS, w=weights)(SPLINE_POINTS)
+                     for e in np.eye(15)], axis=1)  # linear in the data
+    np.testing.assert_allclose(cr.hessian(least_squares)(y), 2 * fits.T @ fits, rtol=1e-8,
+                               atol=1e-10)
+    with pytest.raises(cr.TracingError, match="make_lsq_spline: the weights w"):
+        cr.grad(lambda w: np.sum(interpolate.make_lsq_spline(x, y, KNOTS, w=w)(1.0)))(weights)
+    with pytest.raises(cr.TracingError, match="nodes x hold traced values"):
+        cr.grad(lambda t: np.sum(interpolate.make_lsq_spline(x, y, t)(1.0)))(KNOTS)

@@ -29,6 +29,13 @@ What the engine uses instead:
   y, dydx)`` and ``PchipInterpolator(x, y)`` build them from traced data (with Pchip's
   derivative estimates in NumPy operations, ``TRACED_PATHS``), is evaluated in NumPy operations
   (`chainrules.rules.scipy.interpolate.piecewise`).
+- **B-spline coefficients.** A ``BSpline`` whose coefficients hold traced values (built by
+  hand, or by ``make_smoothing_spline``, which solves for them in NumPy operations) is
+  evaluated as the B-spline basis (the spline of the identity's coefficients) against them;
+  ``make_lsq_spline`` of traced data makes one, its coefficients ``B y`` with ``B`` SciPy's fits
+  of unit vectors.
+- **Lagrange polynomials.** ``lagrange(x, w)`` is computed in NumPy operations (SciPy's trims
+  a value that is exactly zero out of the gradient: see `_lagrange`).
 - **Not followed** (loud): traced nodes ``x``; other methods of an interpolant built on traced
   values (``derivative``, ``antiderivative``, ``integrate``, ``roots``, ``solve``) raise a
   `TracingError` rather than answer from the plain values. Reading the coefficients directly
@@ -157,7 +164,7 @@ def _values(data: tuple, q: Any, nu: int, extrapolate: Any, basis: Any,
         order = list(range(q_axes, q_axes + axis)) + list(range(q_axes)) + \
             list(range(q_axes + axis, np.ndim(primal_value(linear))))
         linear = np.transpose(linear, order)
-    return linear + _evaluate(zero, q, nu, extrapolate)
+    return linear if zero is None else linear + _evaluate(zero, q, nu, extrapolate)
 
 
 def _basis(instance: Any, data: tuple, build: Any) -> Any:
@@ -207,6 +214,8 @@ def _spline_call(original: Any, piecewise: bool = False) -> Any:
                 from ...rules.scipy.interpolate.piecewise import ppoly_values
                 return ppoly_values(self.c, self.x, x, nu, self.extrapolate
                                     if extrapolate is None else extrapolate, self.axis)
+            if not piecewise and holds_traced(self.c) and not holds_traced(self.t):
+                return _bspline_values(self, x, nu, extrapolate)
             _refuse_traced_interpolant(self)
             if holds_traced(x):
                 return _evaluate(self, x, nu, extrapolate)
@@ -215,6 +224,23 @@ def _spline_call(original: Any, piecewise: bool = False) -> Any:
         return _values(data, x, nu, extrapolate, basis)
 
     return __call__
+
+
+def _bspline_values(self: Any, x: Any, nu: int, extrapolate: Any) -> Any:
+    """A ``BSpline`` whose coefficients hold traced values (``make_smoothing_spline`` and
+    ``make_lsq_spline`` of traced data solve for them in NumPy operations, or
+    ``BSpline(t, c, k)`` of traced ``c``): linear in them, so its values at ``x`` are those
+    of the B-spline basis (the spline of the identity's coefficients, built once) against
+    the coefficients, differentiable in both."""
+    from scipy.interpolate import BSpline
+
+    count = len(self.t) - self.k - 1  # (SciPy ignores coefficients past this many)
+    basis = self.__dict__.get("_chainrules_basis")
+    if basis is None:
+        basis = self.__dict__["_chainrules_basis"] = BSpline(
+            self.t, np.eye(count), self.k, extrapolate=self.extrapolate, axis=0)
+    coefficients = np.moveaxis(self.c[:count], 0, self.axis)
+    return _values((coefficients, self.axis, None, None), x, nu, extrapolate, basis)
 
 
 def _refusing(name: str, original: Any) -> Any:
@@ -415,6 +441,30 @@ def _on_grid(self: Any, values: Any, xi: Any, method: str, plain: Any) -> Any:
     return result
 
 
+def _make_lsq_spline(own: Any) -> Any:
+    def make_lsq_spline(x: Any, y: Any, t: Any, k: int = 3, w: Any = None, axis: int = 0,
+                        *args: Any, **kwargs: Any) -> Any:
+        """SciPy's least-squares spline of traced values ``y``: its coefficients are linear in
+        ``y`` (``c = B y``, ``B`` the coefficients of the fits of unit vectors, which SciPy
+        computes in one call), and the spline is evaluated from them (`_bspline_values`)."""
+        _refuse_traced_nodes("make_lsq_spline", x)
+        _refuse_traced_nodes("make_lsq_spline", t)
+        if holds_traced(w):
+            raise TracingError(
+                "make_lsq_spline: the weights w hold traced values; chainrules follows the "
+                "fit in the values y only. Pass chainrules.primal(w).")
+        if not holds_traced(y):
+            return own(x, y, t, k, w, axis, *args, **kwargs)
+        y = np.asarray(y)
+        spline = own(x, np.asarray(primal_value(y)), t, k, w, axis, *args, **kwargs)
+        count = np.shape(primal_value(y))[axis % np.ndim(primal_value(y))]
+        fits = own(x, np.eye(count), t, k, w, 0, *args, **kwargs).c  # (coefficients, count)
+        spline.c = np.tensordot(fits, np.moveaxis(y, axis, 0), axes=1)
+        return spline
+
+    return make_lsq_spline
+
+
 def _interpn(own: Any) -> Any:
     def interpn(points: Any, values: Any, xi: Any, method: str = "linear",
                 bounds_error: bool = True, fill_value: Any = np.nan) -> Any:
@@ -435,6 +485,31 @@ def _interpn(own: Any) -> Any:
                                        fill_value=fill_value)(xi)
 
     return interpn
+
+
+def _lagrange(own: Any) -> Any:
+    def lagrange(x: Any, w: Any) -> np.poly1d:
+        """SciPy's ``lagrange`` on traced nodes or values, in NumPy operations: the sum of
+        ``w[j]`` times the coefficients of ``prod_(k != j) (t - x[k]) / (x[j] - x[k])``
+        (``np.poly`` of the other nodes, whose leading coefficient is never zero). SciPy
+        builds each term as ``np.poly1d(w[j])``, which NumPy trims to a new constant ``[0]``
+        when ``w[j] = 0``: a value at zero would get no derivative, though the polynomial is
+        smooth in it. The coefficients are kept as they are (a leading coefficient exactly
+        zero included, so that its derivative is kept too)."""
+        if not holds_traced(x) and not holds_traced(w):
+            return own(x, w)
+        x, w = np.asarray(x), np.asarray(w)
+        count = np.shape(primal_value(x))[0]
+        terms = []
+        for j in range(count):
+            others = np.concatenate([x[:j], x[j + 1:]])
+            terms.append(np.poly(others) / np.prod(x[j] - others))
+        coefficients = np.tensordot(w, np.stack(terms), axes=1) if count > 1 else w * 1.0
+        polynomial = np.poly1d(primal_value(coefficients))
+        polynomial._coeffs = coefficients  # (untrimmed: see above)
+        return polynomial
+
+    return lagrange
 
 
 # --- the swaps --------------------------------------------------------------------------------
@@ -478,7 +553,8 @@ def swaps() -> list:
                 made.append(Swap(owner, name, _refusing(name, vars(owner)[name]),
                                  vars(owner)[name]))
     for function, replacement in ((module.make_interp_spline, _make_interp_spline),
-                                  (module.interpn, _interpn)):
+                                  (module.make_lsq_spline, _make_lsq_spline),
+                                  (module.interpn, _interpn), (module.lagrange, _lagrange)):
         if type(function) is types.FunctionType:
             rerouted = REROUTED.get(function)
             if rerouted is None:

@@ -398,3 +398,142 @@ def test_smoothing_and_least_squares_splines_in_their_data():
         cr.grad(lambda w: np.sum(interpolate.make_lsq_spline(x, y, KNOTS, w=w)(1.0)))(weights)
     with pytest.raises(cr.TracingError, match="nodes x hold traced values"):
         cr.grad(lambda t: np.sum(interpolate.make_lsq_spline(x, y, t)(1.0)))(KNOTS)
+
+
+@pytest.mark.parametrize("name", ["values", "points", "derivatives", "nodes",
+                                  "krogh_interpolate", "barycentric"])
+def test_polynomial_interpolators(name):
+    # before (Krogh): "a traced value was converted to a plain NumPy array" at `c[0] =
+    # self.yi[0]`, a write into SciPy's own array (its module is followed now)
+    nodes = np.linspace(0.0, 1.0, 6)
+    values = np.sin(3 * nodes)
+    points = np.array([0.13, 0.5, 0.77, 0.95])
+    loss, x = {
+        "values": (lambda y: np.sum(interpolate.KroghInterpolator(nodes, y)(points) ** 2),
+                   values),
+        "points": (lambda q: np.sum(interpolate.KroghInterpolator(nodes, values)(q) ** 2),
+                   points),
+        "derivatives": (lambda y: np.sum(interpolate.KroghInterpolator(nodes, y).derivatives(
+            points, 2) ** 2), values),
+        "nodes": (lambda n: np.sum(interpolate.KroghInterpolator(n, values)(points) ** 2),
+                  nodes),
+        "krogh_interpolate": (lambda y: np.sum(interpolate.krogh_interpolate(
+            nodes, y, points) ** 2), values),
+        "barycentric": (lambda y: np.sum(interpolate.barycentric_interpolate(
+            nodes, y, points) ** 2), values),
+    }[name]
+    np.testing.assert_allclose(cr.grad(loss)(x), numerical_gradient(loss, x), rtol=1e-5,
+                               atol=1e-7)
+
+
+# --- FITPACK: splrep, splev and the UnivariateSpline classes (ad/dispatch/fitpack_splines.py) -
+
+FIT_NODES = np.linspace(0.0, 3.0, 12)
+FIT_VALUES = np.sin(2 * FIT_NODES)
+FIT_POINTS = np.array([0.1, 0.95, 1.7, 2.45, 2.9])
+
+
+@pytest.mark.parametrize("options", [{"k": 1}, {"k": 3}, {"k": 5},
+                                     {"t": [0.8, 1.5, 2.2], "task": -1},
+                                     {"w": np.linspace(1.0, 2.0, 12), "s": 0},
+                                     {"per": 1}],
+                         ids=["k=1", "k=3", "k=5", "knots", "weights", "periodic"])
+def test_splrep_and_splev_in_the_data(options):
+    # before: "a traced value was converted to a plain NumPy array" in FITPACK's curfit
+    values = FIT_VALUES.copy()
+    if options.get("per"):
+        values[-1] = values[0]
+
+    def loss(y):
+        return np.sum(interpolate.splev(FIT_POINTS, interpolate.splrep(FIT_NODES, y,
+                                                                       **options)) ** 2)
+
+    assert cr.value_and_grad(loss)(values)[0] == pytest.approx(loss(values), 1e-10)
+    np.testing.assert_allclose(cr.grad(loss)(values), numerical_gradient(loss, values),
+                               rtol=1e-6, atol=1e-8)
+    fits = np.stack([interpolate.splev(FIT_POINTS, interpolate.splrep(FIT_NODES, e, **options))
+                     for e in np.eye(12)], axis=1)  # linear in the data
+    np.testing.assert_allclose(cr.hessian(loss)(values), 2 * fits.T @ fits, rtol=1e-7,
+                               atol=1e-9)
+
+
+@pytest.mark.parametrize("ext", [0, 1, 3])
+@pytest.mark.parametrize("der", [0, 1, 2])
+def test_splev_at_traced_points_and_coefficients(ext, der):
+    tck = interpolate.splrep(FIT_NODES, FIT_VALUES)
+    points = np.array([-0.4, 0.3, 1.2, 2.75, 3.6])  # two outside the knots
+
+    def in_points(x):
+        return np.sum(interpolate.splev(x, tck, der=der, ext=ext) ** 2)
+
+    def in_coefficients(c):
+        return np.sum(interpolate.splev(points, (tck[0], c, 3), der=der, ext=ext) ** 2)
+
+    assert cr.value_and_grad(in_points)(points)[0] == pytest.approx(in_points(points), 1e-10)
+    np.testing.assert_allclose(cr.grad(in_points)(points), numerical_gradient(in_points, points),
+                               rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(cr.grad(in_coefficients)(tck[1]),
+                               numerical_gradient(in_coefficients, tck[1]), rtol=1e-6,
+                               atol=1e-8)
+
+
+def test_splev_refuses_as_fitpack_does_and_parametric_splines():
+    tck = interpolate.splrep(FIT_NODES, FIT_VALUES)
+    with pytest.raises(ValueError, match="not in the domain"):  # ext=2: SciPy's own error
+        cr.grad(lambda x: np.sum(interpolate.splev(x, tck, ext=2)))(np.array([1.0, 3.5]))
+    curve, _ = interpolate.splprep([FIT_VALUES, np.cos(FIT_NODES)], s=0)
+
+    def on_curve(u):
+        x, y = interpolate.splev(u, curve)
+        return np.sum(x * y)
+
+    u = np.array([0.2, 0.5, 0.9])
+    np.testing.assert_allclose(cr.grad(on_curve)(u), numerical_gradient(on_curve, u),
+                               rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("build", [
+    lambda y: interpolate.InterpolatedUnivariateSpline(FIT_NODES, y),
+    lambda y: interpolate.InterpolatedUnivariateSpline(FIT_NODES, y, k=2, ext=3),
+    lambda y: interpolate.LSQUnivariateSpline(FIT_NODES, y, [0.8, 1.5, 2.2]),
+    lambda y: interpolate.UnivariateSpline(FIT_NODES, y, s=0),
+], ids=["interpolated", "interpolated, k=2, ext=3", "least squares", "s=0"])
+def test_univariate_spline_classes_in_data_and_points(build):
+    points = np.array([0.1, 0.95, 1.7, 2.45, 3.4])
+
+    def in_values(y):
+        spline = build(y)
+        return np.sum(spline(points) ** 2) + np.sum(spline(points, 1)) + \
+            np.sum(spline.get_coeffs() ** 2)
+
+    def in_points(x):
+        return np.sum(build(FIT_VALUES)(x) ** 3)
+
+    assert cr.value_and_grad(in_values)(FIT_VALUES)[0] == pytest.approx(in_values(FIT_VALUES),
+                                                                        1e-10)
+    np.testing.assert_allclose(cr.grad(in_values)(FIT_VALUES),
+                               numerical_gradient(in_values, FIT_VALUES), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(cr.grad(in_points)(points), numerical_gradient(in_points, points),
+                               rtol=1e-5, atol=1e-7)
+
+
+def test_fitpack_refusals_are_loud():
+    with pytest.raises(cr.TracingError, match="UnivariateSpline: a smoothing spline"):
+        cr.grad(lambda y: np.sum(interpolate.UnivariateSpline(FIT_NODES, y)(FIT_POINTS)))(
+            FIT_VALUES)
+    with pytest.raises(cr.TracingError, match="splrep: a smoothing spline"):
+        cr.grad(lambda y: np.sum(interpolate.splev(1.0, interpolate.splrep(FIT_NODES, y,
+                                                                           s=0.1))))(FIT_VALUES)
+    with pytest.raises(cr.TracingError, match="integral of a spline built on traced data"):
+        cr.grad(lambda y: interpolate.InterpolatedUnivariateSpline(FIT_NODES, y).integral(
+            0.0, 1.0))(FIT_VALUES)
+    with pytest.raises(cr.TracingError, match="splrep: w holds traced values"):
+        cr.grad(lambda w: np.sum(interpolate.splev(1.0, interpolate.splrep(
+            FIT_NODES, FIT_VALUES, w=w, s=0))))(np.ones(12))
+    with pytest.raises(cr.TracingError, match="nodes x hold traced values"):
+        cr.grad(lambda x: np.sum(interpolate.InterpolatedUnivariateSpline(x, FIT_VALUES)(
+            1.0)))(FIT_NODES)
+    # outside a trace the classes are SciPy's own
+    spline = interpolate.InterpolatedUnivariateSpline(FIT_NODES, FIT_VALUES)
+    assert spline.integral(0.0, 3.0) == pytest.approx(np.sum(np.sin(2 * np.linspace(
+        0.0, 3.0, 100001))) * 3.0 / 100000, abs=1e-3)

@@ -59,6 +59,14 @@ def _method(function: Any) -> Any:
     return method
 
 
+def _one_sequence(arguments: tuple) -> bool:
+    """Whether ``x.reshape(*arguments)`` (or ``transpose``) got its shape as one sequence: a
+    tuple, a list or a 1-D integer array (``x.reshape(np.append(1, counts))``), as NumPy
+    takes it."""
+    return len(arguments) == 1 and (isinstance(arguments[0], (tuple, list)) or (
+        type(arguments[0]) is np.ndarray and arguments[0].ndim == 1))
+
+
 def _followed(source: "Traced", y: Any, redo: Any) -> Any:
     """``y``, computed from ``source`` (``redo(source)`` computes it again: it must not hold
     ``source`` itself, which the registry of views keeps weakly), followed as a view of
@@ -370,13 +378,13 @@ class _ArrayInterface:
         return self[args[0] if len(args) == 1 else args]
 
     def reshape(self, *shape, **kwargs):
-        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        if _one_sequence(shape):
             shape = tuple(shape[0])
         return _followed(self, record(_FUNCTIONS["reshape"], (self, shape), kwargs),
                          lambda base: base.reshape(shape, **kwargs))
 
     def transpose(self, *axes):
-        if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
+        if _one_sequence(axes):
             axes = tuple(axes[0])
         return _followed(self, record(_FUNCTIONS["transpose"], (self, axes or None), {}),
                          lambda base: base.transpose(*axes))

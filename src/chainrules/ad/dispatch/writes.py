@@ -169,7 +169,8 @@ LIBRARIES = frozenset({
 # Modules of those packages written in Python, and functions of others, that fill arrays of
 # their own with the values they compute from their inputs (SciPy's short-time Fourier
 # transform, which welch and periodogram use; cumulative_simpson's sum; the log-densities of
-# scipy.stats' matrix distributions, wishart's; the cubic and Krogh interpolants): the
+# scipy.stats' matrix distributions, wishart's; the cubic and Krogh interpolants; the binned
+# statistics): the
 # arrays they create are traced, as a program's.
 FOLLOWED = frozenset({"scipy.signal._short_time_fft"})
 FOLLOWED_FUNCTIONS = frozenset({
@@ -178,7 +179,8 @@ FOLLOWED_FUNCTIONS = frozenset({
     ("scipy.interpolate._cubic", "__init__"),  # Akima's, SciPy 1.11's CubicHermiteSpline's
     ("scipy.interpolate._polyint", "__init__"),  # KroghInterpolator's divided differences
     ("scipy.interpolate._polyint", "_evaluate"),
-    ("scipy.interpolate._polyint", "_evaluate_derivatives")})
+    ("scipy.interpolate._polyint", "_evaluate_derivatives"),
+    ("scipy.stats._binned_statistic", "binned_statistic_dd")})  # its result array
 
 
 def library_namespace(namespace: dict) -> bool:

@@ -155,3 +155,47 @@ def test_shift_in_its_shift_and_higher_orders_refused():
     np.testing.assert_allclose(cr.grad(loss)(t), numerical_gradient(loss, t), rtol=1e-6)
     with pytest.raises(NotImplementedError, match="zoom of order 3"):
         cr.grad(lambda v: np.sum(ndimage.zoom(v, 2)))(_IMAGE)
+
+
+FOOTPRINT = np.array([[1, 0, 1], [0, 1, 1]], bool)
+ORDER_FILTERS = {
+    "median": lambda x, **k: ndimage.median_filter(x, **k),
+    "rank 1": lambda x, **k: ndimage.rank_filter(x, 1, **k),
+    "rank -2": lambda x, **k: ndimage.rank_filter(x, -2, **k),
+    "percentile 30": lambda x, **k: ndimage.percentile_filter(x, 30, **k),
+    "minimum": lambda x, **k: ndimage.minimum_filter(x, **k),
+    "maximum": lambda x, **k: ndimage.maximum_filter(x, **k),
+}
+ORDER_OPTIONS = [
+    {"size": 3}, {"size": (2, 3), "origin": (0, 1), "mode": "nearest"},
+    {"size": 4, "origin": -2, "mode": "mirror"}, {"size": 3, "mode": "constant", "cval": 0.3},
+    {"footprint": FOOTPRINT, "mode": "wrap", "origin": (0, 1)}, {"size": 3, "axes": (1,)},
+]
+
+
+@pytest.mark.parametrize("options", ORDER_OPTIONS, ids=lambda o: ",".join(o))
+@pytest.mark.parametrize("name", sorted(ORDER_FILTERS))
+def test_order_statistic_filters_match_scipy_and_differentiate(name, options):
+    # before: RuntimeError "Unsupported array type" (SciPy's C code given a traced array)
+    image = IMAGE[:, :4] if name == "median" else IMAGE  # an even count for the median: 12
+    weights = np.arange(image.size, dtype=float).reshape(image.shape)
+
+    def loss(x):
+        return np.sum(np.sin(ORDER_FILTERS[name](x, **options)) * weights)
+
+    value, gradient = cr.value_and_grad(loss)(image)
+    assert value == pytest.approx(loss(image), rel=1e-13)  # SciPy's own values, traced
+    np.testing.assert_allclose(gradient, numerical_gradient(loss, image), atol=1e-6)
+
+
+@pytest.mark.parametrize("function", [ndimage.minimum_filter1d, ndimage.maximum_filter1d])
+def test_minimum_and_maximum_along_one_axis(function):
+    for options in ({"size": 3}, {"size": 4, "origin": 1, "axis": 0},
+                    {"size": 2, "mode": "wrap", "origin": -1}):
+        def loss(x):
+            return np.sum(function(x, **options) ** 3)
+
+        np.testing.assert_allclose(cr.grad(loss)(IMAGE), numerical_gradient(loss, IMAGE),
+                                   atol=1e-6)
+    with pytest.raises(RuntimeError, match="sequence of modes"):  # as SciPy
+        cr.grad(lambda x: np.sum(ndimage.median_filter(x, 3, mode=["reflect", "wrap"])))(IMAGE)

@@ -206,7 +206,9 @@ TRACED_PATHS = [
     *[("scipy.ndimage", name, "chainrules.rules.scipy.ndimage.filters")
       for name in ("correlate1d", "convolve1d", "correlate", "convolve", "gaussian_filter1d",
                    "gaussian_filter", "uniform_filter1d", "uniform_filter", "sobel", "prewitt",
-                   "laplace", "gaussian_laplace", "gaussian_gradient_magnitude")],
+                   "laplace", "gaussian_laplace", "gaussian_gradient_magnitude",
+                   "rank_filter", "percentile_filter", "median_filter", "minimum_filter",
+                   "maximum_filter", "minimum_filter1d", "maximum_filter1d")],
     *[("scipy.ndimage", name, "chainrules.rules.scipy.ndimage.interpolation")
       for name in ("map_coordinates", "shift", "zoom")],
     ("numpy", "ndenumerate", "chainrules.rules.numpy.iteration"),

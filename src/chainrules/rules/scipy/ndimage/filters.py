@@ -10,8 +10,12 @@ input extended at its edges as ``mode`` says (``np.pad``: ``reflect`` is NumPy's
 ``symmetric``, ``mirror`` NumPy's ``reflect``, ``nearest`` ``edge``, ``wrap``, ``constant``
 with ``cval``), then a sum over the kernel's entries of shifted slices times the weight: cost
 O(input size x kernel size), as SciPy's. ``origin`` shifts the kernel as SciPy does; the
-Gaussian's weights are SciPy's own (``truncate``, ``radius``, ``order``). Refused by name: an
-``output=`` array (use the returned value) and a traced ``sigma``.
+Gaussian's weights are SciPy's own (``truncate``, ``radius``, ``order``). The order-statistic
+filters (``rank_filter``, ``percentile_filter``, ``median_filter``, ``minimum_filter``,
+``maximum_filter`` and the last two's 1-D forms) stack the neighbourhoods the same way and take
+their minimum, maximum or sorted entry: the derivative goes to the neighbour chosen (one of
+them, for ties). Refused by name: an ``output=`` array (use the returned value) and a traced
+``sigma``.
 
 >>> import numpy as np, scipy.ndimage
 >>> x = np.array([1.0, 2.0, 4.0, 7.0])
@@ -28,7 +32,9 @@ import numpy as np
 
 __all__ = ["correlate1d", "convolve1d", "correlate", "convolve", "gaussian_filter1d",
            "gaussian_filter", "uniform_filter1d", "uniform_filter", "sobel", "prewitt",
-           "laplace", "gaussian_laplace", "gaussian_gradient_magnitude"]
+           "laplace", "gaussian_laplace", "gaussian_gradient_magnitude", "rank_filter",
+           "percentile_filter", "median_filter", "minimum_filter", "maximum_filter",
+           "minimum_filter1d", "maximum_filter1d"]
 
 _PAD_MODES = {"reflect": "symmetric", "grid-mirror": "symmetric", "mirror": "reflect",
               "nearest": "edge", "wrap": "wrap", "grid-wrap": "wrap", "constant": "constant",
@@ -60,27 +66,34 @@ def _per_axis(value: Any, ndim: int) -> list:
     return [value] * ndim
 
 
+def _padded(name: str, input: Any, shape: tuple, mode: Any, cval: float,
+            origins: list) -> Any:
+    """``input`` extended at its edges for a kernel of ``shape`` (``origins`` per axis, as
+    SciPy places the kernel), each axis as its ``mode`` says."""
+    modes = _per_axis(mode, input.ndim)
+    padded = input
+    for axis, size in enumerate(shape):  # one axis at a time: each its own mode
+        left = size // 2 + int(origins[axis])
+        if not -(size // 2) <= int(origins[axis]) <= (size - 1) // 2:
+            raise ValueError("Invalid origin; origin must satisfy -(weights.shape[k] // 2) "
+                             "<= origin[k] <= (weights.shape[k]-1) // 2")
+        if size == 1:
+            continue
+        pad = _pad_mode(name, modes[axis])
+        width = [(0, 0)] * input.ndim
+        width[axis] = (left, size - 1 - left)
+        options = {"constant_values": cval} if pad == "constant" else {}
+        padded = np.pad(padded, width, mode=pad, **options)
+    return padded
+
+
 def _correlate(name: str, input: Any, weights: Any, mode: Any, cval: float,
                origins: list) -> Any:
     """``input`` correlated with ``weights`` (of the same rank), ``origins`` per axis."""
     input, weights = np.asarray(input), np.asarray(weights)
     if weights.ndim != input.ndim:
         raise RuntimeError("filter weights array has incorrect shape.")
-    modes = _per_axis(mode, input.ndim)
-    widths = []
-    for axis, size in enumerate(weights.shape):
-        left = size // 2 + int(origins[axis])
-        if not -(size // 2) <= int(origins[axis]) <= (size - 1) // 2:
-            raise ValueError(f"Invalid origin; origin must satisfy -(weights.shape[k] // 2) "
-                             f"<= origin[k] <= (weights.shape[k]-1) // 2")
-        widths.append((left, size - 1 - left))
-    padded = input
-    for axis in range(input.ndim):  # one axis at a time: each its own mode
-        pad = _pad_mode(name, modes[axis])
-        width = [(0, 0)] * input.ndim
-        width[axis] = widths[axis]
-        options = {"constant_values": cval} if pad == "constant" else {}
-        padded = np.pad(padded, width, mode=pad, **options)
+    padded = _padded(name, input, weights.shape, mode, cval, origins)
     total: Any = 0.0
     for offset in itertools.product(*(range(size) for size in weights.shape)):
         weight = weights[offset]
@@ -285,3 +298,123 @@ def gaussian_gradient_magnitude(input: Any, sigma: Any, output: Any = None,
     for derivative in _gaussian_derivatives(input, sigma, 1, mode, cval, axes, kwargs):
         total = total + derivative * derivative
     return np.sqrt(total)
+
+
+# --- order statistics of the neighbourhood: rank, percentile, median, minimum, maximum -------
+
+def _order_statistic(name: str, input: Any, rank: Any, size: Any, footprint: Any,
+                     output: Any, mode: Any, cval: float, origin: Any, axes: Any) -> Any:
+    """The ``rank(count)``-th smallest of each point's neighbours under ``footprint`` (or a box
+    of ``size``): the neighbourhoods stacked (one shifted slice of the padded input per
+    footprint entry), then their minimum, maximum or sorted entry, whose derivative goes to
+    the neighbour chosen."""
+    _refuse_output(name, output)
+    if isinstance(mode, (list, tuple)) and name in ("rank_filter", "percentile_filter",
+                                                    "median_filter"):
+        raise RuntimeError("A sequence of modes is not supported by non-separable rank "
+                           "filters")  # (SciPy's own error)
+    input = np.asarray(input)
+    axes = list(range(input.ndim)) if axes is None else \
+        [a % input.ndim for a in ((axes,) if np.ndim(axes) == 0 else axes)]
+    if footprint is None:
+        if size is None:
+            raise RuntimeError("no footprint or filter size provided")
+        footprint = np.ones([int(n) for n in _per_axis(size, len(axes))], dtype=bool)
+    footprint = np.asarray(footprint, dtype=bool)
+    if footprint.ndim != len(axes):
+        raise RuntimeError("footprint array has incorrect shape.")
+    shape, modes, origins = [1] * input.ndim, ["constant"] * input.ndim, [0] * input.ndim
+    for axis, n, m, o in zip(axes, footprint.shape, _per_axis(mode, len(axes)),
+                             _per_axis(origin, len(axes))):
+        shape[axis], modes[axis], origins[axis] = n, m, o
+    padded = _padded(name, input, tuple(shape), modes, cval, origins)
+    full = np.reshape(footprint, shape)
+    neighbours = [padded[tuple(slice(o, o + n) for o, n in zip(offset, input.shape))]
+                  for offset in np.argwhere(full)]
+    count = len(neighbours)
+    chosen = rank(count)
+    if not 0 <= chosen < count:
+        raise RuntimeError("rank not within filter footprint size")
+    stacked = np.stack(neighbours)
+    if chosen == 0:
+        return np.min(stacked, axis=0)
+    if chosen == count - 1:
+        return np.max(stacked, axis=0)
+    return np.sort(stacked, axis=0)[chosen]
+
+
+def _rank(rank: Any) -> Any:
+    def chosen(count: int) -> int:
+        value = int(rank)
+        return value + count if value < 0 else value
+    return chosen
+
+
+def _percentile_rank(percentile: Any) -> Any:
+    def chosen(count: int) -> int:
+        percent = float(percentile)
+        percent = percent + 100.0 if percent < 0.0 else percent
+        if not 0 <= percent <= 100:
+            raise RuntimeError("invalid percentile")
+        return count - 1 if percent == 100.0 else int(float(count) * percent / 100.0)
+    return chosen
+
+
+def rank_filter(input: Any, rank: int, size: Any = None, footprint: Any = None,
+                output: Any = None, mode: Any = "reflect", cval: float = 0.0, origin: Any = 0,
+                *, axes: Any = None) -> Any:
+    """``scipy.ndimage.rank_filter`` in NumPy operations."""
+    return _order_statistic("rank_filter", input, _rank(rank), size, footprint, output, mode,
+                            cval, origin, axes)
+
+
+def percentile_filter(input: Any, percentile: float, size: Any = None, footprint: Any = None,
+                      output: Any = None, mode: Any = "reflect", cval: float = 0.0,
+                      origin: Any = 0, *, axes: Any = None) -> Any:
+    """``scipy.ndimage.percentile_filter`` in NumPy operations."""
+    return _order_statistic("percentile_filter", input, _percentile_rank(percentile), size,
+                            footprint, output, mode, cval, origin, axes)
+
+
+def median_filter(input: Any, size: Any = None, footprint: Any = None, output: Any = None,
+                  mode: Any = "reflect", cval: float = 0.0, origin: Any = 0, *,
+                  axes: Any = None) -> Any:
+    """``scipy.ndimage.median_filter``: the neighbour of rank ``count // 2`` (the upper of the
+    two middle ones for an even count, as SciPy's)."""
+    return _order_statistic("median_filter", input, lambda count: count // 2, size, footprint,
+                            output, mode, cval, origin, axes)
+
+
+def minimum_filter(input: Any, size: Any = None, footprint: Any = None, output: Any = None,
+                   mode: Any = "reflect", cval: float = 0.0, origin: Any = 0, *,
+                   axes: Any = None) -> Any:
+    """``scipy.ndimage.minimum_filter`` in NumPy operations."""
+    return _order_statistic("minimum_filter", input, lambda count: 0, size, footprint, output,
+                            mode, cval, origin, axes)
+
+
+def maximum_filter(input: Any, size: Any = None, footprint: Any = None, output: Any = None,
+                   mode: Any = "reflect", cval: float = 0.0, origin: Any = 0, *,
+                   axes: Any = None) -> Any:
+    """``scipy.ndimage.maximum_filter`` in NumPy operations."""
+    return _order_statistic("maximum_filter", input, lambda count: count - 1, size, footprint,
+                            output, mode, cval, origin, axes)
+
+
+def minimum_filter1d(input: Any, size: int, axis: int = -1, output: Any = None,
+                     mode: str = "reflect", cval: float = 0.0, origin: int = 0) -> Any:
+    """``scipy.ndimage.minimum_filter1d`` in NumPy operations."""
+    if int(size) < 1:
+        raise RuntimeError("incorrect filter size")
+    return _order_statistic("minimum_filter1d", input, lambda count: 0, size, None, output,
+                            mode, cval, origin, axis)
+
+
+def maximum_filter1d(input: Any, size: int, axis: int = -1, output: Any = None,
+                     mode: str = "reflect", cval: float = 0.0, origin: int = 0) -> Any:
+    """``scipy.ndimage.maximum_filter1d`` in NumPy operations."""
+    if int(size) < 1:
+        raise RuntimeError("incorrect filter size")
+    return _order_statistic("maximum_filter1d", input, lambda count: count - 1, size, None,
+                            output, mode, cval, origin, axis)
+

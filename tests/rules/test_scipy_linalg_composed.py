@@ -1,7 +1,8 @@
 """``scipy.linalg`` functions traced through NumPy versions built on functions with rules
 (src/chainrules/rules/scipy/linalg/composed.py): ``solve_continuous_lyapunov`` (and its alias
 ``solve_lyapunov``), ``solve_discrete_lyapunov`` (both methods), ``expm_frechet``,
-``companion``, ``solve_toeplitz``, ``matmul_toeplitz``. Values against SciPy's own, gradients
+``companion``, ``solve_toeplitz``, ``matmul_toeplitz``, ``fractional_matrix_power``, ``funm``,
+``signm``. Values against SciPy's own, gradients
 and Hessian-vector products against central differences. Before, each raised from SciPy's
 compiled code (a traced value converted, or a LAPACK wrapper's "No matching signature")."""
 
@@ -39,7 +40,24 @@ FUNCTIONS = {
     "solve_toeplitz": lambda v: np.diag(sla.solve_toeplitz(
         (v[:3] + [3.0, 0.0, 0.0], v[3:6] + [3.0, 0.0, 0.0]), v[6:9])),
     "matmul_toeplitz": lambda v: np.diag(sla.matmul_toeplitz((v[:3], v[3:6]), v[6:9])),
+    # before: "No matching signature found" (fractional_matrix_power), a pythran TypeError
+    # (funm, signm)
+    "fractional_matrix_power": lambda v: sla.fractional_matrix_power(
+        spd(v), 0.37),
+    "fractional_matrix_power, nonsymmetric": lambda v: sla.fractional_matrix_power(
+        np.eye(3) * 4 + 0.5 * stable(v), -1.5),
+    "fractional_matrix_power, integer": lambda v: sla.fractional_matrix_power(stable(v), 3),
+    "funm": lambda v: sla.funm(0.5 * stable(v), np.exp),
+    "funm, complex eigenvalues": lambda v: sla.funm(
+        np.array([[0.5, 1.5, 0.0], [-1.5, 0.5, 0.0], [0.0, 0.0, 1.0]]) + 0.1 * stable(v),
+        lambda w: np.sin(w) + w ** 2),
+    "signm": lambda v: sla.signm(stable(v) + np.diag([4.0, 0.0, 0.0])),
 }
+
+
+def spd(v):
+    m = v[:9].reshape(3, 3)
+    return m @ m.T + np.eye(3)
 
 
 @pytest.mark.parametrize("name", FUNCTIONS)
@@ -65,3 +83,5 @@ def test_errors_are_scipys():
     with pytest.raises(ValueError, match="Unknown solver"):
         cr.grad(lambda v: np.sum(sla.solve_discrete_lyapunov(np.diag(v) * 0.1, np.eye(3),
                                                              method="other")))(np.ones(3))
+    with pytest.raises(ValueError, match="disp=False"):
+        cr.grad(lambda v: np.sum(sla.funm(np.diag(v), np.exp, disp=False)[0]))(np.ones(3))

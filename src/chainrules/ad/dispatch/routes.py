@@ -222,7 +222,8 @@ TRACED_PATHS = [
                    "dct", "idct", "dst", "idst", "dctn", "idctn", "dstn", "idstn")],
     *[("scipy.linalg", name, "chainrules.rules.scipy.linalg.composed")
       for name in ("solve_continuous_lyapunov", "solve_lyapunov", "solve_discrete_lyapunov",
-                   "expm_frechet", "companion", "solve_toeplitz", "matmul_toeplitz")],
+                   "expm_frechet", "companion", "solve_toeplitz", "matmul_toeplitz",
+                   "fractional_matrix_power", "funm", "signm")],
     ("scipy._lib.array_api_compat.numpy", "clip", "chainrules.rules.scipy.array_api"),
     ("scipy._lib.array_api_compat.numpy.linalg", "solve", "chainrules.rules.scipy.array_api"),
     ("scipy._lib.array_api_extra._lib._funcs", "_apply_where",

@@ -4,7 +4,8 @@
 continuous equation above), ``expm_frechet`` (the upper right block of the exponential of
 ``[[A, E], [0, A]]``), ``companion``, ``solve_toeplitz`` and ``matmul_toeplitz`` (through
 ``toeplitz``, ``solve`` and ``@``: the O(n^2) Levinson recursion and FFT product SciPy runs are
-compiled code, which cannot take traced values).
+compiled code, which cannot take traced values), ``fractional_matrix_power`` (``expm(t logm(A))``),
+``funm`` (from the eigendecomposition) and ``signm`` (``(A^2)^(-1/2) A``).
 
 They hold no rules: while a trace runs, SciPy's function with traced arguments runs the
 version here (``TRACED_PATHS`` in `chainrules.ad.dispatch.routes`), whose operations are
@@ -26,7 +27,7 @@ import numpy as np
 import scipy.linalg as sla
 
 __all__ = ["solve_continuous_lyapunov", "solve_discrete_lyapunov", "expm_frechet", "companion",
-           "solve_toeplitz", "matmul_toeplitz"]
+           "solve_toeplitz", "matmul_toeplitz", "fractional_matrix_power", "funm", "signm"]
 
 
 def _H(a: Any) -> Any:
@@ -97,3 +98,45 @@ def matmul_toeplitz(c_or_cr: Any, x: Any, check_finite: bool = False,
                     workers: Any = None) -> Any:
     """``toeplitz(c, r) @ x``."""
     return _toeplitz_of(c_or_cr) @ x
+
+
+def fractional_matrix_power(A: Any, t: float) -> Any:
+    """``A ** t``: ``matrix_power`` for an integer ``t``, else the principal power
+    ``expm(t logm(A))`` (SciPy's Schur-Pade algorithm computes the same function; ``t`` is a
+    constant)."""
+    exponent = float(t)
+    if exponent.is_integer():
+        return np.linalg.matrix_power(A, int(exponent))
+    return sla.expm(exponent * sla.logm(A))
+
+
+def funm(A: Any, func: Any, disp: bool = True) -> Any:
+    """``func`` of the matrix ``A``, from its eigendecomposition: ``V func(w) V^-1`` (SciPy's
+    Schur-Parlett algorithm computes the same function, which needs distinct eigenvalues too),
+    real for a real ``A`` where the imaginary part is rounding (as SciPy's)."""
+    if not disp:
+        raise ValueError("scipy.linalg.funm(..., disp=False) of traced values: the error "
+                         "estimate is not computed here; call it with disp=True.")
+    A = np.asarray(A)
+    w, v = np.linalg.eig(A)
+    value = _H(np.linalg.solve(_H(v), _H(v * func(w)[..., None, :])))
+    return _maybe_real(A, value)
+
+
+def signm(A: Any, disp: Any = True) -> Any:
+    """The matrix sign function ``(A^2)^(-1/2) A`` (for ``A`` without eigenvalues on the
+    imaginary axis), real for a real ``A`` as SciPy's."""
+    if disp is False:
+        raise ValueError("scipy.linalg.signm(..., disp=False) of traced values: the error "
+                         "estimate is not computed here; call it with disp=True.")
+    A = np.asarray(A)
+    return _maybe_real(A, np.linalg.solve(sla.sqrtm(A @ A), A))
+
+
+def _maybe_real(A: Any, value: Any) -> Any:
+    """``value``'s real part where ``A`` is real and ``value``'s imaginary part is rounding
+    (SciPy's tolerance: 1e3 float32 epsilons, 1e6 float64 ones)."""
+    if np.iscomplexobj(A) or not np.iscomplexobj(value):
+        return value
+    tolerance = (1e3 if value.dtype == np.complex64 else 1e6) * np.finfo(value.dtype).eps
+    return np.real(value) if np.all(np.abs(np.imag(value)) <= tolerance) else value

@@ -85,3 +85,42 @@ def test_errors_are_scipys():
                                                              method="other")))(np.ones(3))
     with pytest.raises(ValueError, match="disp=False"):
         cr.grad(lambda v: np.sum(sla.funm(np.diag(v), np.exp, disp=False)[0]))(np.ones(3))
+
+
+@pytest.mark.parametrize("lower", [False, True])
+def test_solveh_banded_in_the_band_and_the_right_hand_side(lower):
+    # before: a traced value reached LAPACK's pbtrf. The Whittaker smoother: (I + lam D^T D) z
+    # = y, a pentadiagonal positive definite system
+    n = 8
+    rng = np.random.default_rng(4)
+    upper = np.vstack([np.r_[0.0, 0.0, rng.normal(size=n - 2) * 0.3],
+                       np.r_[0.0, rng.normal(size=n - 1) * 0.5], 4.0 + rng.uniform(size=n)])
+    band = np.vstack([upper[2], np.r_[upper[1, 1:], 0.0], np.r_[upper[0, 2:], 0.0, 0.0]]) \
+        if lower else upper
+    b = rng.normal(size=(n, 2))
+    unused = np.zeros_like(band, dtype=bool)  # the storage's corners LAPACK never reads
+    if lower:
+        unused[1, -1:] = unused[2, -2:] = True
+    else:
+        unused[0, :2] = unused[1, :1] = True
+
+    def loss(ab, rhs):
+        return np.sum(W[:1, :2] * sla.solveh_banded(ab, rhs, lower=lower) ** 2)
+
+    assert cr.value_and_grad(loss)(band, b)[0] == pytest.approx(loss(band, b), rel=1e-12)
+    in_band, in_rhs = cr.grad(loss, argnums=(0, 1))(band, b)
+    expected = numerical_gradient(lambda ab: loss(ab, b), band)
+    np.testing.assert_allclose(in_band, np.where(unused, 0.0, expected), rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(in_rhs, numerical_gradient(lambda r: loss(band, r), b),
+                               rtol=1e-6, atol=1e-9)
+    # Hermitian: the diagonal's imaginary part is not read (LAPACK's), so it gets no gradient
+    hermitian = band.astype(complex)
+    off = slice(1, 3) if lower else slice(0, 2)
+    hermitian[off] += 0.2j * rng.normal(size=(2, n))
+
+    def complex_loss(ab):
+        return np.sum(np.abs(sla.solveh_banded(ab, b, lower=lower)) ** 2)
+
+    expected = numerical_gradient(complex_loss, hermitian)
+    np.testing.assert_allclose(cr.grad(complex_loss)(hermitian), np.where(unused, 0, expected),
+                               rtol=1e-6, atol=1e-8)

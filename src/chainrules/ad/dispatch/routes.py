@@ -223,7 +223,7 @@ TRACED_PATHS = [
     *[("scipy.linalg", name, "chainrules.rules.scipy.linalg.composed")
       for name in ("solve_continuous_lyapunov", "solve_lyapunov", "solve_discrete_lyapunov",
                    "expm_frechet", "companion", "solve_toeplitz", "matmul_toeplitz",
-                   "fractional_matrix_power", "funm", "signm")],
+                   "fractional_matrix_power", "funm", "signm", "solveh_banded")],
     ("scipy._lib.array_api_compat.numpy", "clip", "chainrules.rules.scipy.array_api"),
     ("scipy._lib.array_api_compat.numpy.linalg", "solve", "chainrules.rules.scipy.array_api"),
     ("scipy._lib.array_api_extra._lib._funcs", "_apply_where",

@@ -5,7 +5,8 @@ continuous equation above), ``expm_frechet`` (the upper right block of the expon
 ``[[A, E], [0, A]]``), ``companion``, ``solve_toeplitz`` and ``matmul_toeplitz`` (through
 ``toeplitz``, ``solve`` and ``@``: the O(n^2) Levinson recursion and FFT product SciPy runs are
 compiled code, which cannot take traced values), ``fractional_matrix_power`` (``expm(t logm(A))``),
-``funm`` (from the eigendecomposition) and ``signm`` (``(A^2)^(-1/2) A``).
+``funm`` (from the eigendecomposition), ``signm`` (``(A^2)^(-1/2) A``) and ``solveh_banded``
+(``solve_banded`` of the mirrored band).
 
 They hold no rules: while a trace runs, SciPy's function with traced arguments runs the
 version here (``TRACED_PATHS`` in `chainrules.ad.dispatch.routes`), whose operations are
@@ -27,7 +28,8 @@ import numpy as np
 import scipy.linalg as sla
 
 __all__ = ["solve_continuous_lyapunov", "solve_discrete_lyapunov", "expm_frechet", "companion",
-           "solve_toeplitz", "matmul_toeplitz", "fractional_matrix_power", "funm", "signm"]
+           "solve_toeplitz", "matmul_toeplitz", "fractional_matrix_power", "funm", "signm",
+           "solveh_banded"]
 
 
 def _H(a: Any) -> Any:
@@ -140,3 +142,35 @@ def _maybe_real(A: Any, value: Any) -> Any:
         return value
     tolerance = (1e3 if value.dtype == np.complex64 else 1e6) * np.finfo(value.dtype).eps
     return np.real(value) if np.all(np.abs(np.imag(value)) <= tolerance) else value
+
+
+def solveh_banded(ab: Any, b: Any, overwrite_ab: bool = False, overwrite_b: bool = False,
+                  lower: bool = False, check_finite: bool = True) -> Any:
+    """``x`` with ``A x = b``, ``A`` Hermitian stored by its upper (or ``lower``) diagonals:
+    ``solve_banded`` of the full band, the other half mirrored (conjugated). SciPy's
+    Cholesky solve also checks that ``A`` is positive definite; this one solves any
+    nonsingular ``A``."""
+    if overwrite_ab or overwrite_b:
+        raise ValueError("scipy.linalg.solveh_banded(..., overwrite_ab/overwrite_b=True) of "
+                         "traced values: the arrays cannot be overwritten; pass False.")
+    ab = np.asarray(ab)
+    width, n = np.shape(ab)
+    bands = width - 1
+    stored = [ab[bands - d] for d in range(width)] if not lower else [ab[d] for d in
+                                                                       range(width)]
+    # stored[d]: the d-th diagonal, upper form at columns d.. (A[j - d, j]), lower form at
+    # columns ..n - d (A[j + d, j]); the band matrix's rows: u - d above, u + d below
+    if np.iscomplexobj(ab):  # LAPACK reads the real part of a Hermitian diagonal
+        stored[0] = np.real(stored[0]) + 0j
+    above, below = [], []
+    for d, diagonal in enumerate(stored):
+        zeros = np.zeros(d, dtype=ab.dtype)
+        if lower:
+            below.append(diagonal)
+            above.append(np.concatenate([zeros, np.conj(diagonal[:n - d])]))
+        else:
+            above.append(diagonal)
+            below.append(np.concatenate([np.conj(diagonal[d:]), zeros]))
+    band = np.stack(above[:0:-1] + [above[0]] + below[1:])
+    return sla.solve_banded((bands, bands), band, b)
+

@@ -479,3 +479,46 @@ def test_periodogram_closed_form():
     expected = 4 * np.real(np.conj(X) * np.exp(-2j * np.pi * k * np.arange(n) / n)) / n
     got = cr.grad(lambda v: signal.periodogram(v, detrend=False)[1][k])(x)
     np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-14)
+
+
+# --- multirate and overlap-add (src/chainrules/rules/scipy/signal/composed.py), the chirp z-
+# transform (scipy.fft's backend functions routed) --------------------------------------------
+
+_SIGNAL = np.sin(np.arange(30.0) / 3.0) + 0.1 * np.cos(np.arange(30.0) * 1.7)
+_FILTER = np.array([0.3, -0.2, 0.9, 0.4, -0.1])
+_BLOCK = np.cos(np.arange(60.0)).reshape(3, 20)
+MULTIRATE = {
+    # before: "Argument 'data' has incorrect type (expected numpy.ndarray, got Traced)"
+    "upfirdn in x": (lambda x: signal.upfirdn(_FILTER, x, 3, 2), _SIGNAL),
+    "upfirdn in h": (lambda h: signal.upfirdn(h, _SIGNAL, 2, 3), _FILTER),
+    "upfirdn along axis 0": (lambda x: signal.upfirdn(_FILTER, x, 2, 1, axis=0), _BLOCK),
+    "resample_poly": (lambda x: signal.resample_poly(x, 2, 3), _SIGNAL),
+    "resample_poly along axis 1": (lambda x: signal.resample_poly(x, 3, 2, axis=1), _BLOCK),
+    "decimate, FIR": (lambda x: signal.decimate(x, 3, ftype="fir"), _SIGNAL),
+    # before: "writing into a view of another array"
+    "oaconvolve": (lambda x: signal.oaconvolve(x, _FILTER, mode="same"), _SIGNAL),
+    "oaconvolve along axis 1": (lambda x: signal.oaconvolve(x, _BLOCK[:1, :4], axes=1), _BLOCK),
+    # before: "`.base` of a traced value" (czt's fft, bound in SciPy's module at import)
+    "czt": (lambda x: np.abs(signal.czt(x, 8)), _SIGNAL),
+    "zoom_fft": (lambda x: np.abs(signal.zoom_fft(x, [0.1, 0.4])), _SIGNAL),
+}
+
+
+@pytest.mark.parametrize("name", MULTIRATE)
+def test_multirate_filters_overlap_add_and_chirp_z(name):
+    from tests.ad.finite_differences import numerical_gradient
+
+    function, x = MULTIRATE[name]
+    weights = np.cos(np.arange(np.size(function(x)))).reshape(np.shape(function(x)))
+
+    def loss(z):
+        return np.sum(weights * function(z) ** 2)
+
+    value, gradient = cr.value_and_grad(loss)(x)
+    assert value == pytest.approx(loss(x), rel=1e-10)  # SciPy's values
+    np.testing.assert_allclose(gradient, numerical_gradient(loss, x), rtol=1e-6, atol=1e-8)
+
+
+def test_upfirdn_refuses_other_padding_by_name():
+    with pytest.raises(ValueError, match="mode='wrap'"):
+        cr.grad(lambda x: np.sum(signal.upfirdn(_FILTER, x, 2, 1, mode="wrap")))(_SIGNAL)

@@ -522,3 +522,41 @@ def test_multirate_filters_overlap_add_and_chirp_z(name):
 def test_upfirdn_refuses_other_padding_by_name():
     with pytest.raises(ValueError, match="mode='wrap'"):
         cr.grad(lambda x: np.sum(signal.upfirdn(_FILTER, x, 2, 1, mode="wrap")))(_SIGNAL)
+
+
+# --- peak finding (src/chainrules/rules/scipy/signal/peaks.py) --------------------------------
+
+_TIME = np.linspace(0.0, 10.0, 200)
+_SPECTRUM = np.exp(-(_TIME - 3.0) ** 2) + 0.6 * np.exp(-(_TIME - 6.5) ** 2 / 0.5) + \
+    0.05 * np.sin(7 * _TIME)
+_PEAKS = signal.find_peaks(_SPECTRUM, prominence=0.1)[0]
+PEAK_MEASURES = {
+    # before: "a bytes-like object is required, not 'Traced'" (SciPy's Cython)
+    "heights": lambda x: signal.find_peaks(x, height=0.2)[1]["peak_heights"],
+    "thresholds": lambda x: signal.find_peaks(x, threshold=0.0)[1]["right_thresholds"],
+    "prominences": lambda x: signal.find_peaks(x, prominence=0.1)[1]["prominences"],
+    "widths": lambda x: signal.find_peaks(x, prominence=0.1, width=1)[1]["widths"],
+    "width ends": lambda x: signal.find_peaks(x, prominence=0.1, width=1,
+                                              rel_height=0.9)[1]["left_ips"],
+    "peak_prominences": lambda x: signal.peak_prominences(x, _PEAKS, wlen=21)[0],
+    "peak_widths": lambda x: signal.peak_widths(x, _PEAKS)[0],
+    "peak_widths at the base": lambda x: signal.peak_widths(x, _PEAKS, rel_height=1.0)[1],
+    "peak_widths, prominences given": lambda x: signal.peak_widths(
+        x, _PEAKS, prominence_data=signal.peak_prominences(x, _PEAKS))[3],
+}
+
+
+@pytest.mark.parametrize("name", PEAK_MEASURES)
+def test_peak_measures_in_the_signal(name):
+    from tests.ad.finite_differences import numerical_gradient
+
+    measure = PEAK_MEASURES[name]
+
+    def loss(x):
+        return np.sum(measure(x) ** 2)
+
+    value, gradient = cr.value_and_grad(loss)(_SPECTRUM)
+    assert value == pytest.approx(loss(_SPECTRUM), rel=1e-12)  # SciPy's measures
+    np.testing.assert_allclose(gradient, numerical_gradient(loss, _SPECTRUM), atol=1e-5)
+    peaks = signal.find_peaks(_SPECTRUM, prominence=0.1)[0]
+    assert list(peaks) == list(_PEAKS)  # outside a trace: SciPy's own function

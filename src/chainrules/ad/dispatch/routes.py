@@ -189,6 +189,7 @@ ROUTED = [("numpy", "apply_along_axis"), ("numpy", "piecewise"), ("numpy", "appl
                                                   "bisect", "toms748", "root_scalar",
                                                   "newton")],
           ("chainrules.rules.scipy.interpolate.splines", "evaluate"),
+          ("chainrules.rules.scipy.signal.peaks", "peak_search"),
           ("chainrules.rules.scipy.sparse.linalg", "factor_solve"),
           *[("scipy.integrate", name) for name in ("quad", "quad_vec", "trapezoid",
                                                    "cumulative_trapezoid", "simpson",
@@ -215,6 +216,8 @@ TRACED_PATHS = [
     ("numpy", "interp", "chainrules.rules.numpy.signal"),
     ("scipy.signal", "savgol_filter", "chainrules.rules.scipy.signal.savgol"),
     ("scipy.signal", "oaconvolve", "chainrules.rules.scipy.signal.composed"),
+    *[("scipy.signal", name, "chainrules.rules.scipy.signal.peaks")
+      for name in ("find_peaks", "peak_prominences", "peak_widths")],
     ("scipy.stats._stats_py", "_cdf_distance", "chainrules.rules.scipy.stats.distances",
      "cdf_distance"),
     ("scipy.signal._upfirdn", "upfirdn", "chainrules.rules.scipy.signal.composed"),

@@ -27,7 +27,7 @@ import pytest
 
 import chainrules  # noqa: F401  (registers the rules)
 from chainrules.core.naming import function_name as _name
-from chainrules.core.registry import FIRST_ORDER_ONLY, NON_DIFFERENTIABLE, frule, rrule
+from chainrules.core.registry import FIRST_ORDER_ONLY, frule, rrule
 from chainrules.rules import load_scipy_rules
 from chainrules.testing import (RuleCase, first_order_only,
                                 test_frule_order2, test_rrule_order2)

@@ -214,3 +214,29 @@ def test_robust_losses_against_the_resolved_fit(loss):
 def test_refusals_name_what_is_refused(call, match):
     with pytest.raises(NotImplementedError, match=match):
         cr.grad(lambda y: np.sum(call(y)))(Y)
+
+
+def test_nonnegative_least_squares_in_the_matrix_and_the_data():
+    # before: "argument 1 must be numpy.ndarray, not Traced" (SciPy's compiled NNLS)
+    from tests.ad.finite_differences import numerical_gradient
+
+    rng = np.random.default_rng(0)
+    matrix, data = rng.normal(size=(8, 4)), rng.normal(size=8)
+    optimize = scipy_optimize
+    assert 0 < np.count_nonzero(optimize.nnls(matrix, data)[0]) < 4  # some at the bound
+
+    def in_data(b):
+        x, residual = optimize.nnls(matrix, b)
+        return np.sum(x ** 2) + residual
+
+    def in_matrix(a):
+        x, residual = optimize.nnls(a, data)
+        return np.sum(x * np.arange(4.0)) + residual ** 2
+
+    for loss, value in ((in_data, data), (in_matrix, matrix)):
+        result, gradient = cr.value_and_grad(loss)(value)
+        assert result == pytest.approx(loss(value), rel=1e-12)
+        np.testing.assert_allclose(gradient, numerical_gradient(loss, value), atol=1e-6)
+    # every component at the bound: a zero solution, whose derivative is zero
+    np.testing.assert_array_equal(
+        cr.grad(lambda b: np.sum(optimize.nnls(np.eye(2), b)[0]))(np.array([-1.0, -2.0])), 0.0)

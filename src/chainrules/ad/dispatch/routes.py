@@ -190,6 +190,8 @@ ROUTED = [("numpy", "apply_along_axis"), ("numpy", "piecewise"), ("numpy", "appl
                                                   "newton")],
           ("chainrules.rules.scipy.interpolate.splines", "evaluate"),
           ("chainrules.rules.scipy.signal.peaks", "peak_search"),
+          ("chainrules.rules.scipy.stats.fits", "plain_fit"),
+          ("chainrules.rules.scipy.optimize.nonnegative", "nnls_passive_set"),
           ("chainrules.rules.scipy.sparse.linalg", "factor_solve"),
           *[("scipy.integrate", name) for name in ("quad", "quad_vec", "trapezoid",
                                                    "cumulative_trapezoid", "simpson",
@@ -216,10 +218,13 @@ TRACED_PATHS = [
     ("numpy", "interp", "chainrules.rules.numpy.signal"),
     ("scipy.signal", "savgol_filter", "chainrules.rules.scipy.signal.savgol"),
     ("scipy.signal", "oaconvolve", "chainrules.rules.scipy.signal.composed"),
+    ("scipy.optimize", "nnls", "chainrules.rules.scipy.optimize.nonnegative"),
     *[("scipy.signal", name, "chainrules.rules.scipy.signal.peaks")
       for name in ("find_peaks", "peak_prominences", "peak_widths")],
     ("scipy.stats._stats_py", "_cdf_distance", "chainrules.rules.scipy.stats.distances",
      "cdf_distance"),
+    *[("scipy.stats._continuous_distns", f"{name}_gen.fit", "chainrules.rules.scipy.stats.fits",
+       f"{name}_fit") for name in ("expon", "uniform")],
     ("scipy.signal._upfirdn", "upfirdn", "chainrules.rules.scipy.signal.composed"),
     *[("scipy.signal", name, "chainrules.rules.scipy.signal.initial_state")
       for name in ("lfilter", "sosfilt")],

@@ -1,0 +1,45 @@
+"""Closed-form maximum-likelihood fits of scipy.stats distributions on traced data
+(src/chainrules/rules/scipy/stats/fits.py): expon.fit and uniform.fit, with and without fixed
+parameters, against central finite differences and SciPy's values; SciPy's own errors; the
+moment method refused by name. Before, SciPy's `float(loc)` raised "float() of a traced
+value"."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+stats = pytest.importorskip("scipy.stats")
+
+import chainrules as cr  # noqa: E402
+from tests.ad.finite_differences import numerical_gradient  # noqa: E402
+
+CASES: list = []  # plain_fit, non-differentiable, is the only function registered here
+
+DATA = np.random.default_rng(2).gamma(3.0, 1.0, 40) + 0.5
+FITS = {
+    "expon": lambda x: stats.expon.fit(x),
+    "expon, floc": lambda x: stats.expon.fit(x, floc=0.1),
+    "expon, fscale": lambda x: stats.expon.fit(x, fscale=2.0),
+    "uniform": lambda x: stats.uniform.fit(x),
+    "uniform, floc": lambda x: stats.uniform.fit(x, floc=0.0),
+    "uniform, fscale": lambda x: stats.uniform.fit(x, fscale=20.0),
+}
+
+
+@pytest.mark.parametrize("name", FITS)
+def test_fits_in_the_data(name):
+    def loss(x):
+        loc, scale = FITS[name](x)
+        return loc ** 2 + 3.0 * scale ** 2
+
+    value, gradient = cr.value_and_grad(loss)(DATA)
+    assert value == pytest.approx(loss(DATA), rel=1e-13)  # SciPy's estimates
+    np.testing.assert_allclose(gradient, numerical_gradient(loss, DATA), rtol=1e-6, atol=1e-8)
+
+
+def test_scipys_errors_and_the_moment_method():
+    with pytest.raises(ValueError, match="nothing to optimize"):
+        cr.grad(lambda x: stats.expon.fit(x, floc=0.0, fscale=1.0)[0])(DATA)
+    with pytest.raises(ValueError, match="method='MM'"):
+        cr.grad(lambda x: stats.expon.fit(x, method="MM")[1])(DATA)

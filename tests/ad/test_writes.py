@@ -833,3 +833,16 @@ def test_sort_and_partition_methods_write_in_place():
                                rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(cr.hessian(partitioned)(x), np.diag([2.0, 0.0, 2.0, 2.0]),
                                atol=1e-12)
+
+
+def test_refused_writes_name_the_line_that_wrote():
+    # before: the message said what to do but not where (a write inside a library's code,
+    # `arr.sort()` in scipy.stats.theilslopes, left the user searching)
+    def program(x):
+        row = x[2:]
+        row[0] = 1.0  # the write: into a view of the input
+        return np.sum(x)
+
+    with pytest.raises(cr.TracingError, match=r"`row\[0\] = 1.0  # the write.*test_writes\.py, "
+                                              r"line \d+\): writing into a view"):
+        cr.grad(program)(np.linspace(0.1, 1.2, 12))

@@ -437,7 +437,8 @@ def write(target: Any, index: Any, value: Any) -> None:
         index = index.primal
     level = target.tape
     if level.finished or (not level.forward and not level.active):
-        raise TracingError("a traced array was written after its grad/vjp/jvp call returned; "
+        raise TracingError(_writer_location() +
+                           "a traced array was written after its grad/vjp/jvp call returned; "
                            "traced values must not escape the differentiated function.")
     if type(value) is not Traced and isinstance(value, (list, tuple)):
         value = np.array(value)  # as NumPy reads it; the engine's np.array records traced parts
@@ -623,6 +624,7 @@ def _own_primal(level: Any, target: Any) -> Any:
     if plain and ((storage.base is not None and not _is_private_view(storage) and
                    _base_visible(storage)) or not storage.flags.writeable):
         raise TracingError(
+            _writer_location() +
             "writing into a view of another array (made by slicing, .T, reshape, ravel, ...) "
             "would change that array too, which the engine does not follow. Write into the "
             "array itself with the combined index (`out[2 + i] = t` for `v = out[2:]; v[i] = "
@@ -630,6 +632,23 @@ def _own_primal(level: Any, target: Any) -> Any:
     copy = _copy(storage)
     target.primal = copy
     return copy
+
+
+def _writer_location() -> str:
+    """Where the write was written: the innermost caller outside chainrules, as
+    ```line` (file, line N): ``."""
+    frame = sys._getframe(1)
+    while frame is not None and (frame.f_globals.get("__name__") or "").startswith(
+            _PACKAGE):
+        frame = frame.f_back
+    if frame is None:
+        return ""
+    import linecache  # (only when an error is raised)
+    line = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip() or "a write"
+    return f"`{line}` ({frame.f_code.co_filename}, line {frame.f_lineno}): "
+
+
+_PACKAGE = __name__.partition(".")[0] + "."
 
 
 def _copy(storage: Any) -> Any:
@@ -696,6 +715,7 @@ def _check_input_unused(tape: Any, node: int, again: bool) -> None:
             break
     if user is not None:
         raise TracingError(
+            _writer_location() +
             f"the differentiated function writes into its own input array after {user} used "
             f"it; writing into the caller's array (as NumPy does) would change the values "
             f"that the gradient needs. Copy it first (`x = x.copy()` at the top of the "

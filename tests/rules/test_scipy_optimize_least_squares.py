@@ -240,3 +240,14 @@ def test_nonnegative_least_squares_in_the_matrix_and_the_data():
     # every component at the bound: a zero solution, whose derivative is zero
     np.testing.assert_array_equal(
         cr.grad(lambda b: np.sum(optimize.nnls(np.eye(2), b)[0]))(np.array([-1.0, -2.0])), 0.0)
+
+
+def test_linear_programs_are_refused_by_name():
+    # before: a TypeError from SciPy's HiGHS bindings about their argument types
+    optimize = scipy_optimize
+    for solve in (lambda b: optimize.linprog(np.array([1.0, 2.0]), A_ub=-np.eye(2), b_ub=-b).fun,
+                  lambda b: optimize.milp(b, bounds=optimize.Bounds(0, 1)).fun):
+        with pytest.raises(NotImplementedError, match="scipy.optimize.(linprog|milp) of traced"):
+            cr.grad(solve)(np.array([0.5, 1.5]))
+    assert optimize.linprog(np.array([1.0, 2.0]), A_ub=-np.eye(2),
+                            b_ub=-np.array([0.5, 1.5])).fun == pytest.approx(3.5)

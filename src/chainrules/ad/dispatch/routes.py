@@ -219,6 +219,8 @@ TRACED_PATHS = [
     ("scipy.signal", "savgol_filter", "chainrules.rules.scipy.signal.savgol"),
     ("scipy.signal", "oaconvolve", "chainrules.rules.scipy.signal.composed"),
     ("scipy.optimize", "nnls", "chainrules.rules.scipy.optimize.nonnegative"),
+    *[("scipy.optimize", name, "chainrules.rules.scipy.optimize.linear_programs")
+      for name in ("linprog", "milp")],
     *[("scipy.signal", name, "chainrules.rules.scipy.signal.peaks")
       for name in ("find_peaks", "peak_prominences", "peak_widths")],
     ("scipy.stats._stats_py", "_cdf_distance", "chainrules.rules.scipy.stats.distances",

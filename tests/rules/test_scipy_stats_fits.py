@@ -1,8 +1,8 @@
 """Closed-form maximum-likelihood fits of scipy.stats distributions on traced data
 (src/chainrules/rules/scipy/stats/fits.py): expon.fit and uniform.fit, with and without fixed
 parameters, against central finite differences and SciPy's values; SciPy's own errors; the
-moment method refused by name. Before, SciPy's `float(loc)` raised "float() of a traced
-value"."""
+moment method refused by name (before, SciPy's `float(loc)` raised "float() of a traced
+value"); theilslopes' slope, intercept and confidence bounds (ties counted on a sorted copy)."""
 
 from __future__ import annotations
 
@@ -43,3 +43,18 @@ def test_scipys_errors_and_the_moment_method():
         cr.grad(lambda x: stats.expon.fit(x, floc=0.0, fscale=1.0)[0])(DATA)
     with pytest.raises(ValueError, match="method='MM'"):
         cr.grad(lambda x: stats.expon.fit(x, method="MM")[1])(DATA)
+
+
+@pytest.mark.parametrize("part", ["slope", "intercept", "low_slope", "high_slope"])
+def test_theil_sen_slopes_in_the_data(part):
+    # before: "writing into a view of another array" (SciPy's _find_repeats sorts a view of
+    # its argument in place: src/chainrules/rules/scipy/stats/repeats.py sorts a copy)
+    y = np.sin(np.arange(24.0)) + 0.1 * np.arange(24.0)
+    x = np.arange(24.0) ** 1.1
+
+    def loss(values):
+        return getattr(stats.theilslopes(values, x), part) ** 2
+
+    value, gradient = cr.value_and_grad(loss)(y)
+    assert value == pytest.approx(loss(y), rel=1e-13)
+    np.testing.assert_allclose(gradient, numerical_gradient(loss, y), rtol=1e-6, atol=1e-8)

@@ -225,6 +225,8 @@ TRACED_PATHS = [
       for name in ("find_peaks", "peak_prominences", "peak_widths")],
     ("scipy.stats._stats_py", "_cdf_distance", "chainrules.rules.scipy.stats.distances",
      "cdf_distance"),
+    ("scipy.stats._stats_mstats_common", "_find_repeats", "chainrules.rules.scipy.stats.repeats",
+     "find_repeats"),
     *[("scipy.stats._continuous_distns", f"{name}_gen.fit", "chainrules.rules.scipy.stats.fits",
        f"{name}_fit") for name in ("expon", "uniform")],
     ("scipy.signal._upfirdn", "upfirdn", "chainrules.rules.scipy.signal.composed"),

@@ -236,16 +236,12 @@ TRACED_PATHS = [
       for name in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2",
                    "irfft2", "fftn", "ifftn", "rfftn", "irfftn", "fftshift", "ifftshift",
                    "dct", "idct", "dst", "idst", "dctn", "idctn", "dstn", "idstn")],
-    # the functions behind scipy.fft's uarray dispatch (its backend modules: SciPy 1.12 on, and
-    # pocketfft's): reached from SciPy's own modules, which bound the dispatching functions at
-    # import (signal.czt's fft)
-    *[(module, name, "chainrules.rules.scipy.fft.transforms")
-      for module in ("scipy.fft._basic_backend", "scipy.fft._pocketfft")
+    # pocketfft's functions, behind scipy.fft's uarray dispatch: reached from SciPy's own
+    # modules, which bound the dispatching functions at import (signal.czt's fft)
+    *[("scipy.fft._pocketfft", name, "chainrules.rules.scipy.fft.transforms")
       for name in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2",
-                   "irfft2", "fftn", "ifftn", "rfftn", "irfftn")],
-    *[(module, name, "chainrules.rules.scipy.fft.transforms")
-      for module in ("scipy.fft._realtransforms_backend", "scipy.fft._pocketfft")
-      for name in ("dct", "idct", "dst", "idst", "dctn", "idctn", "dstn", "idstn")],
+                   "irfft2", "fftn", "ifftn", "rfftn", "irfftn", "dct", "idct", "dst", "idst",
+                   "dctn", "idctn", "dstn", "idstn")],
     *[("scipy.linalg", name, "chainrules.rules.scipy.linalg.composed")
       for name in ("solve_continuous_lyapunov", "solve_lyapunov", "solve_discrete_lyapunov",
                    "expm_frechet", "companion", "solve_toeplitz", "matmul_toeplitz",

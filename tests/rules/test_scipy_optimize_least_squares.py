@@ -14,6 +14,7 @@ import pytest
 scipy_optimize = pytest.importorskip("scipy.optimize")
 
 import chainrules as cr  # noqa: E402
+from chainrules.rules.scipy.optimize.nonnegative import nnls_passive_set as _nnls_passive_set  # noqa: E402,E501
 from chainrules import NoTangent, Tangent, ZeroTangent, frule, rrule, unthunk  # noqa: E402
 from chainrules.core.config import frule_via_ad, rrule_via_ad  # noqa: E402
 from chainrules.core.registry import positional_call  # noqa: E402
@@ -137,6 +138,9 @@ CASES = [
     case(fitted, exponential_residuals, np.array([1.0, 1.0]), (T, DECAY), "soft_l1",
          jac=exponential_jacobian, rtol=1e-4, atol=1e-6, step=1e-4, covers=least_squares),
     case(popt_of, T, DECAY, 1.0 + 0.1 * T, rtol=1e-4, atol=1e-6, step=1e-4, covers=curve_fit),
+    # nnls' positive components: not differentiable (an engine computes them on plain values)
+    case(_nnls_passive_set, np.array([[1.0, 0.0], [1.0, 1.0], [0.0, 1.0]]),
+         np.array([2.0, 1.0, -1.0]), non_differentiable=True),
 ]
 
 

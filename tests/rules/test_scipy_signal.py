@@ -19,6 +19,7 @@ scipy_signal = pytest.importorskip("scipy.signal")
 import chainrules as cr  # noqa: E402
 from chainrules.testing import (case, check_case, test_frule_order2,  # noqa: E402
                                 test_rrule_order2)
+from chainrules.rules.scipy.signal.peaks import peak_search as _peak_search  # noqa: E402
 from tests.numpy_features import accepted, running  # noqa: E402
 
 signal = scipy_signal
@@ -90,6 +91,8 @@ CASES = [
     case(signal.lfilter, B, A, normal(6, dtype=C128)),
     case(signal.lfilter, B.astype(F32), A.astype(F32), normal(6, dtype=F32), rtol=1e-3,
          atol=1e-3),
+    # the peaks' positions: not differentiable (an engine computes them on plain values)
+    case(_peak_search, "find_peaks", np.sin(np.arange(12.0)), non_differentiable=True),
 ]
 
 

@@ -12,9 +12,13 @@ import pytest
 stats = pytest.importorskip("scipy.stats")
 
 import chainrules as cr  # noqa: E402
+from chainrules.rules.scipy.stats.fits import plain_fit  # noqa: E402
+from chainrules.testing import case, check_case  # noqa: E402
 from tests.ad.finite_differences import numerical_gradient  # noqa: E402
 
-CASES: list = []  # plain_fit, non-differentiable, is the only function registered here
+# plain_fit, not differentiable (an engine computes it on plain values), is the only function
+# registered here
+CASES = [case(plain_fit, stats.norm, np.array([0.5, 1.5, 2.0, 4.0]), non_differentiable=True)]
 
 DATA = np.random.default_rng(2).gamma(3.0, 1.0, 40) + 0.5
 FITS = {
@@ -58,3 +62,9 @@ def test_theil_sen_slopes_in_the_data(part):
     value, gradient = cr.value_and_grad(loss)(y)
     assert value == pytest.approx(loss(y), rel=1e-13)
     np.testing.assert_allclose(gradient, numerical_gradient(loss, y), rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("rule_case", CASES, ids=lambda c: c.id)
+def test_the_plain_fit_is_not_differentiated(rule_case):
+    check_case(rule_case)
+

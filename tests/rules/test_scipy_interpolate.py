@@ -524,7 +524,7 @@ def test_fitpack_refusals_are_loud():
     with pytest.raises(cr.TracingError, match="splrep: a smoothing spline"):
         cr.grad(lambda y: np.sum(interpolate.splev(1.0, interpolate.splrep(FIT_NODES, y,
                                                                            s=0.1))))(FIT_VALUES)
-    with pytest.raises(cr.TracingError, match="integral of a spline built on traced data"):
+    with pytest.raises(cr.TracingError, match="integral of an interpolant built on traced data"):
         cr.grad(lambda y: interpolate.InterpolatedUnivariateSpline(FIT_NODES, y).integral(
             0.0, 1.0))(FIT_VALUES)
     with pytest.raises(cr.TracingError, match="splrep: w holds traced values"):

@@ -29,6 +29,7 @@ True
 
 from __future__ import annotations
 
+import functools
 import sys
 import types
 from typing import Any
@@ -38,12 +39,11 @@ import numpy as np
 from ..trace.errors import TracingError
 from ..trace.traced import primal_value
 from ..trace.values import holds_traced
-from .interpolants import _refuse_traced_nodes
+from .interpolants import _refuse_traced_nodes, refuse_methods
 from .routes import REROUTED, Rerouted, Swap
 
 __all__ = ["swaps"]
 
-_DATA = "_chainrules_traced_values"  # set on a spline object built on traced data
 _REFUSED = ("integral", "derivatives", "roots", "derivative", "antiderivative",
             "set_smoothing_factor", "get_residual")
 
@@ -156,7 +156,9 @@ def _spline_init(cls: type, original: Any, smoothing: bool) -> Any:
         fits = _unit_fits(lambda unit: _built(cls, original, x, unit, args, kwargs)[1],
                           np.shape(primal_value(y))[0])
         self._eval_args = (t, fits @ np.asarray(y), k)
-        self.__dict__[_DATA] = True
+        self.__dict__["get_coeffs"] = functools.partial(_traced_coefficients, self)
+        refuse_methods(self, _REFUSED, "its values and derivatives at points (spline(x, nu)) "
+                                       "and get_coeffs")
 
     return __init__
 
@@ -167,28 +169,10 @@ def _built(cls: type, original: Any, x: Any, y: Any, args: tuple, kwargs: dict) 
     return instance._eval_args
 
 
-def _get_coeffs(original: Any) -> Any:
-    def get_coeffs(self) -> Any:
-        if _DATA in self.__dict__:
-            t, c, k = self._eval_args
-            return c[:len(t) - k - 1]
-        return original(self)
-
-    return get_coeffs
-
-
-def _refusing(name: str, original: Any) -> Any:
-    def method(self, *args: Any, **kwargs: Any) -> Any:
-        if _DATA in getattr(self, "__dict__", {}):
-            raise TracingError(
-                f"{type(self).__name__}.{name} of a spline built on traced data values: "
-                f"chainrules follows its values and derivatives at points (spline(x, nu)) "
-                f"and get_coeffs, not its {name}. Compute it from those (an integral by "
-                f"quadrature of the values), or with NumPy.")
-        return original(self, *args, **kwargs)
-
-    method.__name__ = name
-    return method
+def _traced_coefficients(self: Any) -> Any:
+    """``get_coeffs()`` of a spline built on traced data: its traced coefficients."""
+    t, c, k = self._eval_args
+    return c[:len(t) - k - 1]
 
 
 # --- the swaps --------------------------------------------------------------------------------
@@ -217,9 +201,5 @@ def swaps() -> list:
                            (module.LSQUnivariateSpline, False)):
         own = vars(cls)["__init__"]
         made.append(Swap(cls, "__init__", _spline_init(cls, own, smoothing), own))
-    made.append(Swap(base, "get_coeffs", _get_coeffs(vars(base)["get_coeffs"]),
-                     vars(base)["get_coeffs"]))
-    made += [Swap(base, name, _refusing(name, vars(base)[name]), vars(base)[name])
-             for name in _REFUSED if name in vars(base)]
     _made.extend(made)
     return _made

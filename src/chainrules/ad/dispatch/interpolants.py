@@ -49,6 +49,7 @@ array([-0.0625,  0.5625,  0.5625, -0.0625])
 
 from __future__ import annotations
 
+import functools
 import sys
 import types
 from typing import Any
@@ -187,6 +188,7 @@ def _spline_init(cls: type, original: Any, y_position: int = 1, axis_default: in
         plain, data = found
         original(self, *plain.args, **plain.kwargs)
         self.__dict__[_DATA] = data[:3] + (data[3].make(),)
+        refuse_methods(self, _REFUSED, _FOLLOWS)
         self.__dict__["_chainrules_build"] = lambda *a, **k: _Plain(cls, original, a,
                                                                     k).make()
 
@@ -243,18 +245,26 @@ def _bspline_values(self: Any, x: Any, nu: int, extrapolate: Any) -> Any:
     return _values((coefficients, self.axis, None, None), x, nu, extrapolate, basis)
 
 
-def _refusing(name: str, original: Any) -> Any:
-    def method(self, *args: Any, **kwargs: Any) -> Any:
-        if _DATA in getattr(self, "__dict__", {}):
-            raise TracingError(
-                f"{type(self).__name__}.{name} of an interpolant built on traced data values: "
-                f"chainrules follows its values at points (calling it), not its {name}. "
-                f"Build the interpolant of the derivative or integral you need from the values "
-                f"(a spline of the same degree), or compute it with NumPy.")
-        return original(self, *args, **kwargs)
+def refuse_methods(instance: Any, names: tuple, follows: str) -> None:
+    """Shadow the methods ``names`` of an interpolant built on traced data values by ones that
+    raise, naming what chainrules ``follows`` instead: they would answer from the plain values.
+    An instance attribute comes before its class's method, so no class is changed (a class
+    attribute swapped at every trace would cost every trace)."""
+    cls = type(instance)
+    for name in names:
+        if hasattr(cls, name):
+            instance.__dict__[name] = functools.partial(_refused_method, cls.__name__, name,
+                                                        follows)
 
-    method.__name__ = name
-    return method
+
+def _refused_method(owner: str, name: str, follows: str, *args: Any, **kwargs: Any) -> Any:
+    raise TracingError(
+        f"{owner}.{name} of an interpolant built on traced data values: chainrules follows "
+        f"{follows}, not its {name}. Build the interpolant of the derivative or integral you "
+        f"need from the values (a spline of the same degree), or compute it with NumPy.")
+
+
+_FOLLOWS = "its values at points (calling it)"
 
 
 def _make_interp_spline(own: Any) -> Any:
@@ -264,6 +274,7 @@ def _make_interp_spline(own: Any) -> Any:
             return own(*args, **kwargs)
         spline, data = found
         spline.__dict__[_DATA] = data
+        refuse_methods(spline, _REFUSED, _FOLLOWS)
         spline.__dict__["_chainrules_build"] = own
         return spline
 
@@ -331,7 +342,7 @@ def _interp1d_call(original: Any) -> Any:
         original(self, primal_value(x))  # SciPy's checks (bounds_error), on the values
         if data is None:
             plain = np.asarray(self.y)
-            data = (plain, self.axis, None, self._chainrules_zero())
+            data = (plain, self.axis, None, _interp1d_zero(self))
         basis = _interp1d_basis(self)
         points = np.asarray(primal_value(x))
         inside = (points >= self.x[0]) & (points <= self.x[-1]) | \
@@ -537,21 +548,12 @@ def swaps() -> list:
             Swap(interp1d, "__init__", _interp1d_init(interp1d, vars(interp1d)["__init__"]),
                  vars(interp1d)["__init__"]),
             Swap(interp1d, "__call__", _interp1d_call(interp1d.__call__), INHERITED),
-            Swap(interp1d, "_chainrules_zero", _interp1d_zero, INHERITED),
             Swap(RegularGridInterpolator, "__init__",
                  _grid_init(vars(RegularGridInterpolator)["__init__"]),
                  vars(RegularGridInterpolator)["__init__"]),
             Swap(RegularGridInterpolator, "__call__",
                  _grid_call(vars(RegularGridInterpolator)["__call__"]),
                  vars(RegularGridInterpolator)["__call__"])]
-    owners = set()
-    for cls in (PPoly, BSpline):
-        for name in _REFUSED:
-            owner = next((c for c in cls.__mro__ if name in vars(c)), None)
-            if owner is not None and (owner, name) not in owners:
-                owners.add((owner, name))
-                made.append(Swap(owner, name, _refusing(name, vars(owner)[name]),
-                                 vars(owner)[name]))
     for function, replacement in ((module.make_interp_spline, _make_interp_spline),
                                   (module.make_lsq_spline, _make_lsq_spline),
                                   (module.interpn, _interpn), (module.lagrange, _lagrange)):

@@ -102,8 +102,16 @@ class Rerouted:
         if self.signature is _ABSENT:
             del function.__signature__
 
+    def applied(self) -> tuple:
+        """``(function, trampoline, own code, signature)``: what `install` sets and
+        `uninstall` restores, for a caller that applies many in one loop (`KEPT` for a
+        function with a signature of its own, which is left alone)."""
+        return (self.function, self.trampoline, self.code,
+                self.seen_signature if self.signature is _ABSENT else KEPT)
+
 
 _ABSENT = object()
+KEPT = object()  # `Rerouted.applied`: the function's own __signature__ stays
 
 
 _PLACEHOLDER = 0.5772156649015329  # a constant that the trampoline's code holds, then replaced

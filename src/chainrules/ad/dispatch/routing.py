@@ -66,7 +66,7 @@ from . import sparse_factors
 from . import methods, writes  # noqa: F401
 from .bound_names import scan, scan_namespace, stdlib_namespace
 from .creation import NUMPY_REROUTED, REPLACEMENTS
-from .routes import (INHERITED, ORIGINALS, REROUTED, ROUTED, ROUTED_METHODS, TRACED_PATHS,
+from .routes import (INHERITED, KEPT, ORIGINALS, REROUTED, ROUTED, ROUTED_METHODS, TRACED_PATHS,
                      Rerouted, Swap, add_loaded_method_lists, routed, routed_method,
                      traced_path)
 
@@ -127,30 +127,50 @@ def _routing_plan() -> list:
 
 
 # `_plan` as enter() and exit() apply it: [the plan, its length then, per module (namespace,
-# installs, uninstalls), the other swaps]
-_batches: list = [None, 0, (), ()]
+# installs, uninstalls), the other swaps, the rerouted functions' `Rerouted.applied`]
+_batches: list = [None, 0, (), (), ()]
 
 
 def _plan_in_batches() -> list:
     """`_routing_plan` with its swaps of module attributes (the compiled modules' shields)
     grouped into one dictionary update per module each way, which is what the swaps one by one
-    would do (a module's attributes are its dictionary); methods on classes and rerouted
-    functions as they are. Made again when the plan changes."""
+    would do (a module's attributes are its dictionary); the rerouted functions as the
+    attributes their swaps set (applied in one loop: no call per function); methods on classes
+    as they are. Made again when the plan changes."""
     plan = _routing_plan()
     if _batches[0] is not plan or _batches[1] != len(plan):
         modules: dict = {}
-        others = []
+        others, rerouted = [], []
         for swap in plan:
             if _module_swap(swap):
                 modules.setdefault(id(swap.owner), (vars(swap.owner), {}, {}))[1][swap.name] = \
                     swap.replacement
+            elif type(swap) is Rerouted:
+                rerouted.append(swap.applied())
             else:
                 others.append(swap)
         for swap in reversed(plan):  # undone last to first, as one by one
             if _module_swap(swap):
                 modules[id(swap.owner)][2][swap.name] = swap.original
-        _batches[:] = [plan, len(plan), tuple(modules.values()), tuple(others)]
+        _batches[:] = [plan, len(plan), tuple(modules.values()), tuple(others), tuple(rerouted)]
     return _batches
+
+
+def _install_rerouted(applied: tuple) -> None:
+    for function, trampoline, _, signature in applied:
+        if signature is not KEPT:  # inspect.signature(function) still reads the original
+            function.__signature__ = signature
+        function.__code__ = trampoline
+
+
+def _uninstall_rerouted(applied: tuple) -> None:
+    for function, _, code, signature in reversed(applied):
+        function.__code__ = code
+        if signature is not KEPT:
+            del function.__signature__
+
+
+_numpy_rerouted: list = []  # `Rerouted.applied` of NUMPY_REROUTED, made at the first trace
 
 
 def _module_swap(swap: Any) -> bool:
@@ -370,11 +390,13 @@ def enter(level: Any = None) -> None:
             array_likes.install()  # first: the replacements below take precedence
             vars(np).update(REPLACEMENTS)  # one dictionary update: every outermost trace
             np.vectorize.__call__ = _vectorize_call
-            for swap in NUMPY_REROUTED:
-                swap.install()
-            _, _, modules, others = _plan_in_batches()
+            if len(_numpy_rerouted) != len(NUMPY_REROUTED):
+                _numpy_rerouted[:] = [swap.applied() for swap in NUMPY_REROUTED]
+            _install_rerouted(_numpy_rerouted)
+            _, _, modules, others, rerouted = _plan_in_batches()
             for namespace, installs, _ in modules:
                 namespace.update(installs)
+            _install_rerouted(rerouted)
             for swap in others:
                 swap.install()
             math_functions.install()
@@ -396,15 +418,15 @@ def exit(level: Any = None) -> None:
             for name in _installed_bound:
                 name.uninstall()
             math_functions.uninstall()
-            plan, installed, modules, others = _batches
+            plan, installed, modules, others, rerouted = _batches
             for swap in reversed(plan[installed:]):  # routed while tracing (imports)
                 swap.uninstall()
             for swap in reversed(others):
                 swap.uninstall()
+            _uninstall_rerouted(rerouted)
             for namespace, _, uninstalls in modules:
                 namespace.update(uninstalls)
-            for swap in NUMPY_REROUTED:
-                swap.uninstall()
+            _uninstall_rerouted(_numpy_rerouted)
             array_likes.uninstall()
             builtins.__import__ = _import
 

@@ -537,3 +537,24 @@ def test_fitpack_refusals_are_loud():
     spline = interpolate.InterpolatedUnivariateSpline(FIT_NODES, FIT_VALUES)
     assert spline.integral(0.0, 3.0) == pytest.approx(np.sum(np.sin(2 * np.linspace(
         0.0, 3.0, 100001))) * 3.0 / 100000, abs=1e-3)
+
+
+@pytest.mark.parametrize("ends", [(0.2, 2.7, True), (2.7, 0.2, True), (-0.5, 3.6, False),
+                                  (-0.5, 3.6, True), (0.4, 1.0, None)], ids=repr)
+def test_bspline_integral_in_its_coefficients(ends):
+    # before: "Expected a 2-dim C contiguous array" from SciPy's compiled integration
+    a, b, extrapolate = ends
+
+    def loss(c):
+        spline = interpolate.BSpline(KNOTS, np.stack([c, c ** 2], axis=1), 3)
+        return np.sum(spline.integrate(a, b, extrapolate=extrapolate) ** 2)
+
+    c = np.cos(np.arange(7.0))
+    assert cr.value_and_grad(loss)(c)[0] == pytest.approx(loss(c), rel=1e-12)
+    np.testing.assert_allclose(cr.grad(loss)(c), numerical_gradient(loss, c), rtol=1e-6,
+                               atol=1e-9)
+    spline = interpolate.BSpline(KNOTS, c, 3, extrapolate="periodic")
+    with pytest.raises(cr.TracingError, match="extrapolate='periodic'"):
+        cr.grad(lambda z: interpolate.BSpline(KNOTS, z, 3, extrapolate="periodic").integrate(
+            0.0, 1.0))(c)
+    assert np.isfinite(spline.integrate(0.0, 1.0))  # outside a trace: SciPy's own

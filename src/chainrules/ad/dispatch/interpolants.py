@@ -31,7 +31,9 @@ What the engine uses instead:
   (`chainrules.rules.scipy.interpolate.piecewise`).
 - **B-spline coefficients.** A ``BSpline`` whose coefficients hold traced values (built by
   hand, or by ``make_smoothing_spline``, which solves for them in NumPy operations) is
-  evaluated as the B-spline basis (the spline of the identity's coefficients) against them;
+  evaluated as the B-spline basis (the spline of the identity's coefficients) against them
+  (its ``derivative`` and ``antiderivative`` are SciPy's, in NumPy operations; ``integrate``
+  is the antiderivative's difference);
   ``make_lsq_spline`` of traced data makes one, its coefficients ``B y`` with ``B`` SciPy's fits
   of unit vectors.
 - **Lagrange polynomials.** ``lagrange(x, w)`` is computed in NumPy operations (SciPy's trims
@@ -243,6 +245,28 @@ def _bspline_values(self: Any, x: Any, nu: int, extrapolate: Any) -> Any:
             self.t, np.eye(count), self.k, extrapolate=self.extrapolate, axis=0)
     coefficients = np.moveaxis(self.c[:count], 0, self.axis)
     return _values((coefficients, self.axis, None, None), x, nu, extrapolate, basis)
+
+
+def _bspline_integrate(original: Any) -> Any:
+    """``BSpline.integrate``: for traced coefficients, the difference of the antiderivative
+    (its coefficients computed in NumPy operations) at the two ends, the ends first clipped to
+    the base interval where the spline does not extrapolate, as SciPy does."""
+    def integrate(self, a: Any, b: Any, extrapolate: Any = None) -> Any:
+        if not holds_traced(self.c) or holds_traced(self.t):
+            return original(self, a, b, extrapolate)
+        extrapolate = self.extrapolate if extrapolate is None else extrapolate
+        if extrapolate == "periodic":
+            raise TracingError(
+                "BSpline.integrate with extrapolate='periodic' of traced coefficients is not "
+                "followed; integrate over whole periods and the remainder with "
+                "spline.antiderivative() evaluated at the ends.")
+        if not extrapolate:
+            lower, upper = self.t[self.k], self.t[len(self.t) - self.k - 1]
+            a, b = np.clip(a, lower, upper), np.clip(b, lower, upper)
+        antiderivative = self.antiderivative()
+        return antiderivative(b, extrapolate=True) - antiderivative(a, extrapolate=True)
+
+    return integrate
 
 
 def refuse_methods(instance: Any, names: tuple, follows: str) -> None:
@@ -542,6 +566,8 @@ def swaps() -> list:
                  vars(ppoly_base)["__call__"]),
             Swap(BSpline, "__call__", _spline_call(vars(BSpline)["__call__"]),
                  vars(BSpline)["__call__"]),
+            Swap(BSpline, "integrate", _bspline_integrate(vars(BSpline)["integrate"]),
+                 vars(BSpline)["integrate"]),
             Swap(CubicSpline, "__init__",
                  _spline_init(CubicSpline, vars(CubicSpline)["__init__"]),
                  vars(CubicSpline)["__init__"]),

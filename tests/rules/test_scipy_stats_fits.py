@@ -2,7 +2,8 @@
 (src/chainrules/rules/scipy/stats/fits.py): expon.fit and uniform.fit, with and without fixed
 parameters, against central finite differences and SciPy's values; SciPy's own errors; the
 moment method refused by name (before, SciPy's `float(loc)` raised "float() of a traced
-value"); theilslopes' slope, intercept and confidence bounds (ties counted on a sorted copy)."""
+value"); theilslopes' slope, intercept and confidence bounds (ties counted on a sorted copy);
+siegelslopes (repeated medians in NumPy operations) in y and x."""
 
 from __future__ import annotations
 
@@ -68,3 +69,23 @@ def test_theil_sen_slopes_in_the_data(part):
 def test_the_plain_fit_is_not_differentiated(rule_case):
     check_case(rule_case)
 
+
+
+@pytest.mark.parametrize("method", ["hierarchical", "separate"])
+@pytest.mark.parametrize("part", ["slope", "intercept"])
+def test_siegel_repeated_medians_in_y_and_x(method, part):
+    # before: "Invalid call to pythranized function" (SciPy's compiled repeated medians)
+    rng = np.random.default_rng(3)
+    y = np.sin(np.arange(15.0)) + 0.3 * np.arange(15.0)
+    x = np.arange(15.0) ** 1.2 + rng.uniform(size=15) * 0.1
+
+    def loss(values, points):
+        return getattr(stats.siegelslopes(values, points, method=method), part) ** 2
+
+    value, gradient = cr.value_and_grad(loss)(y, x)
+    assert value == pytest.approx(loss(y, x), rel=1e-13)
+    np.testing.assert_allclose(gradient, numerical_gradient(lambda v: loss(v, x), y),
+                               rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(cr.grad(loss, argnums=1)(y, x),
+                               numerical_gradient(lambda p: loss(y, p), x), rtol=1e-6,
+                               atol=1e-8)

@@ -235,6 +235,8 @@ TRACED_PATHS = [
      "cdf_distance"),
     ("scipy.stats._stats_mstats_common", "_find_repeats", "chainrules.rules.scipy.stats.repeats",
      "find_repeats"),
+    ("scipy.stats._stats_mstats_common", "siegelslopes_pythran",
+     "chainrules.rules.scipy.stats.robust_lines", "repeated_medians"),
     *[("scipy.stats._continuous_distns", f"{name}_gen.fit", "chainrules.rules.scipy.stats.fits",
        f"{name}_fit") for name in ("expon", "uniform")],
     ("scipy.signal._upfirdn", "upfirdn", "chainrules.rules.scipy.signal.composed"),

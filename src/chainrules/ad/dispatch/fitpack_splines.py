@@ -39,7 +39,7 @@ import numpy as np
 from ..trace.errors import TracingError
 from ..trace.traced import primal_value
 from ..trace.values import holds_traced
-from .interpolants import _refuse_traced_nodes, refuse_methods
+from .interpolants import refuse_methods, refuse_traced_nodes
 from .routes import REROUTED, Rerouted, Swap
 
 __all__ = ["swaps"]
@@ -59,7 +59,7 @@ def _splev(own: Any) -> Any:
             return own(x, tck, der, ext)
         if not holds_traced(x) and not holds_traced(c):
             return own(x, tck, der, ext)
-        _refuse_traced_nodes("splev (the knots t)", t)
+        refuse_traced_nodes("splev (the knots t)", t)
         plain = own(primal_value(x), (t, _plain(c), k), der, ext)  # checks; ext=2's error
         if isinstance(plain, list):  # a parametric spline: one coefficient array per dimension
             return [splev(x, (t, part, k), der, ext) for part in c]
@@ -117,7 +117,7 @@ def _splrep(own: Any) -> Any:
                per: int = 0, quiet: int = 1) -> Any:
         """FITPACK's ``splrep`` of traced values: ``(t, C y, k)`` for an interpolating
         (``s=0``) or least-squares (knots given) fit."""
-        _refuse_traced_nodes("splrep", x)
+        refuse_traced_nodes("splrep", x)
         _refuse_traced_options("splrep", w=w, t=t, xb=xb, xe=xe, s=s)
         if not holds_traced(y):
             return own(x, y, w, xb, xe, k, task, s, t, full_output, per, quiet)
@@ -143,7 +143,7 @@ def _spline_init(cls: type, original: Any, smoothing: bool) -> Any:
     name = cls.__name__
 
     def __init__(self, x: Any, y: Any, *args: Any, **kwargs: Any) -> None:
-        _refuse_traced_nodes(name, x)
+        refuse_traced_nodes(name, x)
         _refuse_traced_options(name, options=(args, kwargs))
         if not holds_traced(y):
             return original(self, x, y, *args, **kwargs)

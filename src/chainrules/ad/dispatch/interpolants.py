@@ -63,7 +63,8 @@ from ..trace.traced import primal_value
 from ..trace.values import holds_traced, holds_variables
 from .routes import INHERITED, REROUTED, Rerouted, Swap
 
-__all__ = ["swaps"]
+__all__ = ["swaps", "argument_of", "replaced_argument", "refuse_traced_nodes",
+           "refuse_traced_interpolant", "refuse_methods"]
 
 _DATA = "_chainrules_traced_values"  # an interpolant's traced data: (y, axis, basis, zero)
 _REFUSED = ("derivative", "antiderivative", "integrate", "roots", "solve")
@@ -77,7 +78,7 @@ def _evaluate(interpolant: Any, x: Any, nu: int = 0, extrapolate: Any = None) ->
     return evaluate(Interpolant(interpolant), x, nu, extrapolate)
 
 
-def _refuse_traced_interpolant(instance: Any) -> None:
+def refuse_traced_interpolant(instance: Any) -> None:
     """An interpolant whose own fields hold traced values (passed to grad as an input): its
     coefficients' derivatives are not followed, and must not silently be zero."""
     if holds_traced(instance):
@@ -89,17 +90,17 @@ def _refuse_traced_interpolant(instance: Any) -> None:
             f"function from the traced data (CubicSpline(x, y), make_interp_spline(x, y)...).")
 
 
-def _argument(args: tuple, kwargs: dict, position: int, name: str) -> Any:
+def argument_of(args: tuple, kwargs: dict, position: int, name: str) -> Any:
     return args[position] if len(args) > position else kwargs.get(name)
 
 
-def _replaced(args: tuple, kwargs: dict, position: int, name: str, value: Any) -> tuple:
+def replaced_argument(args: tuple, kwargs: dict, position: int, name: str, value: Any) -> tuple:
     if len(args) > position:
         return args[:position] + (value,) + args[position + 1:], kwargs
     return args, {**kwargs, name: value}
 
 
-def _refuse_traced_nodes(where: str, x: Any) -> None:
+def refuse_traced_nodes(where: str, x: Any) -> None:
     if holds_variables(x):  # (nodes the function made, np.arange(5.0), are constants)
         raise TracingError(
             f"{where}: the interpolation nodes x hold traced values; chainrules differentiates "
@@ -116,8 +117,8 @@ def _on_traced_values(name: str, build: Any, args: tuple, kwargs: dict, y_positi
                       axis_default: int) -> Any:
     """``build(*args, **kwargs)`` where ``y`` holds traced values: ``(interpolant of the plain
     values, (y, axis, basis, zero))``, or None when ``y`` holds none."""
-    y = _argument(args, kwargs, y_position, "y")
-    _refuse_traced_nodes(name, _argument(args, kwargs, y_position - 1, "x"))
+    y = argument_of(args, kwargs, y_position, "y")
+    refuse_traced_nodes(name, argument_of(args, kwargs, y_position - 1, "x"))
     if not holds_traced(y):
         return None
     y = np.asarray(y)
@@ -126,19 +127,22 @@ def _on_traced_values(name: str, build: Any, args: tuple, kwargs: dict, y_positi
     # make_interp_spline
     axis_position = y_position + (4 if name == "make_interp_spline" else 1)
     bc_position = y_position + (3 if name == "make_interp_spline" else 2)
-    axis = _argument(args, kwargs, axis_position, "axis")
+    axis = argument_of(args, kwargs, axis_position, "axis")
     axis = axis_default if axis is None else axis
     axis = axis % plain.ndim
     n = plain.shape[axis]
-    plain_args, plain_kwargs = _replaced(args, kwargs, y_position, "y", plain)
+    plain_args, plain_kwargs = replaced_argument(args, kwargs, y_position, "y", plain)
     built = build(*plain_args, **plain_kwargs)
-    basis_args, basis_kwargs = _replaced(args, kwargs, y_position, "y", _unit_values(n, plain))
-    zero_args, zero_kwargs = _replaced(args, kwargs, y_position, "y", np.zeros_like(plain))
-    bc = _argument(basis_args, basis_kwargs, bc_position, "bc_type")
+    basis_args, basis_kwargs = replaced_argument(args, kwargs, y_position, "y",
+                                                 _unit_values(n, plain))
+    zero_args, zero_kwargs = replaced_argument(args, kwargs, y_position, "y",
+                                               np.zeros_like(plain))
+    bc = argument_of(basis_args, basis_kwargs, bc_position, "bc_type")
     if bc is not None:  # derivative values: the zero interpolant's; the basis' are zeros
-        basis_args, basis_kwargs = _replaced(basis_args, basis_kwargs, bc_position,
-                                             "bc_type", _homogeneous(bc, (n,)))
-    basis_args, basis_kwargs = _replaced(basis_args, basis_kwargs, axis_position, "axis", 0)
+        basis_args, basis_kwargs = replaced_argument(basis_args, basis_kwargs, bc_position,
+                                                     "bc_type", _homogeneous(bc, (n,)))
+    basis_args, basis_kwargs = replaced_argument(basis_args, basis_kwargs, axis_position,
+                                                 "axis", 0)
     return built, (y, axis, (basis_args, basis_kwargs), build(*zero_args, **zero_kwargs))
 
 
@@ -220,7 +224,7 @@ def _spline_call(original: Any, piecewise: bool = False) -> Any:
                                     if extrapolate is None else extrapolate, self.axis)
             if not piecewise and holds_traced(self.c) and not holds_traced(self.t):
                 return _bspline_values(self, x, nu, extrapolate)
-            _refuse_traced_interpolant(self)
+            refuse_traced_interpolant(self)
             if holds_traced(x):
                 return _evaluate(self, x, nu, extrapolate)
             return original(self, x, nu, extrapolate)
@@ -309,17 +313,17 @@ def _make_interp_spline(own: Any) -> Any:
 
 def _interp1d_init(cls: type, original: Any) -> Any:
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        y = _argument(args, kwargs, 1, "y")
-        _refuse_traced_nodes("interp1d", _argument(args, kwargs, 0, "x"))
+        y = argument_of(args, kwargs, 1, "y")
+        refuse_traced_nodes("interp1d", argument_of(args, kwargs, 0, "x"))
         if not holds_traced(y):
             return original(self, *args, **kwargs)
         y = np.asarray(y)
         plain = np.asarray(primal_value(y))
-        plain_args, plain_kwargs = _replaced(args, kwargs, 1, "y", plain)
+        plain_args, plain_kwargs = replaced_argument(args, kwargs, 1, "y", plain)
         original(self, *plain_args, **plain_kwargs)
         axis = self.axis  # (interp1d keeps it non-negative)
-        if not _argument(args, kwargs, 7, "assume_sorted"):  # interp1d sorts the nodes
-            order = np.argsort(np.asarray(primal_value(_argument(args, kwargs, 0, "x"))),
+        if not argument_of(args, kwargs, 7, "assume_sorted"):  # interp1d sorts the nodes
+            order = np.argsort(np.asarray(primal_value(argument_of(args, kwargs, 0, "x"))),
                                kind="mergesort")
             y = np.take(y, order, axis=axis)
         self.__dict__[_DATA] = (y, axis, None, _interp1d_zero(self))
@@ -360,7 +364,7 @@ def _interp1d_call(original: Any) -> Any:
     def __call__(self, x: Any) -> Any:
         data = self.__dict__.get(_DATA)
         if data is None:
-            _refuse_traced_interpolant(self)
+            refuse_traced_interpolant(self)
             if not holds_traced(x):
                 return original(self, x)
         original(self, primal_value(x))  # SciPy's checks (bounds_error), on the values
@@ -394,7 +398,7 @@ _GRID_METHODS = {"linear": "linear", "slinear": "linear", "nearest": "nearest"}
 
 def _grid_init(original: Any) -> Any:
     def __init__(self, points: Any, values: Any, *args: Any, **kwargs: Any) -> None:
-        _refuse_traced_nodes("RegularGridInterpolator", points)
+        refuse_traced_nodes("RegularGridInterpolator", points)
         if not holds_traced(values):
             return original(self, points, values, *args, **kwargs)
         fill = args[2] if len(args) > 2 else kwargs.get("fill_value", np.nan)
@@ -415,7 +419,7 @@ def _grid_call(original: Any) -> Any:
     def __call__(self, xi: Any, method: Any = None, **options: Any) -> Any:
         values = self.__dict__.get(_GRID_VALUES)
         if values is None and not holds_traced(xi):
-            _refuse_traced_interpolant(self)
+            refuse_traced_interpolant(self)
             return original(self, xi, method, **options)
         method = self.method if method is None else method
         if method not in _GRID_METHODS or options.get("nu") is not None:
@@ -482,8 +486,8 @@ def _make_lsq_spline(own: Any) -> Any:
         """SciPy's least-squares spline of traced values ``y``: its coefficients are linear in
         ``y`` (``c = B y``, ``B`` the coefficients of the fits of unit vectors, which SciPy
         computes in one call), and the spline is evaluated from them (`_bspline_values`)."""
-        _refuse_traced_nodes("make_lsq_spline", x)
-        _refuse_traced_nodes("make_lsq_spline", t)
+        refuse_traced_nodes("make_lsq_spline", x)
+        refuse_traced_nodes("make_lsq_spline", t)
         if holds_traced(w):
             raise TracingError(
                 "make_lsq_spline: the weights w hold traced values; chainrules follows the "
@@ -508,7 +512,7 @@ def _interpn(own: Any) -> Any:
         alone reach that interpolator through ``interpn`` itself)."""
         if not holds_traced(xi):
             return own(points, values, xi, method, bounds_error, fill_value)
-        _refuse_traced_nodes("interpn", points)
+        refuse_traced_nodes("interpn", points)
         own(points, primal_value(values), primal_value(xi), method, bounds_error, fill_value)
         if method not in _GRID_METHODS:
             raise TracingError(

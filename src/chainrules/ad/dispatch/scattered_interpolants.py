@@ -48,7 +48,8 @@ import numpy as np
 from ..trace.errors import TracingError
 from ..trace.traced import primal_value
 from ..trace.values import holds_traced
-from .interpolants import _argument, _refuse_traced_interpolant, _refuse_traced_nodes, _replaced
+from .interpolants import (argument_of, refuse_traced_interpolant, refuse_traced_nodes,
+                           replaced_argument)
 from .routes import Swap
 
 __all__ = ["swaps"]
@@ -72,16 +73,16 @@ def _init(name: str, original: Any) -> Any:
     nodes_name, value_name, constants = _ARGUMENTS[name]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        values = _argument(args, kwargs, 1, value_name)
-        _refuse_traced_nodes(name, _argument(args, kwargs, 0, nodes_name))
+        values = argument_of(args, kwargs, 1, value_name)
+        refuse_traced_nodes(name, argument_of(args, kwargs, 0, nodes_name))
         for option, position in constants.items():
-            if holds_traced(_argument(args, kwargs, position, option)):
+            if holds_traced(argument_of(args, kwargs, position, option)):
                 raise TracingError(
                     f"{name}: {option} holds a traced value; it is a constant to chainrules. "
                     f"Pass chainrules.primal({option}).")
         if not holds_traced(values):
             return original(self, *args, **kwargs)
-        plain_args, plain_kwargs = _replaced(args, kwargs, 1, value_name,
+        plain_args, plain_kwargs = replaced_argument(args, kwargs, 1, value_name,
                                              np.asarray(primal_value(values)))
         original(self, *plain_args, **plain_kwargs)
         self.__dict__[_DATA] = np.asarray(values)
@@ -97,7 +98,7 @@ def _basis(self: Any, **options: Any) -> Any:
     if kept is None:
         args, kwargs, value_name = self.__dict__[_BUILT]
         n = np.shape(args[1] if len(args) > 1 else kwargs[value_name])[0]
-        args, kwargs = _replaced(args, kwargs, 1, value_name, np.eye(n))
+        args, kwargs = replaced_argument(args, kwargs, 1, value_name, np.eye(n))
         for option, value in options.items():
             kwargs = {**kwargs, option: value}
             if option == "fill_value" and len(args) > 2:
@@ -149,7 +150,7 @@ def _triangulated_call(original: Any) -> Any:
     def __call__(self, *args: Any) -> Any:
         traced_points = holds_traced(args)
         if _DATA not in self.__dict__ and not traced_points:
-            _refuse_traced_interpolant(self)
+            refuse_traced_interpolant(self)
             return original(self, *args)
         plain = np.asarray(original(self, *(primal_value(arg) for arg in args)))
         name = type(self).__name__
@@ -202,7 +203,7 @@ def _nearest_call(original: Any) -> Any:
     """``NearestNDInterpolator.__call__``."""
     def __call__(self, *args: Any, **query_options: Any) -> Any:
         if _DATA not in self.__dict__ and not holds_traced(args):
-            _refuse_traced_interpolant(self)
+            refuse_traced_interpolant(self)
             return original(self, *args, **query_options)
         plain = np.asarray(original(self, *(primal_value(arg) for arg in args),
                                     **query_options))
@@ -294,7 +295,7 @@ def _rbf_call(original: Any) -> Any:
         values = self.__dict__.get(_DATA)
         traced_points = holds_traced(x)
         if values is None and not traced_points:
-            _refuse_traced_interpolant(self)
+            refuse_traced_interpolant(self)
             return original(self, x)
         plain = np.asarray(original(self, primal_value(x)))  # SciPy's checks
         x = np.asarray(x)

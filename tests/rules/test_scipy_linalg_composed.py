@@ -14,10 +14,14 @@ import pytest
 sla = pytest.importorskip("scipy.linalg")
 
 import chainrules as cr  # noqa: E402
+from chainrules.rules.scipy.linalg.composed import rq_phases  # noqa: E402
+from chainrules.testing import case, check_case  # noqa: E402
 from tests.ad.finite_differences import numerical_gradient  # noqa: E402
 
-# No rules of their own (the kit's cases are those of the rules they are built on).
-CASES: list = []
+# No rules of their own (the kit's cases are those of the rules they are built on), but for
+# rq's phases, not differentiable (an engine computes them on plain values).
+CASES = [case(rq_phases, np.array([[2.0, 1.0, 0.5], [0.3, 3.0, 1.0]]), "economic",
+              non_differentiable=True)]
 
 W = np.arange(1.0, 10.0).reshape(3, 3)
 
@@ -124,3 +128,44 @@ def test_solveh_banded_in_the_band_and_the_right_hand_side(lower):
     expected = numerical_gradient(complex_loss, hermitian)
     np.testing.assert_allclose(cr.grad(complex_loss)(hermitian), np.where(unused, 0, expected),
                                rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("rule_case", CASES, ids=lambda c: c.id)
+def test_rq_phases_are_not_differentiated(rule_case):
+    check_case(rule_case)
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (3, 5), (5, 3)], ids=str)
+@pytest.mark.parametrize("mode", ["full", "economic", "r"])
+def test_rq_in_the_matrix(shape, mode):
+    # before: "`.base` of a traced value" (SciPy's LAPACK wrapper)
+    size = shape[0] * shape[1]
+    a = np.cos(np.arange(float(size))).reshape(shape) + np.eye(*shape)
+    if mode == "full" and shape[0] < shape[1]:
+        with pytest.raises(NotImplementedError, match="first n - m rows of Q are not unique"):
+            cr.grad(lambda m: np.sum(sla.rq(m)[1]))(a)
+        return
+
+    def factors(m):
+        result = sla.rq(m, mode=mode)
+        return (result,) if mode == "r" else result
+
+    for traced, expected in zip(factors(a), cr.vjp(factors, a)[0]):
+        np.testing.assert_allclose(expected, traced, atol=1e-12)  # SciPy's signs
+
+    def loss(m):
+        return sum(np.sum(np.sin(f) * np.cos(np.arange(f.size)).reshape(f.shape))
+                   for f in factors(m))
+
+    np.testing.assert_allclose(cr.grad(loss)(a), numerical_gradient(loss, a), rtol=1e-6,
+                               atol=1e-8)
+    complex_a = a + 0.5j * np.sin(np.arange(float(size))).reshape(shape)
+
+    def complex_loss(m):
+        return sum(np.sum(np.abs(f) ** 2 * np.cos(np.arange(f.size)).reshape(f.shape))
+                   for f in factors(m))
+
+    np.testing.assert_allclose(cr.grad(complex_loss)(complex_a),
+                               numerical_gradient(complex_loss, complex_a), rtol=1e-6,
+                               atol=1e-8)
+

@@ -24,7 +24,7 @@ SCIPY_RULES = {
                       "scipy.special.bessel", "scipy.special.gamma",
                       "scipy.special.other_functions", "scipy.special.orthogonal"),
     "scipy.linalg": ("scipy.linalg.stacked", "scipy.linalg.factorizations",
-                     "scipy.linalg.special_matrices"),
+                     "scipy.linalg.special_matrices", "scipy.linalg.composed"),
     "scipy.signal": ("scipy.signal.convolution", "scipy.signal.peaks"),
     "scipy.optimize": ("scipy.optimize.implicit", "scipy.optimize.scalar",
                        "scipy.optimize.least_squares", "scipy.optimize.nonnegative"),

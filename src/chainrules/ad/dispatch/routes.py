@@ -199,6 +199,7 @@ ROUTED = [("numpy", "apply_along_axis"), ("numpy", "piecewise"), ("numpy", "appl
           ("chainrules.rules.scipy.interpolate.splines", "evaluate"),
           ("chainrules.rules.scipy.signal.peaks", "peak_search"),
           ("chainrules.rules.scipy.stats.fits", "plain_fit"),
+          ("chainrules.rules.scipy.linalg.composed", "rq_phases"),
           ("chainrules.rules.scipy.optimize.nonnegative", "nnls_passive_set"),
           ("chainrules.rules.scipy.sparse.linalg", "factor_solve"),
           *[("scipy.integrate", name) for name in ("quad", "quad_vec", "trapezoid",
@@ -255,7 +256,7 @@ TRACED_PATHS = [
     *[("scipy.linalg", name, "chainrules.rules.scipy.linalg.composed")
       for name in ("solve_continuous_lyapunov", "solve_lyapunov", "solve_discrete_lyapunov",
                    "expm_frechet", "companion", "solve_toeplitz", "matmul_toeplitz",
-                   "fractional_matrix_power", "funm", "signm", "solveh_banded")],
+                   "fractional_matrix_power", "funm", "signm", "solveh_banded", "rq")],
     ("scipy._lib.array_api_compat.numpy", "clip", "chainrules.rules.scipy.array_api"),
     ("scipy._lib.array_api_compat.numpy.linalg", "solve", "chainrules.rules.scipy.array_api"),
     ("scipy._lib.array_api_extra._lib._funcs", "_apply_where",

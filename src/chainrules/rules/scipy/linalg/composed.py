@@ -5,8 +5,8 @@ continuous equation above), ``expm_frechet`` (the upper right block of the expon
 ``[[A, E], [0, A]]``), ``companion``, ``solve_toeplitz`` and ``matmul_toeplitz`` (through
 ``toeplitz``, ``solve`` and ``@``: the O(n^2) Levinson recursion and FFT product SciPy runs are
 compiled code, which cannot take traced values), ``fractional_matrix_power`` (``expm(t logm(A))``),
-``funm`` (from the eigendecomposition), ``signm`` (``(A^2)^(-1/2) A``) and ``solveh_banded``
-(``solve_banded`` of the mirrored band).
+``funm`` (from the eigendecomposition), ``signm`` (``(A^2)^(-1/2) A``), ``solveh_banded``
+(``solve_banded`` of the mirrored band) and ``rq`` (``qr`` of the flipped transpose).
 
 They hold no rules: while a trace runs, SciPy's function with traced arguments runs the
 version here (``TRACED_PATHS`` in `chainrules.ad.dispatch.routes`), whose operations are
@@ -27,9 +27,11 @@ from typing import Any
 import numpy as np
 import scipy.linalg as sla
 
+from ....core.registry import non_differentiable, recorded_whole
+
 __all__ = ["solve_continuous_lyapunov", "solve_discrete_lyapunov", "expm_frechet", "companion",
            "solve_toeplitz", "matmul_toeplitz", "fractional_matrix_power", "funm", "signm",
-           "solveh_banded"]
+           "solveh_banded", "rq", "rq_phases"]
 
 
 def _H(a: Any) -> Any:
@@ -173,4 +175,63 @@ def solveh_banded(ab: Any, b: Any, overwrite_ab: bool = False, overwrite_b: bool
             below.append(np.concatenate([np.conj(diagonal[d:]), zeros]))
     band = np.stack(above[:0:-1] + [above[0]] + below[1:])
     return sla.solve_banded((bands, bands), band, b)
+
+
+def _rq_from_qr(a: Any, mode: str) -> tuple:
+    """``(R, Q)`` with ``a = R Q`` from the QR factors of the flipped transpose: ``(J a)^T =
+    Q' R'`` gives ``a = (J R'^T J)(J Q'^T)`` (``J`` reverses the order of the rows); ``Q`` is
+    None for ``mode='r'``."""
+    flipped = np.swapaxes(np.flip(a, axis=0), 0, 1)
+    if mode == "r":
+        (r,) = sla.qr(flipped, mode="r")
+        return np.flip(np.swapaxes(r, 0, 1), axis=(0, 1)), None
+    q, r = sla.qr(flipped, mode="economic" if mode == "economic" else "full")
+    return np.flip(np.swapaxes(r, 0, 1), axis=(0, 1)), np.flip(np.swapaxes(q, 0, 1), axis=0)
+
+
+def rq_phases(a: Any, mode: str = "full") -> np.ndarray:
+    """The phases (signs, for real ``a``) of SciPy's ``R`` over those of `_rq_from_qr`'s, per
+    column of ``R``: LAPACK's RQ fixes its own. Not differentiable: an engine computes it on
+    plain values (the phases are constant where the diagonal has no zero).
+
+    >>> rq_phases(np.array([[2.0, 1.0], [0.0, 3.0]]))
+    array([-1., -1.])
+    """
+    expected = sla.rq(a, mode=mode)
+    expected = expected if mode == "r" else expected[0]
+    r = _rq_from_qr(a, mode)[0]
+    count = min(r.shape)
+    rows = np.arange(r.shape[0] - count, r.shape[0])
+    columns = np.arange(r.shape[1] - count, r.shape[1])
+    phases = np.ones(r.shape[1], dtype=np.result_type(r.dtype, np.float64))
+    ours, theirs = r[rows, columns], expected[rows, columns]
+    usable = (ours != 0) & (theirs != 0)
+    ratio = np.ones(count, dtype=phases.dtype)
+    ratio[usable] = (theirs[usable] / np.abs(theirs[usable])) / (ours[usable] /
+                                                                  np.abs(ours[usable]))
+    phases[columns] = ratio
+    return phases
+
+
+non_differentiable(recorded_whole(rq_phases))
+
+
+def rq(a: Any, overwrite_a: bool = False, lwork: Any = None, mode: str = "full",
+       check_finite: bool = True) -> Any:
+    """``scipy.linalg.rq``: the QR factors of the flipped transpose, flipped back, with
+    LAPACK's phases (`rq_phases`): ``R D`` and ``D^-1 Q``. Its derivative is the QR rule's
+    (``mode='full'`` of a wide ``a`` leaves rows of ``Q`` free: refused there, as QR's)."""
+    if mode not in ("full", "r", "economic"):
+        raise ValueError(f"scipy.linalg.rq(..., mode={mode!r}) of traced values: 'full', "
+                         f"'economic' and 'r' are followed.")
+    a = np.asarray(a)
+    if mode == "full" and np.shape(a)[0] < np.shape(a)[1]:
+        raise NotImplementedError(
+            f"scipy.linalg.rq(..., mode='full') of a traced matrix of shape {np.shape(a)}: "
+            f"the first n - m rows of Q are not unique, so Q has no derivative; use "
+            f"mode='economic' (or mode='r').")
+    phases = rq_phases(a, mode)
+    r, q = _rq_from_qr(a, mode)
+    r = r * phases
+    return r if mode == "r" else (r, np.conj(phases)[:, None] * q)
 

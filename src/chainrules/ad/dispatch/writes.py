@@ -170,8 +170,7 @@ LIBRARIES = frozenset({
 # their own with the values they compute from their inputs (SciPy's short-time Fourier
 # transform, which welch and periodogram use; cumulative_simpson's sum; the log-densities of
 # scipy.stats' matrix distributions, wishart's; the cubic and Krogh interpolants; the binned
-# statistics): the
-# arrays they create are traced, as a program's.
+# statistics): the arrays they create are traced, as a program's.
 FOLLOWED = frozenset({"scipy.signal._short_time_fft"})
 FOLLOWED_FUNCTIONS = frozenset({
     ("scipy.integrate._quadrature", "_cumulatively_sum_simpson_integrals"),

@@ -132,6 +132,12 @@ def test_clough_tocher_in_values():
     assert cr.value_and_grad(loss)(VALUES)[0] == pytest.approx(loss(VALUES), 1e-9)
     _close(cr.grad(loss)(VALUES), numerical_gradient(loss, VALUES), atol=1e-5)
 
+    def positional(v):  # fill_value and tol by position: the basis keeps each in its place
+        return np.sum(interpolate.CloughTocher2DInterpolator(POINTS, v, 0.5, 1e-12)(QUERY) ** 2)
+
+    assert cr.value_and_grad(positional)(VALUES)[0] == pytest.approx(loss(VALUES), 1e-9)
+    _close(cr.grad(positional)(VALUES), numerical_gradient(positional, VALUES), atol=1e-5)
+
 
 RBF_KERNELS = {"linear": None, "thin_plate_spline": None, "cubic": None, "quintic": None,
                "multiquadric": 1.5, "inverse_multiquadric": 1.5, "inverse_quadratic": 1.5,

@@ -99,10 +99,8 @@ def _basis(self: Any, **options: Any) -> Any:
         args, kwargs, value_name = self.__dict__[_BUILT]
         n = np.shape(args[1] if len(args) > 1 else kwargs[value_name])[0]
         args, kwargs = replaced_argument(args, kwargs, 1, value_name, np.eye(n))
-        for option, value in options.items():
-            kwargs = {**kwargs, option: value}
-            if option == "fill_value" and len(args) > 2:
-                args = args[:2] + args[3:]
+        for option, value in options.items():  # (fill_value: the third argument)
+            args, kwargs = replaced_argument(args, kwargs, 2, option, value)
         with warnings.catch_warnings():  # (SciPy's warnings were given by the construction)
             warnings.simplefilter("ignore")
             kept = self.__dict__[_BASIS] = type(self)(*args, **kwargs)

@@ -1,4 +1,5 @@
-"""Implicit gradients through scipy.optimize.root, fsolve and minimize
+"""Implicit gradients through scipy.optimize.root, fsolve and minimize, and through a
+minimizer that another solver found (minimizer_at)
 (src/chainrules/rules/scipy/optimize/implicit.py).
 
 Every gradient is checked against closed forms (the root of ``x**3 - θ`` is ``θ**(1/3)``; the
@@ -15,6 +16,9 @@ import pytest
 import scipy.optimize
 
 import chainrules as cr
+from chainrules import NoTangent, ZeroTangent, frule, rrule
+from chainrules.core.registry import recorded_whole
+from chainrules.rules.scipy.optimize.implicit import minimizer_at
 from chainrules.testing import case, check_case, test_frule_order2, test_rrule_order2
 
 TIGHT_ROOT = {"tol": 1e-13}
@@ -66,6 +70,35 @@ QUADRATIC = {**TIGHT_MIN, "jac": quadratic_gradient}
 SMOOTH = {**TIGHT_MIN, "jac": smooth_gradient}
 
 
+def _smooth_argmin(c):
+    """The minimizer of `smooth`, by SciPy, to machine precision."""
+    return scipy.optimize.minimize(smooth, np.zeros(3), args=(c,), jac=smooth_gradient,
+                                   hess=smooth_hessian, method="Newton-CG",
+                                   options={"xtol": 1e-15}).x
+
+
+@recorded_whole
+def smooth_minimizer(c):
+    """The minimizer of ``smooth(., c)``, found by SciPy, with `minimizer_at`'s derivatives
+    (minimizer_at itself returns its ``x``, which the kit's finite differences would see)."""
+    return minimizer_at(smooth, _smooth_argmin(c), c)
+
+
+@rrule.register(smooth_minimizer, config=True)
+def _smooth_minimizer_rrule(config, c):
+    x, pullback = rrule.with_constants(config, minimizer_at, smooth, _smooth_argmin(c), c,
+                                       name="smooth_minimizer", step_within=1e-8)
+    return x, lambda dx: (NoTangent(), pullback(dx)[3])
+
+
+@frule.register(smooth_minimizer, config=True)
+def _smooth_minimizer_frule(config, tangents, c):
+    dc = tangents[1] if len(tangents) > 1 else ZeroTangent()
+    return frule.with_constants(config, (NoTangent(), ZeroTangent(), NoTangent(), dc),
+                                minimizer_at, smooth, _smooth_argmin(c), c,
+                                name="smooth_minimizer", step_within=1e-8)
+
+
 
 # The kit differentiates the whole OptimizeResult, so the cases use methods whose results hold
 # no solver internals as floats (hybr's fjac, BFGS's hess_inv): krylov for root, Newton-CG and
@@ -89,6 +122,8 @@ CASES = [
     case(scipy.optimize.minimize, smooth, np.zeros(3), (np.array([0.3, -0.2, 0.5]),),
          fkwargs={**NEWTON, "jac": smooth_gradient, "hess": smooth_hessian}, rtol=1e-5,
          atol=1e-7, step=1e-3),  # Newton-CG's tolerance: x* moves ~1e-11 with x0
+    case(smooth_minimizer, np.array([0.3, -0.2, 0.5]), rtol=1e-6, atol=1e-8, step=1e-3,
+         covers=minimizer_at),
 ]
 
 
@@ -241,10 +276,36 @@ def test_hessian_of_outer_loss_through_minimize():
     np.testing.assert_allclose(hessian, expected, rtol=1e-5)
 
 
-@pytest.mark.parametrize("rule_case", [CASES[0], CASES[2], CASES[4]], ids=lambda c: c.id)
+@pytest.mark.parametrize("rule_case", [CASES[0], CASES[2], CASES[4], CASES[6]],
+                         ids=lambda c: c.id)
 def test_order2_kit(rule_case):
     test_rrule_order2(rule_case.function, *rule_case.args, fkwargs=rule_case.fkwargs)
     test_frule_order2(rule_case.function, *rule_case.args, fkwargs=rule_case.fkwargs)
+
+
+def test_minimizer_at_in_a_closure_and_its_checks():
+    # the minimizer of sum(w (x - d)^2) is the weighted mean: d x*/d w_i = (d_i - x*) / sum(w)
+    data = np.array([1.0, 2.0, 4.0])
+
+    def weighted_mean(w):
+        found = np.array([np.sum(np.asarray(w) * data) / np.sum(np.asarray(w))])
+        return minimizer_at(lambda x: np.sum(w * (x - data) ** 2), found, step_within=1e-9)[0]
+
+    w = np.array([1.0, 2.0, 3.0])
+    mean = np.sum(w * data) / np.sum(w)
+    np.testing.assert_allclose(cr.grad(weighted_mean)(w), (data - mean) / np.sum(w),
+                               rtol=1e-12)
+    assert cr.jvp(weighted_mean, (w,), (np.ones(3),))[1] == pytest.approx(
+        np.sum(data - mean) / np.sum(w), rel=1e-12)
+    # not a stationary point: refused by name, with the step
+    with pytest.raises(ValueError, match="weighted: the estimate .* not a stationary point"):
+        cr.grad(lambda d: minimizer_at(lambda x, d: np.sum((x - d) ** 2), np.array([0.0]),
+                                       d, name="weighted", step_within=1e-6)[0])(data)
+    # a maximum, not a minimum
+    with pytest.raises(ValueError, match="peak: the estimate .* not a strict minimum"):
+        cr.grad(lambda d: minimizer_at(lambda x, d: -np.sum((x - d) ** 2),
+                                       np.array([np.mean(d)]), d, name="peak",
+                                       step_within=1e-6)[0])(data)
 
 
 # --- refusals ------------------------------------------------------------------------------------

@@ -199,6 +199,7 @@ ROUTED = [("numpy", "apply_along_axis"), ("numpy", "piecewise"), ("numpy", "appl
           ("chainrules.rules.scipy.interpolate.splines", "evaluate"),
           ("chainrules.rules.scipy.signal.peaks", "peak_search"),
           ("chainrules.rules.scipy.stats.fits", "plain_fit"),
+          ("chainrules.rules.scipy.optimize.implicit", "minimizer_at"),
           ("chainrules.rules.scipy.linalg.composed", "rq_phases"),
           ("chainrules.rules.scipy.optimize.nonnegative", "nnls_passive_set"),
           ("chainrules.rules.scipy.sparse.linalg", "factor_solve"),
@@ -240,6 +241,14 @@ TRACED_PATHS = [
      "chainrules.rules.scipy.stats.robust_lines", "repeated_medians"),
     *[("scipy.stats._continuous_distns", f"{name}_gen.fit", "chainrules.rules.scipy.stats.fits",
        f"{name}_fit") for name in ("expon", "uniform")],
+    # SciPy's generic fit, and the special ones whose code converts the data with asarray
+    *[("scipy.stats._distn_infrastructure" if owner == "rv_continuous" else
+       "scipy.stats._continuous_distns", f"{owner}.fit", "chainrules.rules.scipy.stats.fits",
+       "continuous_fit") for owner in ("rv_continuous", "logistic_gen", "lognorm_gen",
+                                       "rayleigh_gen", "skewnorm_gen", "weibull_min_gen",
+                                       "beta_gen")],
+    ("scipy.stats._distn_infrastructure", "rv_generic.nnlf",
+     "chainrules.rules.scipy.stats.fits", "negative_log_likelihood"),
     ("scipy.signal._upfirdn", "upfirdn", "chainrules.rules.scipy.signal.composed"),
     *[("scipy.signal", name, "chainrules.rules.scipy.signal.initial_state")
       for name in ("lfilter", "sosfilt")],

@@ -46,6 +46,7 @@ the pullback and pushforward use only operations with rules (VJPs of ``F``, ``np
 
 from __future__ import annotations
 
+import sys
 import warnings
 from typing import Any, Callable
 
@@ -55,11 +56,11 @@ import scipy.optimize
 from ....core.accumulate import accumulate
 from ....core.config import RuleConfig, rrule_via_ad
 from ....core.projection import ProjectTo
-from ....core.registry import frule, rrule
+from ....core.registry import frule, recorded_whole, rrule
 from ....core.tangents import AbstractZero, NoTangent, Tangent, ZeroTangent
 from ....core.thunks import unthunk
 
-__all__: list = []
+__all__ = ["minimizer_at"]
 
 # The functions as SciPy defines them (rules are keyed by these); the calls below go through
 # the module, which a trace may have routed.
@@ -509,3 +510,104 @@ def _minimize_frule(config: RuleConfig, tangents: tuple, fun: Callable, x0: Any,
     return result, Tangent(type(result), {"x": dx, "fun": dfun})  # .jac: zero
 
 
+
+
+# --- a minimizer found elsewhere ----------------------------------------------------------------
+
+@recorded_whole
+def minimizer_at(fun: Callable, x: Any, *args: Any, name: str = "minimizer_at",
+                 step_within: float | None = None) -> Any:
+    """``x``, a minimizer of ``fun(x, *args)`` that another solver found (a library's own
+    optimizer: ``scipy.stats``' fits): returned as it is, with the implicit derivatives in
+    ``args`` and in what ``fun`` captures, as `scipy.optimize.minimize`'s rule gives them
+    (``x`` itself gets none). The formula holds at a minimum where the gradient is zero: the
+    derivative is as accurate as the solver that found ``x``. With ``step_within``, the
+    derivatives first check that ``x`` is a strict minimum (a positive definite Hessian) from
+    which a Newton step moves no component by more than ``step_within`` times the largest
+    ``|x|`` (or 1, if larger), and raise naming ``name`` if not.
+
+    >>> import numpy as np, chainrules
+    >>> def mean(data):   # the minimizer of sum((x - data)^2), found by hand
+    ...     return minimizer_at(lambda x, d: np.sum((x - d) ** 2), np.array([2.0]), data)[0]
+    >>> chainrules.grad(mean)(np.array([1.0, 3.0]))
+    array([0.5, 0.5])
+    """
+    return x
+
+
+class _Minimum:
+    """The implicit derivatives of the minimizer ``x`` of ``fun(·, *args)``, checked first
+    (`minimizer_at`'s ``step_within``)."""
+
+    def __init__(self, config: RuleConfig, fun: Callable, x: Any, args: tuple, name: str,
+                 step_within: float | None):
+        self.gradient = _gradient_of(config, fun)
+        self.implicit = _Implicit(config, self.gradient, x, args)
+        if step_within is not None:
+            self._check(x, args, name, step_within)
+
+    def _check(self, x: Any, args: tuple, name: str, step_within: float) -> None:
+        hessian = self.implicit.jacobian
+        hessian = (hessian + np.transpose(hessian)) / 2
+        eigenvalues = np.linalg.eigvalsh(hessian)
+        if not np.all(eigenvalues > 0):
+            raise ValueError(
+                f"{name}: the estimate {np.round(np.ravel(x), 6).tolist()} is not a strict "
+                f"minimum (the Hessian there has eigenvalues "
+                f"{np.round(eigenvalues, 6).tolist()}): a parameter that the data do not "
+                f"determine, or an optimum on the edge of the parameter space or of the "
+                f"support, where the implicit derivative does not hold. Fix that parameter "
+                f"(as a keyword of the fit) or reparameterise.")
+        g = np.reshape(self.gradient(x, *args), (self.implicit.n,))
+        step = np.max(np.abs(np.linalg.solve(hessian, g)))
+        allowed = step_within * max(1.0, np.max(np.abs(np.ravel(x))))
+        if step > allowed:
+            raise ValueError(
+                f"{name}: the estimate {np.round(np.ravel(x), 6).tolist()} is not a "
+                f"stationary point (a Newton step from it moves a component by "
+                f"{float(step):.3g}; the implicit derivative needs at most {allowed:.3g}): the "
+                f"optimizer stopped early, or the optimum is at infinity (a parameter "
+                f"growing without bound) or on the edge of the support. Pass a more accurate "
+                f"optimizer, or fix the parameter that runs away.")
+
+
+def _minimizer_at(fun: Callable, x: Any, args: tuple, name: str,
+                  step_within: float | None) -> Any:
+    """`minimizer_at` through this module, where an engine routes it while a trace runs:
+    inside an outer trace (a rule differentiated again) ``x`` then depends on ``args`` there
+    as the minimizer does, so that the derivatives of the pullback see it move."""
+    return sys.modules[__name__].minimizer_at(fun, x, *args, name=name,
+                                              step_within=step_within)
+
+
+@rrule.register(minimizer_at, config=True)
+def _minimizer_at_rule(config: RuleConfig, fun: Callable, x: Any, *args: Any,
+                       name: str = "minimizer_at", step_within: float | None = None):
+    x = _minimizer_at(fun, x, args, name, step_within)
+    project = ProjectTo(x)
+
+    def minimizer_at_pullback(dx: Any) -> tuple:
+        dx = unthunk(dx)
+        if isinstance(dx, AbstractZero):
+            return (NoTangent(),) * (3 + len(args))
+        minimum = _Minimum(config, fun, x, args, name, step_within)
+        gradient_cotangent, arg_cotangents = minimum.implicit.pull(project(dx))
+        return (NoTangent(), _captured(gradient_cotangent), NoTangent(), *arg_cotangents)
+
+    return x, minimizer_at_pullback
+
+
+@frule.register(minimizer_at, config=True)
+def _minimizer_at_frule(config: RuleConfig, tangents: tuple, fun: Callable, x: Any,
+                        *args: Any, name: str = "minimizer_at",
+                        step_within: float | None = None):
+    given = [unthunk(t) for t in tangents] + [ZeroTangent()] * (3 + len(args) - len(tangents))
+    fun_tangent, arg_tangents = given[1], tuple(given[3:])
+    x = _minimizer_at(fun, x, args, name, step_within)
+    if isinstance(fun_tangent, AbstractZero) and all(
+            isinstance(t, AbstractZero) for t in arg_tangents):
+        return x, ZeroTangent()
+    minimum = _Minimum(config, fun, x, args, name, step_within)
+    gradient_tangent = ZeroTangent() if isinstance(fun_tangent, AbstractZero) else \
+        Tangent(type(minimum.gradient), {"objective": fun_tangent})
+    return x, minimum.implicit.push(gradient_tangent, arg_tangents)

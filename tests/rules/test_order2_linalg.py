@@ -199,11 +199,24 @@ SPECIAL = {
     "logsumexp keepdims": (lambda a: np.sum(sp.logsumexp(a, axis=1, keepdims=True) ** 3), M,
                            []),
     "logsumexp complex": (lambda a: abs2(sp.logsumexp(a)), x4_C, []),
+    # log|s| and the sign: a negative sum, and (complex s) the phase
+    "logsumexp signed": (lambda a: _signed_log_sum(a, np.array([1.0, -3.0, 0.5, 1.0])), x4,
+                         [np.float32]),
+    "logsumexp phase": (lambda a: _signed_log_sum(a, None), x4_C, []),
     "softmax": (lambda a: np.sum(sp.softmax(a) ** 3), x4, [np.float32]),
     "softmax axis": (lambda a: np.sum(sp.softmax(a, axis=0) ** 3), M, []),
     "softmax complex": (lambda a: np.sum(abs2(sp.softmax(a))), x4_C, []),
     "log_softmax": (lambda a: np.sum(sp.log_softmax(a, axis=1) ** 3), M, [np.float32]),
 }
+
+
+def _signed_log_sum(a, b):
+    """A real function of logsumexp(..., return_sign=True)'s two outputs (SciPy 1.11 returns
+    the complex log of a complex sum, and a sign of 1, where later releases return log|s|)."""
+    log_magnitude, sign = sp.logsumexp(a, b=b, return_sign=True)
+    return abs2(log_magnitude) + np.real(sign * (0.3 - 0.7j)) * np.real(log_magnitude)
+
+
 HIGHER_ORDER = {
     "piecewise": (lambda a: np.sum(np.piecewise(a, [a < 0], [lambda t: t ** 3,
                                                              lambda t: np.sin(t) * t])), x4, []),

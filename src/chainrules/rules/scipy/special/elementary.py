@@ -7,8 +7,8 @@ reductions ``logsumexp``, ``softmax``, ``log_softmax`` (registered when SciPy is
 - ``logsumexp``, ``softmax``, ``log_softmax``: reductions along ``axis``; holomorphic on complex
   input, so their cotangents take ``conj`` of the derivative, as every holomorphic rule does.
 
-Options SciPy accepts but a gradient cannot follow (``return_sign=True``) are refused with an
-error that names the function and the option.
+``logsumexp(..., return_sign=True)`` returns ``log|s|`` and the sign (the phase, for complex
+``s``) of the sum ``s``: differentiable where ``s != 0``, the sign of a real sum constant.
 
 >>> import numpy as np, scipy.special
 >>> from chainrules import rrule
@@ -29,9 +29,9 @@ from ....core.broadcast import unbroadcast
 from ....core.projection import ProjectTo
 from ....core.registry import frule, recorded_whole, rrule
 from ....core.scalar_rule import scalar_rule
-from ....core.tangents import AbstractZero, ZeroTangent
+from ....core.tangents import AbstractZero, Tangent, ZeroTangent
 from ....core.thunks import Thunk, unthunk
-from ..arguments import bind_arguments, conj, no_tangents, refuse, tangent_of
+from ..arguments import bind_arguments, conj, no_tangents, tangent_of
 
 # The functions themselves, taken at import: the rules are registered for (and bind their
 # arguments by the signatures of) these. Rules *call* them through their modules
@@ -124,12 +124,7 @@ _LOGSUMEXP = "scipy.special.logsumexp"
 
 
 def _logsumexp_call(args: tuple, kwargs: dict) -> dict:
-    call = bind_arguments(logsumexp, _LOGSUMEXP, args, kwargs)
-    if call["return_sign"]:
-        refuse(_LOGSUMEXP, "return_sign", call["return_sign"],
-                "the sign output is not differentiable. Call it with return_sign=False (the "
-                "default), with weights b whose weighted sums are positive.")
-    return call
+    return bind_arguments(logsumexp, _LOGSUMEXP, args, kwargs)
 
 
 def _softmax_weights(a: Any, y: Any, axes: tuple, keepdims: bool) -> np.ndarray:
@@ -143,62 +138,95 @@ def _softmax_weights(a: Any, y: Any, axes: tuple, keepdims: bool) -> np.ndarray:
     return weights
 
 
-class _LogsumexpPullback:
-    """``da = conj(b softmax) dy``, ``db = conj(softmax) dy`` (dy put back over the axes)."""
+class _Logsumexp:
+    """SciPy's ``logsumexp`` at a call: ``s = sum(b exp(a))`` along ``axes``, its output ``y``
+    (``log s``, or ``log|s|`` with ``return_sign=True``, then with the phase ``sign``).
 
-    __slots__ = ("a", "b", "y", "axes", "keepdims", "count", "project_a", "project_b")
+    The derivatives, with ``w = exp(a - y) / sign`` (the weights of ``ds / s``): ``da`` is
+    ``conj(b w) g`` and ``db`` is ``conj(w) g``, for ``g = dy`` (holomorphic ``log s``), and
+    ``g = dy - i Im(conj(dsign) sign)`` for ``log|s|`` and the phase of a complex ``s``
+    (``d log|s| = Re(ds/s)``, ``dsign = i sign Im(ds/s)``); a real ``s``'s sign is constant."""
 
-    def __init__(self, a, b, y, axes, keepdims, count, project_a, project_b):
-        self.a, self.b, self.y, self.axes, self.keepdims = a, b, y, axes, keepdims
-        self.count, self.project_a, self.project_b = count, project_a, project_b
+    def __init__(self, args: tuple, kwargs: dict):
+        call = _logsumexp_call(args, kwargs)
+        self.output = sps.logsumexp(*args, **kwargs)
+        self.a = np.asarray(call["a"])
+        self.b = None if call["b"] is None else np.asarray(call["b"])
+        ndim = self.a.ndim if self.b is None else max(self.a.ndim, self.b.ndim)
+        self.axes, self.keepdims = _reduced_axes(call["axis"], ndim), call["keepdims"]
+        self.signed = bool(call["return_sign"])
+        self.y, self.sign = self.output if self.signed else (self.output, None)
+        # log|s| of a complex s (SciPy 1.11 returned the complex log and a sign of 1 instead)
+        self.phase = self.signed and np.iscomplexobj(self.sign) and not np.iscomplexobj(self.y)
+        self.count = len(args)
+        self.project_a = ProjectTo(call["a"])
+        self.project_b = None if call["b"] is None else ProjectTo(call["b"])
 
-    def __call__(self, dy: Any) -> tuple:
+    def weights(self) -> Any:
+        """``exp(a - y) / sign``, put back over the reduced axes (0 where ``s = 0``)."""
+        weights = _softmax_weights(self.a, self.y, self.axes, self.keepdims)
+        if not self.signed:
+            return weights
+        sign = _keep(self.sign, self.axes, self.keepdims)
+        return weights / np.where(sign == 0, 1, sign)
+
+    def gradient_seed(self, dy: Any) -> Any:
+        """``g``, from the output's cotangent: ``dy``, or ``(dy, dsign)``."""
+        if not self.signed:
+            return dy
+        d_y, d_sign = unthunk(dy[0]), unthunk(dy[1])
+        d_y = 0 * np.real(self.y) if isinstance(d_y, AbstractZero) else ProjectTo(self.y)(d_y)
+        if self.phase and not isinstance(d_sign, AbstractZero):
+            return d_y - 1j * np.imag(np.conj(d_sign) * self.sign)
+        return d_y
+
+    def pullback(self, dy: Any) -> tuple:
         dy = unthunk(dy)
-        if isinstance(dy, AbstractZero):
+        if isinstance(dy, AbstractZero) or (self.signed and all(
+                isinstance(unthunk(part), AbstractZero) for part in (dy[0], dy[1]))):
             zeros = {0: ZeroTangent()} if self.b is None else {0: ZeroTangent(), 2: ZeroTangent()}
             return tuple(no_tangents(self.count, zeros))
-        kept_dy = _keep(dy, self.axes, self.keepdims)
-        weights = Thunk(lambda: conj(_softmax_weights(self.a, self.y, self.axes,
-                                                       self.keepdims)) * kept_dy)
+        kept = _keep(self.gradient_seed(dy), self.axes, self.keepdims)
+        weighted = Thunk(lambda: conj(self.weights()) * kept)
         a, b = self.a, self.b
         if b is None:
             return tuple(no_tangents(self.count, {0: self.project_a(
-                unbroadcast(unthunk(weights), np.shape(a)))}))
-        da = Thunk(lambda: self.project_a(unbroadcast(conj(b) * unthunk(weights), np.shape(a))))
-        db = Thunk(lambda: self.project_b(unbroadcast(unthunk(weights), np.shape(b))))
+                unbroadcast(unthunk(weighted), np.shape(a)))}))
+        da = Thunk(lambda: self.project_a(unbroadcast(conj(b) * unthunk(weighted), np.shape(a))))
+        db = Thunk(lambda: self.project_b(unbroadcast(unthunk(weighted), np.shape(b))))
         return tuple(no_tangents(self.count, {0: da, 2: db}))
+
+    def pushforward(self, da: Any, db: Any) -> Any:
+        """The output's tangent: ``tau = sum(w (b da + db))`` is ``ds / s``; ``dy = tau``
+        (``Re tau`` for ``log|s|``), ``dsign = i sign Im tau`` for a complex phase."""
+        weights = self.weights()
+        change = 0
+        if not isinstance(da, AbstractZero):
+            change = change + (weights if self.b is None else weights * self.b) * da
+        if self.b is not None and not isinstance(db, AbstractZero):
+            change = change + weights * db
+        tau = np.sum(np.broadcast_to(change, weights.shape), axis=self.axes,
+                     keepdims=self.keepdims)
+        if not self.signed:
+            return ProjectTo(self.y)(tau)
+        d_sign = 1j * self.sign * np.imag(tau) if self.phase else ZeroTangent()
+        return Tangent(tuple, {0: ProjectTo(self.y)(tau), 1: d_sign})
 
 
 @rrule.register(logsumexp)
 def _logsumexp_rule(*args: Any, **kwargs: Any):
-    call = _logsumexp_call(args, kwargs)
-    y = sps.logsumexp(*args, **kwargs)
-    a, b = np.asarray(call["a"]), call["b"]
-    b = None if b is None else np.asarray(b)
-    ndim = a.ndim if b is None else max(a.ndim, b.ndim)
-    project_b = None if b is None else ProjectTo(call["b"])
-    return y, _LogsumexpPullback(a, b, y, _reduced_axes(call["axis"], ndim), call["keepdims"],
-                                 len(args), ProjectTo(call["a"]), project_b)
+    call = _Logsumexp(args, kwargs)
+    return call.output, call.pullback
 
 
 @frule.register(logsumexp)
 def _logsumexp_frule(tangents: tuple, *args: Any, **kwargs: Any):
-    call = _logsumexp_call(args, kwargs)
-    y = sps.logsumexp(*args, **kwargs)
-    a, b = np.asarray(call["a"]), call["b"]
+    call = _Logsumexp(args, kwargs)
     da = tangent_of(tangents, args, 0)
     db = tangent_of(tangents, args, 2)
-    if isinstance(da, AbstractZero) and (b is None or isinstance(db, AbstractZero)):
-        return y, ZeroTangent()
-    axes = _reduced_axes(call["axis"], max(a.ndim, np.ndim(b)))
-    weights = _softmax_weights(a, y, axes, call["keepdims"])
-    change = 0
-    if not isinstance(da, AbstractZero):
-        change = change + (weights if b is None else weights * b) * da
-    if b is not None and not isinstance(db, AbstractZero):
-        change = change + weights * db
-    dy = np.sum(np.broadcast_to(change, weights.shape), axis=axes, keepdims=call["keepdims"])
-    return y, ProjectTo(y)(dy)
+    if isinstance(da, AbstractZero) and (call.b is None or isinstance(db, AbstractZero)):
+        return call.output, ZeroTangent()
+    return call.output, call.pushforward(da, db)
 
 
 def _normalized(f: Callable, name: str, pullback_of: Callable, pushforward_of: Callable) -> None:

@@ -2,7 +2,7 @@
 (src/chainrules/rules/scipy/linalg/composed.py): ``solve_continuous_lyapunov`` (and its alias
 ``solve_lyapunov``), ``solve_discrete_lyapunov`` (both methods), ``expm_frechet``,
 ``companion``, ``solve_toeplitz``, ``matmul_toeplitz``, ``fractional_matrix_power``, ``funm``,
-``signm``. Values against SciPy's own, gradients
+``signm``, ``solveh_banded``, ``rq``, ``matrix_balance``. Values against SciPy's own, gradients
 and Hessian-vector products against central differences. Before, each raised from SciPy's
 compiled code (a traced value converted, or a LAPACK wrapper's "No matching signature")."""
 
@@ -14,14 +14,15 @@ import pytest
 sla = pytest.importorskip("scipy.linalg")
 
 import chainrules as cr  # noqa: E402
-from chainrules.rules.scipy.linalg.composed import rq_phases  # noqa: E402
+from chainrules.rules.scipy.linalg.composed import balancing, rq_phases  # noqa: E402
 from chainrules.testing import case, check_case  # noqa: E402
 from tests.ad.finite_differences import numerical_gradient  # noqa: E402
 
 # No rules of their own (the kit's cases are those of the rules they are built on), but for
 # rq's phases, not differentiable (an engine computes them on plain values).
 CASES = [case(rq_phases, np.array([[2.0, 1.0, 0.5], [0.3, 3.0, 1.0]]), "economic",
-              non_differentiable=True)]
+              non_differentiable=True),
+         case(balancing, np.array([[1.0, 100.0], [0.01, 2.0]]), non_differentiable=True)]
 
 W = np.arange(1.0, 10.0).reshape(3, 3)
 
@@ -169,3 +170,37 @@ def test_rq_in_the_matrix(shape, mode):
                                numerical_gradient(complex_loss, complex_a), rtol=1e-6,
                                atol=1e-8)
 
+
+
+# rows 0 and 3 are swapped (column 3 isolates an eigenvalue), the others scaled by powers of 2
+UNBALANCED = np.array([[1.0, 100.0, 0.01, 0.0], [0.001, 2.0, 3e4, 0.0], [5.0, 0.0, 3.0, 0.0],
+                       [1.0, 2.0, 3.0, 4.0]])
+
+
+@pytest.mark.parametrize("options", [{}, {"permute": False}, {"scale": False},
+                                     {"separate": True}], ids=str)
+def test_matrix_balance_in_the_matrix(options):
+    # before: "No matching signature" (LAPACK's gebal); the permutation and the powers of two
+    # are constant where the matrix moves a little (not across a zero entry, which can change
+    # the permutation: differences only on the nonzero entries)
+    expected_b, expected_t = sla.matrix_balance(UNBALANCED, **options)
+    np.testing.assert_array_equal(cr.vjp(lambda a: sla.matrix_balance(a, **options)[0],
+                                         UNBALANCED)[0], expected_b)   # LAPACK's values
+    weights = np.cos(np.arange(16.0)).reshape(4, 4)
+
+    def loss(a):
+        balanced, transform = sla.matrix_balance(a, **options)
+        return np.sum(np.sin(balanced / 100) * weights)
+
+    gradient = cr.grad(loss)(UNBALANCED)
+    nonzero = UNBALANCED != 0
+    np.testing.assert_allclose(gradient[nonzero], numerical_gradient(loss, UNBALANCED)[nonzero],
+                               rtol=1e-6, atol=1e-9)
+    v = np.sin(np.arange(16.0)).reshape(4, 4) * nonzero
+    step = 1e-6
+    expected = (cr.grad(loss)(UNBALANCED + step * v) - cr.grad(loss)(UNBALANCED - step * v)) / (
+        2 * step)
+    np.testing.assert_allclose(cr.hvp(loss, UNBALANCED, v), expected, rtol=1e-5, atol=1e-9)
+    if options.get("separate"):
+        scale, perm = expected_t
+        assert perm.tolist() == [3, 1, 2, 0]

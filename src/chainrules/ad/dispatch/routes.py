@@ -201,6 +201,7 @@ ROUTED = [("numpy", "apply_along_axis"), ("numpy", "piecewise"), ("numpy", "appl
           ("chainrules.rules.scipy.stats.fits", "plain_fit"),
           ("chainrules.rules.scipy.optimize.implicit", "minimizer_at"),
           ("chainrules.rules.scipy.linalg.composed", "rq_phases"),
+          ("chainrules.rules.scipy.linalg.composed", "balancing"),
           ("chainrules.rules.scipy.optimize.nonnegative", "nnls_passive_set"),
           ("chainrules.rules.scipy.sparse.linalg", "factor_solve"),
           *[("scipy.integrate", name) for name in ("quad", "quad_vec", "trapezoid",
@@ -265,7 +266,8 @@ TRACED_PATHS = [
     *[("scipy.linalg", name, "chainrules.rules.scipy.linalg.composed")
       for name in ("solve_continuous_lyapunov", "solve_lyapunov", "solve_discrete_lyapunov",
                    "expm_frechet", "companion", "solve_toeplitz", "matmul_toeplitz",
-                   "fractional_matrix_power", "funm", "signm", "solveh_banded", "rq")],
+                   "fractional_matrix_power", "funm", "signm", "solveh_banded", "rq",
+                   "matrix_balance")],
     ("scipy._lib.array_api_compat.numpy", "clip", "chainrules.rules.scipy.array_api"),
     ("scipy._lib.array_api_compat.numpy.linalg", "solve", "chainrules.rules.scipy.array_api"),
     ("scipy._lib.array_api_extra._lib._funcs", "_apply_where",

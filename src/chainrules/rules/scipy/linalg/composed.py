@@ -6,7 +6,9 @@ continuous equation above), ``expm_frechet`` (the upper right block of the expon
 ``toeplitz``, ``solve`` and ``@``: the O(n^2) Levinson recursion and FFT product SciPy runs are
 compiled code, which cannot take traced values), ``fractional_matrix_power`` (``expm(t logm(A))``),
 ``funm`` (from the eigendecomposition), ``signm`` (``(A^2)^(-1/2) A``), ``solveh_banded``
-(``solve_banded`` of the mirrored band) and ``rq`` (``qr`` of the flipped transpose).
+(``solve_banded`` of the mirrored band), ``rq`` (``qr`` of the flipped transpose) and
+``matrix_balance`` (``T^-1 A T`` with LAPACK's permutation and powers of two, constant where
+they do not change).
 
 They hold no rules: while a trace runs, SciPy's function with traced arguments runs the
 version here (``TRACED_PATHS`` in `chainrules.ad.dispatch.routes`), whose operations are
@@ -31,7 +33,7 @@ from ....core.registry import non_differentiable, recorded_whole
 
 __all__ = ["solve_continuous_lyapunov", "solve_discrete_lyapunov", "expm_frechet", "companion",
            "solve_toeplitz", "matmul_toeplitz", "fractional_matrix_power", "funm", "signm",
-           "solveh_banded", "rq", "rq_phases"]
+           "solveh_banded", "rq", "rq_phases", "matrix_balance", "balancing"]
 
 
 def _H(a: Any) -> Any:
@@ -235,3 +237,39 @@ def rq(a: Any, overwrite_a: bool = False, lwork: Any = None, mode: str = "full",
     r = r * phases
     return r if mode == "r" else (r, np.conj(phases)[:, None] * q)
 
+
+
+def balancing(A: Any, permute: bool = True, scale: bool = True) -> tuple:
+    """``(rows, factors)`` of LAPACK's balancing of ``A`` (``T`` has ``factors[j]`` at
+    ``(rows[j], j)``, for each matrix of a stack), and SciPy's ``T`` or ``(scale, perm)``. Not
+    differentiable: an engine computes it on plain values (a permutation and powers of two,
+    which stay the same where the matrix moves a little).
+
+    >>> rows, factors, _, _ = balancing(np.array([[1.0, 100.0], [0.01, 2.0]]))
+    >>> rows, factors
+    (array([0, 1]), array([32. ,  0.5]))
+    """
+    _, transform = sla.matrix_balance(A, permute=permute, scale=scale)
+    _, separated = sla.matrix_balance(A, permute=permute, scale=scale, separate=True)
+    rows = np.argmax(np.abs(transform), axis=-2)
+    factors = np.take_along_axis(transform, rows[..., None, :], axis=-2)[..., 0, :]
+    return rows, factors, transform, separated
+
+
+non_differentiable(recorded_whole(balancing))
+
+
+def matrix_balance(A: Any, permute: bool = True, scale: bool = True, separate: bool = False,
+                   overwrite_a: bool = False) -> tuple:
+    """``scipy.linalg.matrix_balance``: ``B = T^-1 A T`` (``B[j, k] = A[r_j, r_k] d_k /
+    d_j`` for ``T``'s entries ``d_j`` at ``(r_j, j)``): the same values as LAPACK's (powers
+    of two scale exactly); ``T`` (or ``(scale, perm)``) constant."""
+    if overwrite_a:
+        raise ValueError("scipy.linalg.matrix_balance(..., overwrite_a=True) of a traced "
+                         "matrix: it cannot be overwritten; pass False.")
+    rows, factors, transform, separated = balancing(A, permute, scale)
+    A = np.asarray(A)
+    permuted = np.take_along_axis(np.take_along_axis(A, rows[..., :, None], axis=-2),
+                                  rows[..., None, :], axis=-1)
+    balanced = permuted * (factors[..., None, :] / factors[..., :, None])
+    return balanced, (separated if separate else transform)

@@ -202,6 +202,8 @@ ROUTED = [("numpy", "apply_along_axis"), ("numpy", "piecewise"), ("numpy", "appl
           ("chainrules.rules.scipy.optimize.implicit", "minimizer_at"),
           ("chainrules.rules.scipy.linalg.composed", "rq_phases"),
           ("chainrules.rules.scipy.linalg.composed", "balancing"),
+          *[("chainrules.rules.scipy.linalg.banded", name)
+            for name in ("band_eigen_phases", "reference_eigenvectors")],
           ("chainrules.rules.scipy.optimize.nonnegative", "nnls_passive_set"),
           ("chainrules.rules.scipy.sparse.linalg", "factor_solve"),
           *[("scipy.integrate", name) for name in ("quad", "quad_vec", "trapezoid",
@@ -268,6 +270,9 @@ TRACED_PATHS = [
                    "expm_frechet", "companion", "solve_toeplitz", "matmul_toeplitz",
                    "fractional_matrix_power", "funm", "signm", "solveh_banded", "rq",
                    "matrix_balance")],
+    *[("scipy.linalg", name, "chainrules.rules.scipy.linalg.banded")
+      for name in ("cholesky_banded", "cho_solve_banded", "eig_banded", "eigvals_banded",
+                   "eigh_tridiagonal", "eigvalsh_tridiagonal")],
     ("scipy._lib.array_api_compat.numpy", "clip", "chainrules.rules.scipy.array_api"),
     ("scipy._lib.array_api_compat.numpy.linalg", "solve", "chainrules.rules.scipy.array_api"),
     ("scipy._lib.array_api_extra._lib._funcs", "_apply_where",

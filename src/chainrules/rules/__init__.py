@@ -25,7 +25,7 @@ SCIPY_RULES = {
                       "scipy.special.other_functions", "scipy.special.orthogonal"),
     "scipy.linalg": ("scipy.linalg.stacked", "scipy.linalg.factorizations",
                      "scipy.linalg.special_matrices", "scipy.linalg.composed",
-                     "scipy.linalg.banded"),
+                     "scipy.linalg.banded", "scipy.linalg.structure"),
     "scipy.signal": ("scipy.signal.convolution", "scipy.signal.peaks"),
     "scipy.optimize": ("scipy.optimize.implicit", "scipy.optimize.scalar",
                        "scipy.optimize.least_squares", "scipy.optimize.nonnegative"),

@@ -184,7 +184,8 @@ ROUTED = [("numpy", "apply_along_axis"), ("numpy", "piecewise"), ("numpy", "appl
                                                 "sqrtm", "logm", "solve_banded",
                                                 "schur", "toeplitz", "circulant", "hankel",
                                                 "svd", "svdvals", "qr", "eig", "eigvals",
-                                                "lstsq")],
+                                                "lstsq", "bandwidth", "issymmetric",
+                                                "ishermitian")],
           *[("scipy.spatial.distance", name) for name in ("cdist", "pdist", "squareform")],
           *[("scipy.sparse.linalg", name) for name in (
               "spsolve", "expm_multiply", "cg", "bicg", "bicgstab", "cgs", "gmres", "lgmres",

@@ -2,7 +2,8 @@
 (src/chainrules/rules/scipy/linalg/composed.py): ``solve_continuous_lyapunov`` (and its alias
 ``solve_lyapunov``), ``solve_discrete_lyapunov`` (both methods), ``expm_frechet``,
 ``companion``, ``solve_toeplitz``, ``matmul_toeplitz``, ``fractional_matrix_power``, ``funm``,
-``signm``, ``solveh_banded``, ``rq``, ``matrix_balance``. Values against SciPy's own, gradients
+``signm``, ``solveh_banded``, ``rq``, ``matrix_balance``, ``solve_continuous_are``,
+``solve_discrete_are``. Values against SciPy's own, gradients
 and Hessian-vector products against central differences. Before, each raised from SciPy's
 compiled code (a traced value converted, or a LAPACK wrapper's "No matching signature")."""
 
@@ -14,7 +15,8 @@ import pytest
 sla = pytest.importorskip("scipy.linalg")
 
 import chainrules as cr  # noqa: E402
-from chainrules.rules.scipy.linalg.composed import balancing, rq_phases  # noqa: E402
+from chainrules.rules.scipy.linalg.composed import (  # noqa: E402
+    balancing, riccati_solution, rq_phases)
 from chainrules.testing import case, check_case  # noqa: E402
 from tests.ad.finite_differences import numerical_gradient  # noqa: E402
 
@@ -22,7 +24,9 @@ from tests.ad.finite_differences import numerical_gradient  # noqa: E402
 # rq's phases, not differentiable (an engine computes them on plain values).
 CASES = [case(rq_phases, np.array([[2.0, 1.0, 0.5], [0.3, 3.0, 1.0]]), "economic",
               non_differentiable=True),
-         case(balancing, np.array([[1.0, 100.0], [0.01, 2.0]]), non_differentiable=True)]
+         case(balancing, np.array([[1.0, 100.0], [0.01, 2.0]]), non_differentiable=True),
+         case(riccati_solution, "continuous", np.array([[-1.0]]), np.array([[1.0]]),
+              np.array([[1.0]]), np.array([[2.0]]), non_differentiable=True)]
 
 W = np.arange(1.0, 10.0).reshape(3, 3)
 
@@ -204,3 +208,66 @@ def test_matrix_balance_in_the_matrix(options):
     if options.get("separate"):
         scale, perm = expected_t
         assert perm.tolist() == [3, 1, 2, 0]
+
+
+_RNG = np.random.default_rng(0)
+RICCATI = {"a": _RNG.normal(size=(4, 4)) - 1.5 * np.eye(4), "b": _RNG.normal(size=(4, 2)),
+           "q": np.eye(4) + 0.1 * np.ones((4, 4)), "r": 2.0 * np.eye(2),
+           "e": np.eye(4) + 0.1 * _RNG.normal(size=(4, 4)), "s": 0.1 * _RNG.normal(size=(4, 2))}
+
+
+@pytest.mark.parametrize("kind", ["continuous", "discrete"])
+@pytest.mark.parametrize("options", ["", "e", "s", "es"], ids=["plain", "e", "s", "e and s"])
+def test_riccati_equations_in_every_matrix(kind, options):
+    # before: "a traced value was converted" (SciPy's H[:m, :m] = a); the solution moves with
+    # every matrix, checked against differences of SciPy's solutions
+    solver = getattr(sla, f"solve_{kind}_are")
+    given = dict(RICCATI)
+    if kind == "discrete":
+        given["a"] = given["a"] / 3
+    keywords = {name: given[name] for name in options}
+    weights = np.cos(np.arange(16.0)).reshape(4, 4)
+    expected = solver(given["a"], given["b"], given["q"], given["r"], balanced=False,
+                      **keywords)
+    for name in ["a", "b", "q", "r", *options]:
+        symmetric = name in ("q", "r")
+
+        def loss(x, name=name, symmetric=symmetric):
+            arguments = {**given, name: (x + x.T) / 2 if symmetric else x}
+            extra = {key: arguments[key] for key in options}
+            return np.sum(solver(arguments["a"], arguments["b"], arguments["q"],
+                                 arguments["r"], balanced=False, **extra) * weights)
+
+        value, gradient = cr.value_and_grad(loss)(given[name])
+        assert value == pytest.approx(np.sum(expected * weights), rel=1e-12)
+        np.testing.assert_allclose(gradient, numerical_gradient(loss, given[name]),
+                                   rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("kind", ["continuous", "discrete"])
+def test_riccati_second_order_and_forward_mode(kind):
+    solver = getattr(sla, f"solve_{kind}_are")
+    a = RICCATI["a"] if kind == "continuous" else RICCATI["a"] / 3
+
+    def loss(m):
+        return np.sum(solver(m, RICCATI["b"], RICCATI["q"], RICCATI["r"], s=RICCATI["s"]) ** 2)
+
+    v = np.sin(np.arange(16.0)).reshape(4, 4)
+    gradient = cr.grad(loss)
+    expected = (gradient(a + 1e-5 * v) - gradient(a - 1e-5 * v)) / 2e-5
+    np.testing.assert_allclose(cr.hvp(loss, a, v), expected, rtol=1e-6, atol=1e-9)
+    assert cr.jvp(loss, (a,), (v,))[1] == pytest.approx(np.sum(gradient(a) * v), rel=1e-10)
+
+
+def test_riccati_solution_that_is_not_one_is_refused():
+    # SciPy's balancing with this descriptor matrix returns X with residual 0.09 (SciPy 1.11
+    # to 1.17): its value has no derivative, and saying so beats differentiating it
+    a, b, q, r, e = (RICCATI[name] for name in "abqre")
+    x = sla.solve_continuous_are(a, b, q, r, e=e)
+    residual = a.T @ x @ e + e.T @ x @ a - e.T @ x @ b @ np.linalg.solve(r, b.T @ x @ e) + q
+    if np.max(np.abs(residual)) < 1e-8:
+        pytest.skip("this SciPy solves the descriptor equation accurately")
+    with pytest.raises(ValueError, match="SciPy's solution does not satisfy the equation"):
+        cr.grad(lambda a: np.sum(sla.solve_continuous_are(a, RICCATI["b"], RICCATI["q"],
+                                                          RICCATI["r"], e=RICCATI["e"])))(
+            RICCATI["a"])

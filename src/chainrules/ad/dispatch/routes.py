@@ -203,6 +203,7 @@ ROUTED = [("numpy", "apply_along_axis"), ("numpy", "piecewise"), ("numpy", "appl
           ("chainrules.rules.scipy.optimize.implicit", "minimizer_at"),
           ("chainrules.rules.scipy.linalg.composed", "rq_phases"),
           ("chainrules.rules.scipy.linalg.composed", "balancing"),
+          ("chainrules.rules.scipy.linalg.composed", "riccati_solution"),
           *[("chainrules.rules.scipy.linalg.banded", name)
             for name in ("band_eigen_phases", "reference_eigenvectors")],
           ("chainrules.rules.scipy.optimize.nonnegative", "nnls_passive_set"),
@@ -270,7 +271,7 @@ TRACED_PATHS = [
       for name in ("solve_continuous_lyapunov", "solve_lyapunov", "solve_discrete_lyapunov",
                    "expm_frechet", "companion", "solve_toeplitz", "matmul_toeplitz",
                    "fractional_matrix_power", "funm", "signm", "solveh_banded", "rq",
-                   "matrix_balance")],
+                   "matrix_balance", "solve_continuous_are", "solve_discrete_are")],
     *[("scipy.linalg", name, "chainrules.rules.scipy.linalg.banded")
       for name in ("cholesky_banded", "cho_solve_banded", "eig_banded", "eigvals_banded",
                    "eigh_tridiagonal", "eigvalsh_tridiagonal")],

@@ -8,7 +8,10 @@ compiled code, which cannot take traced values), ``fractional_matrix_power`` (``
 ``funm`` (from the eigendecomposition), ``signm`` (``(A^2)^(-1/2) A``), ``solveh_banded``
 (``solve_banded`` of the mirrored band), ``rq`` (``qr`` of the flipped transpose) and
 ``matrix_balance`` (``T^-1 A T`` with LAPACK's permutation and powers of two, constant where
-they do not change).
+they do not change), ``solve_continuous_are`` and ``solve_discrete_are`` (two Newton steps on
+the Riccati equation from SciPy's solution, `riccati_solution`: each is a Lyapunov equation,
+and the derivative of Newton's map in ``X`` vanishes at the solution, so the first step has
+the solution's first derivatives and the second its first and second ones).
 
 They hold no rules: while a trace runs, SciPy's function with traced arguments runs the
 version here (``TRACED_PATHS`` in `chainrules.ad.dispatch.routes`), whose operations are
@@ -33,7 +36,8 @@ from ....core.registry import non_differentiable, recorded_whole
 
 __all__ = ["solve_continuous_lyapunov", "solve_discrete_lyapunov", "expm_frechet", "companion",
            "solve_toeplitz", "matmul_toeplitz", "fractional_matrix_power", "funm", "signm",
-           "solveh_banded", "rq", "rq_phases", "matrix_balance", "balancing"]
+           "solveh_banded", "rq", "rq_phases", "matrix_balance", "balancing",
+           "riccati_solution", "solve_continuous_are", "solve_discrete_are"]
 
 
 def _H(a: Any) -> Any:
@@ -273,3 +277,79 @@ def matrix_balance(A: Any, permute: bool = True, scale: bool = True, separate: b
                                   rows[..., None, :], axis=-1)
     balanced = permuted * (factors[..., None, :] / factors[..., :, None])
     return balanced, (separated if separate else transform)
+
+
+def riccati_solution(kind: str, a: Any, b: Any, q: Any, r: Any, e: Any = None, s: Any = None,
+                     balanced: bool = True) -> np.ndarray:
+    """SciPy's solution of the ``kind`` ('continuous' or 'discrete') algebraic Riccati
+    equation, checked: a Newton step from it must move it by at most 1e-6 (relative), else
+    it raises (it is no solution to differentiate). Not differentiable: an engine computes it
+    on plain values (SciPy's checks and errors; the derivatives come from Newton steps from
+    it).
+
+    >>> riccati_solution("continuous", np.array([[-1.0]]), np.array([[1.0]]),
+    ...                  np.array([[1.0]]), np.array([[1.0]]))
+    array([[0.41421356]])
+    """
+    solver = sla.solve_continuous_are if kind == "continuous" else sla.solve_discrete_are
+    solution = solver(a, b, q, r, e=e, s=s, balanced=balanced)
+    step = _riccati_newton(kind, solution, a, b, q, r, e, s) - solution
+    moved = np.max(np.abs(step)) / max(1.0, np.max(np.abs(solution)))
+    if moved > 1e-6:
+        raise ValueError(
+            f"scipy.linalg.solve_{kind}_are of traced values: SciPy's solution does not "
+            f"satisfy the equation (a Newton step moves it by {moved:.3g}, relative), so it "
+            f"has no derivative to follow. SciPy's balancing is inaccurate for some "
+            f"descriptor matrices e: try balanced=False.")
+    return solution
+
+
+non_differentiable(recorded_whole(riccati_solution))
+
+
+def _riccati_terms(x: Any, a: Any, b: Any, q: Any, r: Any, s: Any, gain_weight: Any) -> tuple:
+    """``(A - B K, M)`` at ``x`` for the gain ``K = W^-1 (B^H X A_e + S^H)`` (``W``:
+    ``gain_weight``) and ``M = Q + K^H R K - S K - K^H S^H``, the pieces of a Newton step."""
+    gain = np.linalg.solve(gain_weight, _H(b) @ x + (0 if s is None else _H(s)))
+    closed_loop = a - b @ gain
+    m = q + _H(gain) @ r @ gain
+    if s is not None:
+        m = m - s @ gain - _H(gain) @ _H(s)
+    return closed_loop, m
+
+
+def _riccati_newton(kind: str, x: Any, a: Any, b: Any, q: Any, r: Any, e: Any,
+                    s: Any) -> Any:
+    """One Newton step on the Riccati equation from ``x``: a Lyapunov equation in the
+    closed-loop matrix (with ``E^-1`` applied for a descriptor ``e``)."""
+    if kind == "continuous":
+        closed_loop, m = _riccati_terms(x, a, b, q, r, s, r) if e is None else \
+            _riccati_terms(x @ e, a, b, q, r, s, r)
+    else:
+        closed_loop, m = _riccati_terms(x @ a, a, b, q, r, s, r + _H(b) @ x @ b)
+    if e is not None:
+        inverse = np.linalg.inv(e)
+        closed_loop, m = closed_loop @ inverse, _H(inverse) @ m @ inverse
+    if kind == "continuous":
+        return sla.solve_sylvester(_H(closed_loop), closed_loop, -m)
+    return sla.solve_discrete_lyapunov(_H(closed_loop), m)
+
+
+def _riccati(kind: str, a: Any, b: Any, q: Any, r: Any, e: Any, s: Any,
+             balanced: bool) -> Any:
+    start = riccati_solution(kind, a, b, q, r, e, s, balanced)
+    first = _riccati_newton(kind, start, a, b, q, r, e, s)
+    return _riccati_newton(kind, first, a, b, q, r, e, s)
+
+
+def solve_continuous_are(a: Any, b: Any, q: Any, r: Any, e: Any = None, s: Any = None,
+                         balanced: bool = True) -> Any:
+    """``X`` with ``A^H X E + E^H X A - (E^H X B + S) R^-1 (B^H X E + S^H) + Q = 0``."""
+    return _riccati("continuous", a, b, q, r, e, s, balanced)
+
+
+def solve_discrete_are(a: Any, b: Any, q: Any, r: Any, e: Any = None, s: Any = None,
+                       balanced: bool = True) -> Any:
+    """``X`` with ``A^H X A - E^H X E - (A^H X B + S) (R + B^H X B)^-1 (B^H X A + S^H) + Q
+    = 0``."""
+    return _riccati("discrete", a, b, q, r, e, s, balanced)

@@ -271,3 +271,20 @@ def test_riccati_solution_that_is_not_one_is_refused():
         cr.grad(lambda a: np.sum(sla.solve_continuous_are(a, RICCATI["b"], RICCATI["q"],
                                                           RICCATI["r"], e=RICCATI["e"])))(
             RICCATI["a"])
+
+
+@pytest.mark.parametrize("options", [{}, {"ord": 1}, {"axis": 0}, {"ord": "fro"},
+                                     {"ord": 2, "keepdims": True}], ids=str)
+def test_norm_is_numpys(options):
+    # before (a vector, the default order): "a traced value was converted" (BLAS's nrm2)
+    a = np.arange(6.0).reshape(2, 3) + 1.0
+    for x in (a, a[0]):
+        if x.ndim == 1 and options.get("ord") in ("fro", 2) and "keepdims" not in options:
+            continue
+
+        def loss(m):
+            return np.sum(sla.norm(m, **options) ** 2)
+
+        value, gradient = cr.value_and_grad(loss)(x)
+        assert value == pytest.approx(loss(x), rel=1e-14)
+        np.testing.assert_allclose(gradient, numerical_gradient(loss, x), rtol=1e-7)

@@ -271,7 +271,7 @@ TRACED_PATHS = [
       for name in ("solve_continuous_lyapunov", "solve_lyapunov", "solve_discrete_lyapunov",
                    "expm_frechet", "companion", "solve_toeplitz", "matmul_toeplitz",
                    "fractional_matrix_power", "funm", "signm", "solveh_banded", "rq",
-                   "matrix_balance", "solve_continuous_are", "solve_discrete_are")],
+                   "matrix_balance", "solve_continuous_are", "solve_discrete_are", "norm")],
     *[("scipy.linalg", name, "chainrules.rules.scipy.linalg.banded")
       for name in ("cholesky_banded", "cho_solve_banded", "eig_banded", "eigvals_banded",
                    "eigh_tridiagonal", "eigvalsh_tridiagonal")],

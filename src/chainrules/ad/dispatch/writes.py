@@ -170,8 +170,10 @@ LIBRARIES = frozenset({
 # their own with the values they compute from their inputs (SciPy's short-time Fourier
 # transform, which welch and periodogram use; cumulative_simpson's sum; the log-densities of
 # scipy.stats' matrix distributions, wishart's; the cubic and Krogh interpolants; the binned
-# statistics): the arrays they create are traced, as a program's.
-FOLLOWED = frozenset({"scipy.signal._short_time_fft"})
+# statistics; the array-API backends of scipy.spatial.transform's rotations, which
+# `rotations` runs on traced values): the arrays they create are traced, as a program's.
+FOLLOWED = frozenset({"scipy.signal._short_time_fft", "scipy.spatial.transform._rotation_xp",
+                      "scipy.spatial.transform._rigid_transform_xp"})
 FOLLOWED_FUNCTIONS = frozenset({
     ("scipy.integrate._quadrature", "_cumulatively_sum_simpson_integrals"),
     ("scipy.stats._multivariate", "_logpdf"),
@@ -179,7 +181,8 @@ FOLLOWED_FUNCTIONS = frozenset({
     ("scipy.interpolate._polyint", "__init__"),  # KroghInterpolator's divided differences
     ("scipy.interpolate._polyint", "_evaluate"),
     ("scipy.interpolate._polyint", "_evaluate_derivatives"),
-    ("scipy.stats._binned_statistic", "binned_statistic_dd")})  # its result array
+    ("scipy.stats._binned_statistic", "binned_statistic_dd"),  # its result array
+    ("chainrules.rules.scipy.array_api", "at_update")})  # array_api_extra's at(x)[i].set(y)
 
 
 def library_namespace(namespace: dict) -> bool:

@@ -7,7 +7,10 @@ array it makes itself (``scipy.stats.pearsonr`` clips its coefficient with it),
 condition holds, ``f2`` elsewhere, each on its own elements only: SciPy's distributions'
 formulas) writes both into an array it makes, as do SciPy's older helpers ``_lazywhere`` and
 ``_lazyselect`` (``scipy._lib._util``). An engine runs these versions while it traces
-(``TRACED_PATHS`` in `chainrules.ad.dispatch.routes`).
+(``TRACED_PATHS`` in `chainrules.ad.dispatch.routes`). ``at_update`` is ``array_api_extra``'s
+``at(x)[idx].multiply(y)`` and the like without an operation in place on a view of ``x``
+(``x[idx] *= y``), which an engine cannot follow: an engine calls it where ``x`` or ``y``
+holds traced values (`chainrules.ad.dispatch.array_api_updates`).
 
 >>> import numpy as np
 >>> clip(np.array([-2.0, 0.5, 3.0]), -1.0, 1.0).tolist()
@@ -20,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["apply_where", "clip", "lazyselect", "lazywhere", "solve"]
+__all__ = ["apply_where", "at_update", "clip", "lazyselect", "lazywhere", "solve"]
 
 
 def clip(x: Any, /, min: Any = None, max: Any = None, out: Any = None) -> Any:  # noqa: A002
@@ -120,3 +123,16 @@ def lazyselect(condlist: Any, choicelist: Any, arrays: Any, default: Any = 0) ->
         source[chosen] = offset + np.arange(chosen.size)
         offset += chosen.size
     return np.reshape(np.concatenate(pieces)[source], shape)
+
+
+def at_update(x: Any, index: Any, operation: Any, y: Any, copy: Any = None) -> Any:
+    """``x`` with its entries ``index`` set to ``y``, or to ``operation(x[index], y)``: a copy
+    (``x`` itself for ``copy=False``), written once, never through a view.
+
+    >>> import operator
+    >>> at_update(np.ones(3), slice(1, None), operator.mul, -1.0).tolist()
+    [1.0, -1.0, -1.0]
+    """
+    updated = x if copy is False else np.array(x, copy=True)
+    updated[index] = y if operation is None else operation(updated[index], y)
+    return updated

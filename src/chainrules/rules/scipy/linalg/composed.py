@@ -6,12 +6,13 @@ continuous equation above), ``expm_frechet`` (the upper right block of the expon
 ``toeplitz``, ``solve`` and ``@``: the O(n^2) Levinson recursion and FFT product SciPy runs are
 compiled code, which cannot take traced values), ``fractional_matrix_power`` (``expm(t logm(A))``),
 ``funm`` (from the eigendecomposition), ``signm`` (``(A^2)^(-1/2) A``), ``solveh_banded``
-(``solve_banded`` of the mirrored band), ``rq`` (``qr`` of the flipped transpose) and
-``matrix_balance`` (``T^-1 A T`` with LAPACK's permutation and powers of two, constant where
-they do not change), ``solve_continuous_are`` and ``solve_discrete_are`` (two Newton steps on
-the Riccati equation from SciPy's solution, `riccati_solution`: each is a Lyapunov equation,
-and the derivative of Newton's map in ``X`` vanishes at the solution, so the first step has
-the solution's first derivatives and the second its first and second ones).
+(``solve_banded`` of the mirrored band), ``rq`` (``qr`` of the flipped transpose), ``norm``
+(NumPy's: SciPy calls BLAS's ``nrm2`` for a vector), ``matrix_balance`` (``T^-1 A T`` with
+LAPACK's permutation and powers of two, constant where they do not change),
+``solve_continuous_are`` and ``solve_discrete_are`` (two Newton steps on the Riccati equation
+from SciPy's solution, `riccati_solution`: each is a Lyapunov equation, and the derivative of
+Newton's map in ``X`` vanishes at the solution, so the first step has the solution's first
+derivatives and the second its first and second ones).
 
 They hold no rules: while a trace runs, SciPy's function with traced arguments runs the
 version here (``TRACED_PATHS`` in `chainrules.ad.dispatch.routes`), whose operations are
@@ -37,7 +38,7 @@ from ....core.registry import non_differentiable, recorded_whole
 __all__ = ["solve_continuous_lyapunov", "solve_discrete_lyapunov", "expm_frechet", "companion",
            "solve_toeplitz", "matmul_toeplitz", "fractional_matrix_power", "funm", "signm",
            "solveh_banded", "rq", "rq_phases", "matrix_balance", "balancing",
-           "riccati_solution", "solve_continuous_are", "solve_discrete_are"]
+           "riccati_solution", "solve_continuous_are", "solve_discrete_are", "norm"]
 
 
 def _H(a: Any) -> Any:
@@ -353,3 +354,10 @@ def solve_discrete_are(a: Any, b: Any, q: Any, r: Any, e: Any = None, s: Any = N
     """``X`` with ``A^H X A - E^H X E - (A^H X B + S) (R + B^H X B)^-1 (B^H X A + S^H) + Q
     = 0``."""
     return _riccati("discrete", a, b, q, r, e, s, balanced)
+
+
+def norm(a: Any, ord: Any = None, axis: Any = None, keepdims: bool = False,  # noqa: A002
+         check_finite: bool = True) -> Any:
+    """``scipy.linalg.norm``: ``np.linalg.norm`` (SciPy computes a vector's 2-norm with BLAS's
+    ``nrm2``, the same function)."""
+    return np.linalg.norm(a, ord=ord, axis=axis, keepdims=keepdims)

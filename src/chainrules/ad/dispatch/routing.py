@@ -61,7 +61,7 @@ from ...rules.numpy.callables import vectorized_call
 from ..trace.tape import Level, record
 from ..trace.values import holds_traced
 from . import array_likes, dask_arrays, interpolants, kernel_densities, masked, math_functions  # noqa: F401
-from . import array_api_updates, rotations
+from . import array_api_updates, rotations, spatial_structures
 from . import fitpack_splines, scattered_interpolants
 from . import sparse_factors
 from . import methods, writes  # noqa: F401
@@ -124,7 +124,7 @@ def _routing_plan() -> list:
         _plan, _plan_key = _new_routes() + masked.swaps() + interpolants.swaps() + \
             scattered_interpolants.swaps() + fitpack_splines.swaps() + \
             kernel_densities.swaps() + sparse_factors.swaps() + dask_arrays.swaps() + \
-            rotations.swaps() + array_api_updates.swaps(), key
+            rotations.swaps() + array_api_updates.swaps() + spatial_structures.swaps(), key
     return _plan
 
 

@@ -49,7 +49,17 @@ PROGRAMS = {
                     POINTS_3D),
     "hull's points": (lambda x: np.sum(spatial.ConvexHull(x).points[
         spatial.ConvexHull(x).vertices] ** 2), POINTS),
+    "barycentric coordinates": (lambda x: np.sum(_barycentric(x) ** 2), 0.3 * QUERIES),
 }
+
+
+def _barycentric(x):
+    """The barycentric coordinates of points in their simplices of a triangulation (the
+    simplex found on the plain points: before, find_simplex raised on traced ones)."""
+    triangulation = spatial.Delaunay(POINTS)
+    simplex = triangulation.find_simplex(x)
+    transform = triangulation.transform[simplex]
+    return np.einsum("nij,nj->ni", transform[:, :2], x - transform[:, 2])
 
 
 @pytest.mark.parametrize("name", PROGRAMS)

@@ -1,10 +1,13 @@
-"""``scipy.spatial.ConvexHull`` and ``KDTree`` while tracing. Built on traced points, a hull is
+"""``scipy.spatial.ConvexHull``, ``KDTree`` and ``Delaunay.find_simplex`` while tracing. Built on traced points, a hull is
 Qhull's on the plain points (its facets, vertices and every attribute SciPy computes), with
 ``volume`` and ``area`` computed from the traced points
 (`chainrules.rules.scipy.spatial.structures.hull_measures`) and ``points`` the traced points;
 adding points to a traced hull is refused by name. A ``KDTree`` built on traced data keeps
 them; its ``query`` at traced points, or of a traced tree, finds the neighbours on the plain
-values and computes their distances from the traced ones (`neighbor_distances`). SciPy's
+values and computes their distances from the traced ones (`neighbor_distances`).
+``Delaunay.find_simplex`` at traced points answers on their plain values (simplex indices:
+not differentiable; the barycentric coordinates from ``transform`` are then differentiable in
+the points). SciPy's
 ``cKDTree`` is a compiled type, which cannot be changed: a traced value reaching it raises,
 naming the line (``KDTree`` is the same tree).
 
@@ -76,6 +79,13 @@ def _tree_query(original: Any) -> Any:
     return query
 
 
+def _find_simplex(original: Any) -> Any:
+    def find_simplex(self: Any, xi: Any, bruteforce: bool = False, tol: Any = None) -> Any:
+        return original(self, primal_value(xi), bruteforce, tol)
+
+    return find_simplex
+
+
 _made: list = []
 
 
@@ -86,10 +96,13 @@ def swaps() -> list:
     module = sys.modules.get("scipy.spatial")
     if module is None or getattr(getattr(module, "__spec__", None), "_initializing", False):
         return []
-    hull, tree = module.ConvexHull, module.KDTree
+    hull, tree, triangulation = module.ConvexHull, module.KDTree, module.Delaunay
     _made.extend([Swap(hull, "__init__", _hull_init(vars(hull)["__init__"]),
                        vars(hull)["__init__"]),
                   Swap(tree, "__init__", _tree_init(vars(tree)["__init__"]),
                        vars(tree)["__init__"]),
-                  Swap(tree, "query", _tree_query(vars(tree)["query"]), vars(tree)["query"])])
+                  Swap(tree, "query", _tree_query(vars(tree)["query"]), vars(tree)["query"]),
+                  Swap(triangulation, "find_simplex",
+                       _find_simplex(vars(triangulation)["find_simplex"]),
+                       vars(triangulation)["find_simplex"])])
     return _made

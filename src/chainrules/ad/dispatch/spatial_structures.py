@@ -24,7 +24,6 @@ from typing import Any
 
 import numpy as np
 
-from ...rules.scipy.spatial.structures import hull_measures, neighbor_distances
 from ..trace.errors import TracingError
 from ..trace.traced import primal_value
 from ..trace.values import holds_traced
@@ -44,6 +43,7 @@ def _hull_init(original: Any) -> Any:
             raise TracingError(
                 "scipy.spatial.ConvexHull(..., incremental=True) of traced points: adding "
                 "points later is not followed; build the hull of all the points at once.")
+        from ...rules.scipy.spatial.structures import hull_measures  # with SciPy, not before
         original(self, primal_value(points), incremental, qhull_options)
         points = np.asarray(points)
         self.volume, self.area = hull_measures(points, self.simplices, self.vertices)
@@ -71,6 +71,7 @@ def _tree_query(original: Any) -> Any:
         data = self.__dict__.get(_DATA)
         if data is None and not holds_traced(x):
             return original(self, x, k, eps, p, distance_upper_bound, workers)
+        from ...rules.scipy.spatial.structures import neighbor_distances  # with SciPy
         _, indices = original(self, primal_value(x), k, eps, p, distance_upper_bound,
                               workers)
         distances = neighbor_distances(x, self.data if data is None else data, indices, p)

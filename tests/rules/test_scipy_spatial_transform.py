@@ -8,15 +8,20 @@ there (a traced value raises, naming the line)."""
 
 from __future__ import annotations
 
+import importlib.util
+
 import numpy as np
 import pytest
 
 transform = pytest.importorskip("scipy.spatial.transform")
-pytest.importorskip("scipy.spatial.transform._rotation_xp",
-                    reason="SciPy before 1.16 compiles Rotation as one class")
 
 import chainrules as cr  # noqa: E402
 from tests.ad.finite_differences import numerical_gradient  # noqa: E402
+
+# a mark, not a module-level skip: tests/rules/all_cases.py imports every module here
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("scipy.spatial.transform._rotation_xp") is None,
+    reason="SciPy before 1.16 compiles Rotation as one class")
 
 Rotation, Slerp = transform.Rotation, transform.Slerp
 CASES: list = []   # no rules: SciPy's array-API backend is traced

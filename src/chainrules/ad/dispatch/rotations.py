@@ -7,7 +7,8 @@ operations and so traced (the arrays it makes are followed: `writes.FOLLOWED`). 
 values keep the compiled backend. Older SciPy releases compile ``Rotation`` as one class, which
 cannot take traced values: a traced value reaching it raises, naming the line.
 
->>> import numpy as np, chainrules as cr
+>>> import numpy as np, chainrules as cr, pytest
+>>> _ = pytest.importorskip("scipy.spatial.transform._rotation_xp")   # SciPy 1.16+
 >>> from scipy.spatial.transform import Rotation
 >>> angle = cr.grad(lambda t: Rotation.from_rotvec([0.0, 0.0, t]).apply([1.0, 0.0, 0.0])[1])
 >>> round(float(angle(0.0)), 12)   # d sin(t)/dt at 0

@@ -14,11 +14,10 @@ Calls on plain values keep SciPy's code.
 from __future__ import annotations
 
 import inspect
-import sys
 from typing import Any
 
 from ..trace.values import holds_traced
-from .routes import Swap
+from .routes import Swap, loaded_module
 
 __all__ = ["swaps"]
 
@@ -48,8 +47,8 @@ def swaps() -> list:
     (in the releases whose ``at._op`` takes the arguments read here)."""
     if _made:
         return _made
-    module = sys.modules.get(_MODULE)
-    if module is None or getattr(getattr(module, "__spec__", None), "_initializing", False):
+    module = loaded_module(_MODULE)
+    if module is None:
         return []
     original = vars(module.at).get("_op")
     if original is None or list(inspect.signature(original).parameters) != _PARAMETERS:

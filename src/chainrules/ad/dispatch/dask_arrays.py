@@ -35,7 +35,7 @@ from typing import Any
 
 from ..trace.errors import TracingError
 from ..trace.traced import Traced
-from .routes import REROUTED, Rerouted, Swap
+from .routes import REROUTED, Rerouted, Swap, loaded_module
 
 __all__ = ["swaps", "lazy_guard"]
 
@@ -44,8 +44,8 @@ _made: list = []
 
 def swaps() -> list:
     """The replacements to install while tracing, once ``dask.array`` is imported."""
-    module = sys.modules.get("dask.array.core")
-    if module is None or getattr(getattr(module, "__spec__", None), "_initializing", False):
+    module = loaded_module("dask.array.core")
+    if module is None:
         return []
     if _made:
         return _made

@@ -40,7 +40,7 @@ from ..trace.errors import TracingError
 from ..trace.traced import primal_value
 from ..trace.values import holds_traced
 from .interpolants import refuse_methods, refuse_traced_nodes
-from .routes import REROUTED, Rerouted, Swap
+from .routes import REROUTED, Rerouted, Swap, loaded_module
 
 __all__ = ["swaps"]
 
@@ -182,8 +182,8 @@ _made: list = []
 
 def swaps() -> list:
     """The replacements to install while tracing, once ``scipy.interpolate`` is imported."""
-    module = sys.modules.get("scipy.interpolate")
-    if module is None or getattr(getattr(module, "__spec__", None), "_initializing", False):
+    module = loaded_module("scipy.interpolate")
+    if module is None:
         return []
     if _made:
         return _made

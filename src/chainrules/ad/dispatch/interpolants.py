@@ -52,7 +52,6 @@ array([-0.0625,  0.5625,  0.5625, -0.0625])
 from __future__ import annotations
 
 import functools
-import sys
 import types
 from typing import Any
 
@@ -61,7 +60,7 @@ import numpy as np
 from ..trace.errors import TracingError
 from ..trace.traced import primal_value
 from ..trace.values import holds_traced, holds_variables
-from .routes import INHERITED, REROUTED, Rerouted, Swap
+from .routes import INHERITED, REROUTED, Rerouted, Swap, loaded_module
 
 __all__ = ["swaps", "argument_of", "replaced_argument", "refuse_traced_nodes",
            "refuse_traced_interpolant", "refuse_methods"]
@@ -558,8 +557,8 @@ _made: list = []
 
 def swaps() -> list:
     """The replacements to install while tracing, once ``scipy.interpolate`` is imported."""
-    module = sys.modules.get("scipy.interpolate")
-    if module is None or getattr(getattr(module, "__spec__", None), "_initializing", False):
+    module = loaded_module("scipy.interpolate")
+    if module is None:
         return []
     if _made:
         return _made

@@ -19,7 +19,6 @@ the density (``integrate_*``, ``resample``, ``marginal``). Reading ``kde.dataset
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import numpy as np
@@ -27,7 +26,7 @@ import numpy as np
 from ..trace.errors import TracingError
 from ..trace.traced import primal_value
 from ..trace.values import holds_traced
-from .routes import Swap
+from .routes import Swap, loaded_module
 
 __all__ = ["swaps"]
 
@@ -104,8 +103,8 @@ _made: list = []
 
 def swaps() -> list:
     """The replacements to install while tracing, once ``scipy.stats`` is imported."""
-    module = sys.modules.get("scipy.stats")
-    if module is None or getattr(getattr(module, "__spec__", None), "_initializing", False):
+    module = loaded_module("scipy.stats")
+    if module is None:
         return []
     if _made:
         return _made

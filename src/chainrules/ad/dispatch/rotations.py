@@ -17,11 +17,10 @@ cannot take traced values: a traced value reaching it raises, naming the line.
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 from ..trace.values import holds_traced
-from .routes import Swap
+from .routes import Swap, loaded_module
 
 __all__ = ["swaps"]
 
@@ -52,9 +51,8 @@ def swaps() -> list:
     if _made:
         return _made
     for compiled_name, array_api_name in _BACKENDS:
-        compiled, array_api = sys.modules.get(compiled_name), sys.modules.get(array_api_name)
-        if compiled is None or array_api is None or getattr(
-                getattr(array_api, "__spec__", None), "_initializing", False):
+        compiled, array_api = loaded_module(compiled_name), loaded_module(array_api_name)
+        if compiled is None or array_api is None:
             return []
         for name, function in vars(compiled).items():
             twin = getattr(array_api, name, None)

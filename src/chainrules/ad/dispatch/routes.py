@@ -27,7 +27,8 @@ from ..trace.tape import record
 from ..trace.values import holds_traced
 
 __all__ = ["ORIGINALS", "ROUTED", "ROUTED_METHODS", "REROUTED", "INHERITED", "Swap", "Rerouted",
-           "TRACED_PATHS", "traced_path", "routed", "routed_method", "add_loaded_method_lists"]
+           "TRACED_PATHS", "traced_path", "routed", "routed_method", "add_loaded_method_lists",
+           "loaded_module"]
 
 
 ORIGINALS = {
@@ -135,6 +136,20 @@ def _trampoline_code(target: Any, free_variables: int, name: str) -> types.CodeT
     consts = tuple(target if type(c) is float and c == _PLACEHOLDER else c
                    for c in inner.co_consts)
     return inner.replace(co_consts=consts, co_name=name)
+
+
+def loaded_module(name: str) -> Any:
+    """The module ``name`` if the program has imported it and it is done importing (importlib
+    marks a module whose code is still running, as when a library's modules import each
+    other), else None: routes are made for loaded modules only.
+
+    >>> loaded_module("numpy") is np, loaded_module("a.module.nobody.imported")
+    (True, None)
+    """
+    module = sys.modules.get(name)
+    if module is None or getattr(getattr(module, "__spec__", None), "_initializing", False):
+        return None
+    return module
 
 
 class Swap:

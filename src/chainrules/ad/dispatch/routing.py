@@ -68,7 +68,7 @@ from . import methods, writes  # noqa: F401
 from .bound_names import scan, scan_namespace, stdlib_namespace
 from .creation import NUMPY_REROUTED, REPLACEMENTS
 from .routes import (INHERITED, KEPT, ORIGINALS, REROUTED, ROUTED, ROUTED_METHODS, TRACED_PATHS,
-                     Rerouted, Swap, add_loaded_method_lists, routed, routed_method,
+                     Rerouted, Swap, add_loaded_method_lists, loaded_module, routed, routed_method,
                      traced_path)
 
 __all__ = ["enter", "exit", "routing_held", "tracing"]
@@ -189,9 +189,8 @@ def _new_routes() -> list:
     plan = [Swap(module, name, _PLAIN_NUMPY, np)
             for module, name in _numpy_references_of_extensions()]
     for entry in TRACED_PATHS:
-        module = sys.modules.get(entry[0])
-        if entry in _seen_routes or module is None or getattr(
-                getattr(module, "__spec__", None), "_initializing", False):
+        module = loaded_module(entry[0])
+        if entry in _seen_routes or module is None:
             continue
         _seen_routes.add(entry)
         function = _traced_path_target(module, entry[1])
@@ -210,9 +209,8 @@ def _new_routes() -> list:
             if all(swap is not rerouted for swap in plan):  # an alias: one function, once
                 plan.append(rerouted)
     for entry in ROUTED + ROUTED_METHODS:
-        module = sys.modules.get(entry[0])  # only modules the program imported
-        if entry in _seen_routes or module is None or getattr(
-                getattr(module, "__spec__", None), "_initializing", False):
+        module = loaded_module(entry[0])  # only modules the program imported
+        if entry in _seen_routes or module is None:
             continue
         _seen_routes.add(entry)
         plan.append(_function_route(module, entry[1]) if len(entry) == 2

@@ -39,7 +39,6 @@ array([0.5 , 0.25, 0.25])
 
 from __future__ import annotations
 
-import sys
 import warnings
 from typing import Any
 
@@ -50,7 +49,7 @@ from ..trace.traced import primal_value
 from ..trace.values import holds_traced
 from .interpolants import (argument_of, refuse_traced_interpolant, refuse_traced_nodes,
                            replaced_argument)
-from .routes import Swap
+from .routes import Swap, loaded_module
 
 __all__ = ["swaps"]
 
@@ -324,8 +323,8 @@ _made: list = []
 
 def swaps() -> list:
     """The replacements to install while tracing, once ``scipy.interpolate`` is imported."""
-    module = sys.modules.get("scipy.interpolate")
-    if module is None or getattr(getattr(module, "__spec__", None), "_initializing", False):
+    module = loaded_module("scipy.interpolate")
+    if module is None:
         return []
     if _made:
         return _made

@@ -13,11 +13,10 @@ SciPy's own, and its ``solve`` refuses traced values loudly.
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 from ..trace.values import holds_traced
-from .routes import REROUTED, Rerouted
+from .routes import REROUTED, Rerouted, loaded_module
 
 __all__ = ["swaps"]
 
@@ -60,8 +59,8 @@ _made: list = []
 
 def swaps() -> list:
     """The replacements to install while tracing, once ``scipy.sparse.linalg`` is imported."""
-    module = sys.modules.get("scipy.sparse.linalg")
-    if module is None or getattr(getattr(module, "__spec__", None), "_initializing", False):
+    module = loaded_module("scipy.sparse.linalg")
+    if module is None:
         return []
     if _made:
         return _made

@@ -1,15 +1,14 @@
-"""``scipy.spatial.ConvexHull``, ``KDTree`` and ``Delaunay.find_simplex`` while tracing. Built on traced points, a hull is
-Qhull's on the plain points (its facets, vertices and every attribute SciPy computes), with
-``volume`` and ``area`` computed from the traced points
+"""``scipy.spatial.ConvexHull``, ``KDTree`` and ``Delaunay.find_simplex`` while tracing.
+Built on traced points, a hull is Qhull's on the plain points (its facets, vertices and every
+attribute SciPy computes), with ``volume`` and ``area`` computed from the traced points
 (`chainrules.rules.scipy.spatial.structures.hull_measures`) and ``points`` the traced points;
 adding points to a traced hull is refused by name. A ``KDTree`` built on traced data keeps
 them; its ``query`` at traced points, or of a traced tree, finds the neighbours on the plain
 values and computes their distances from the traced ones (`neighbor_distances`).
 ``Delaunay.find_simplex`` at traced points answers on their plain values (simplex indices:
 not differentiable; the barycentric coordinates from ``transform`` are then differentiable in
-the points). SciPy's
-``cKDTree`` is a compiled type, which cannot be changed: a traced value reaching it raises,
-naming the line (``KDTree`` is the same tree).
+the points). SciPy's ``cKDTree`` is a compiled type, which cannot be changed: a traced value
+reaching it raises, naming the line (``KDTree`` is the same tree).
 
 >>> import numpy as np, chainrules as cr, scipy.spatial
 >>> square = np.array([[0.0, 0.0], [2.0, 0.0], [2.0, 1.0], [0.0, 1.0], [1.0, 0.5]])
@@ -19,7 +18,6 @@ array([0.5, 1. ])
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import numpy as np
@@ -27,7 +25,7 @@ import numpy as np
 from ..trace.errors import TracingError
 from ..trace.traced import primal_value
 from ..trace.values import holds_traced
-from .routes import Swap
+from .routes import Swap, loaded_module
 
 __all__ = ["swaps"]
 
@@ -94,8 +92,8 @@ def swaps() -> list:
     """The replacements to install while tracing, once ``scipy.spatial`` is imported."""
     if _made:
         return _made
-    module = sys.modules.get("scipy.spatial")
-    if module is None or getattr(getattr(module, "__spec__", None), "_initializing", False):
+    module = loaded_module("scipy.spatial")
+    if module is None:
         return []
     hull, tree, triangulation = module.ConvexHull, module.KDTree, module.Delaunay
     _made.extend([Swap(hull, "__init__", _hull_init(vars(hull)["__init__"]),

@@ -132,3 +132,17 @@ def test_where_helpers_match_scipys_and_differentiate():
     np.testing.assert_allclose(
         cr.grad(lambda v: np.sum(lazywhere(v > 0, (v,), np.square, 7.0)))(x),
         [[0.0, 1.0], [6.0, 0.0]])
+
+
+def test_lazyselect_with_a_number_for_its_elements():
+    # a choice that returns a number (trapezoid's moments: lambda d: 1.0 where d == 0, of no
+    # element here) fills its elements as np.place repeats it; before, its one element
+    # shifted every later piece
+    d = np.array([0.8, 0.5, 1.0])
+
+    def select(v):
+        return lazyselect([v == 0.0, (0.0 < v) & (v < 1.0), v == 1.0],
+                          [lambda t: 1.0, lambda t: t ** 2 + t + 1, lambda t: 3], (v,))
+
+    np.testing.assert_array_equal(select(d), [0.8 ** 2 + 1.8, 0.5 ** 2 + 1.5, 3.0])
+    np.testing.assert_allclose(cr.grad(lambda v: np.sum(select(v)))(d), [2.6, 2.0, 0.0])

@@ -119,7 +119,10 @@ def lazyselect(condlist: Any, choicelist: Any, arrays: Any, default: Any = 0) ->
         if np.all(cond is False):
             continue
         chosen = np.flatnonzero(np.broadcast_to(cond, shape))
-        pieces.append(np.reshape(func(*(array[chosen] for array in flat)), (-1,)))
+        piece = np.reshape(func(*(array[chosen] for array in flat)), (-1,))
+        if piece.shape[0] != chosen.size:  # a number (often of no element), repeated as
+            piece = piece[np.arange(chosen.size) % piece.shape[0]]  # np.place repeats it
+        pieces.append(piece)
         source[chosen] = offset + np.arange(chosen.size)
         offset += chosen.size
     return np.reshape(np.concatenate(pieces)[source], shape)

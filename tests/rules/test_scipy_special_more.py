@@ -79,6 +79,8 @@ LATER_CASES = [
     case(sp.agm, X, T), case(sp.agm, 2.0, np.array([1.5, 2.0, 3.0])), case(sp.agm, -X, -T),
     case(sp.ellipj, X, 0), case(sp.ellipj, X, 1),
 ]
+if hasattr(sp._ufuncs, "_scaled_exp1"):  # x e^x E1(x), of gompertz's and invgauss' entropy
+    LATER_CASES.append(case(sp._ufuncs._scaled_exp1, np.array([0.3, 1.5, 40.0])))
 CASES = _cases() + LATER_CASES
 
 

@@ -44,7 +44,7 @@ from ....core.projection import ProjectTo
 from ....core.registry import frule, positional_form, rrule
 from ....core.structure import leaves, tangent_at, tangent_from_paths
 from ....core.tangents import AbstractZero, NoTangent, ZeroTangent
-from ....core.thunks import unthunk
+from ....core.thunks import Thunk, unthunk
 from ...define import (Call, _output_cotangents, _output_tangent, define,
                       normalize_axis_tuple, per_argument, unsupported)
 from ...numpy.signal import (_dx_from_intervals, _trapezoid_dx, _trapezoid_parts, _trapezoid_x,
@@ -181,8 +181,12 @@ def _integral_rrule(name: str, config: Any, func: Callable, a: Any, b: Any, args
             dfunc, dargs = parameters.none
             return (NoTangent(), dfunc, ZeroTangent(), ZeroTangent()) + (dargs,) * args_slot \
                 + trailing
-        da = ZeroTangent() if infinite_a else project_a(-_inner(func(a, *args), weight))
-        db = ZeroTangent() if infinite_b else project_b(_inner(func(b, *args), weight))
+        # lazy: the integrand at a limit is computed only for a limit an engine differentiates
+        # (a support's end, where a density may divide by zero, is often a constant)
+        da = ZeroTangent() if infinite_a else \
+            Thunk(lambda: project_a(-_inner(func(a, *args), weight)))
+        db = ZeroTangent() if infinite_b else \
+            Thunk(lambda: project_b(_inner(func(b, *args), weight)))
         dfunc, dargs = parameters.none
         if parameters:
             def vjp(t: float) -> Any:

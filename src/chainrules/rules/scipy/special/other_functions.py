@@ -145,6 +145,8 @@ def _ellipe(y: Any, m: Any) -> Any:
 
 scalar_rule(sps.exp1, lambda y, x: -np.exp(-x) / x)
 scalar_rule(sps.expi, lambda y, x: np.exp(x) / x)
+if hasattr(sps._ufuncs, "_scaled_exp1"):  # x e^x E1(x), of gompertz's and invgauss' entropy
+    scalar_rule(sps._ufuncs._scaled_exp1, lambda y, x: y * (1 + x) / x - 1)
 scalar_rule(sps.expn, None, _expn_x)
 scalar_rule(sps.kl_div, lambda y, x, t: np.log(x / t), lambda y, x, t: 1 - x / t)
 scalar_rule(sps.rel_entr, lambda y, x, t: np.log(x / t) + 1, lambda y, x, t: -x / t)

@@ -28,7 +28,7 @@ import functools
 from typing import Any
 
 import numpy as np
-from scipy.stats._distn_infrastructure import rv_generic
+from scipy.stats._distn_infrastructure import rv_continuous, rv_generic
 
 __all__ = ["stats", "entropy", "expect", "moment"]
 
@@ -110,9 +110,38 @@ def entropy(distribution: Any, *args: Any, **kwds: Any) -> Any:
     valid = _valid(distribution, shapes, scale)
     if any(np.ndim(s) for s in shapes):
         value = distribution.vecentropy(*shapes)
+    elif type(distribution)._entropy is rv_continuous._entropy:
+        value = _integrated_entropy(distribution, shapes)
     else:
         value = distribution._entropy(*shapes)
     return _where_valid(valid, value + np.log(scale))
+
+
+def _integrated_entropy(distribution: Any, shapes: tuple) -> Any:
+    """SciPy's entropy of a continuous distribution without a closed form: the quadrature of
+    ``entr(pdf)`` over the support (again between the quantiles 1e-10 and 1 - 1e-10 if that
+    is NaN), with the integrand a constant 0 where the pdf underflows to 0: SciPy's is 0 there
+    too, and its derivative would be NaN (``entr'(0) = -inf`` times the pdf's derivative 0,
+    or the pdf's own ``0 * inf``, as ``exp(-exp(x^b))``'s far in the tail)."""
+    import scipy.integrate
+    import scipy.special
+
+    def integrand(x: Any) -> Any:
+        density = distribution._pdf(x, *shapes)
+        if np.ndim(x) == 0:  # quad's nodes, one at a time
+            return scipy.special.entr(density) if density > 0 else 0.0
+        positive = density > 0  # (nodes at once): the density again where it is positive
+        inside = np.where(positive, x, x[np.argmax(positive)])
+        return np.where(positive, scipy.special.entr(distribution._pdf(inside, *shapes)), 0.0)
+
+    low, high = distribution._get_support(*shapes)
+    with np.errstate(over="ignore"):
+        value = scipy.integrate.quad(integrand, low, high)[0]
+    if not np.isnan(value):
+        return value
+    lower, upper = distribution.ppf([1e-10, 1.0 - 1e-10], *shapes)
+    return scipy.integrate.quad(integrand, lower if np.isinf(low) else low,
+                                upper if np.isinf(high) else high)[0]
 
 
 def moment(distribution: Any, order: int, *args: Any, **kwds: Any) -> Any:

@@ -138,9 +138,20 @@ CATEGORIES: dict[str, list[str]] = {
         "scipy.integrate.cumulative_trapezoid", "scipy.integrate.simpson",
         "scipy.integrate.odeint", "scipy.integrate.solve_ivp",
         *[f"scipy.stats.{name}.{method}" for name in (
-            "norm", "t", "beta", "gamma", "expon", "laplace", "cauchy", "chi2", "logistic",
-            "uniform", "vonmises", "truncnorm", "gennorm", "pareto", "gumbel_r", "gumbel_l",
-            "halfnorm", "rayleigh", "lognorm", "weibull_min", "invgamma", "skewnorm", "f", "genextreme")
+            "norm", "expon", "laplace", "cauchy", "logistic", "uniform", "t", "gamma", "chi2",
+            "beta", "vonmises", "truncnorm", "gennorm", "pareto", "gumbel_r", "gumbel_l",
+            "halfnorm", "rayleigh", "lognorm", "weibull_min", "invgamma", "skewnorm", "genextreme",
+            "f", "alpha", "anglit", "arcsine", "argus", "betaprime", "bradford", "burr", "burr12",
+            "chi", "cosine", "dgamma", "dweibull", "erlang", "exponnorm", "exponpow", "exponweib",
+            "fatiguelife", "fisk", "foldcauchy", "foldnorm", "genexpon", "gengamma",
+            "genhalflogistic", "genlogistic", "genpareto", "gibrat", "gompertz", "halfcauchy",
+            "halflogistic", "halfgennorm", "hypsecant", "invgauss", "invweibull", "johnsonsb",
+            "johnsonsu", "kappa3", "laplace_asymmetric", "levy", "levy_l", "loggamma",
+            "loglaplace", "loguniform", "lomax", "maxwell", "mielke", "moyal", "nakagami",
+            "norminvgauss", "powerlaw", "powerlognorm", "powernorm", "rdist", "recipinvgauss",
+            "rice", "semicircular", "skewcauchy", "trapezoid", "triang", "truncexpon",
+            "truncpareto", "truncweibull_min", "vonmises_line", "wald", "weibull_max",
+            "wrapcauchy", "jf_skew_t", "reciprocal")
           for method in ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf")],
         *[f"scipy.stats.{name}.{method}" for name in (
             "poisson", "binom", "nbinom", "bernoulli", "geom", "betabinom")

@@ -50,6 +50,46 @@ POINTS = {
 }
 QUANTILES = [0.2, 0.4, 0.8]  # not the median: laplace's quantile has a kink in curvature
 
+# The distributions of chainrules/rules/scipy/stats/continuous.py's second part: x at the
+# quantiles 0.15, 0.4 and 0.85 (no kink there, nor at QUANTILES: dgamma's and dweibull's 0,
+# loglaplace's 1, triang's c, trapezoid's c and d), loc 0.1, scale 1.3. Name -> (shapes, the
+# same as integers where a cdf shape partial is numerical or refused). Their variants
+# (scalar, float32, broadcast) are sampled: parameters broadcast against x, in logpdf.
+MORE = {
+    "alpha": ((1.7,), (1.7,)), "anglit": ((), ()), "arcsine": ((), ()),
+    "argus": ((1.3,), (1.3,)), "betaprime": ((2.5, 3.5), (2, 3)),
+    "bradford": ((0.7,), (0.7,)), "burr": ((3.5, 2.5), (3.5, 2.5)),
+    "burr12": ((2.5, 1.5), (2.5, 1.5)), "chi": ((3.5,), (3,)), "cosine": ((), ()),
+    "dgamma": ((1.7,), (2,)), "dweibull": ((1.7,), (1.7,)), "erlang": ((3,), (3,)),
+    "exponnorm": ((1.5,), (1.5,)), "exponpow": ((2.5,), (2.5,)),
+    "exponweib": ((2.5, 1.5), (2.5, 1.5)), "fatiguelife": ((0.8,), (0.8,)),
+    "fisk": ((3.5,), (3.5,)), "foldcauchy": ((1.5,), (1.5,)), "foldnorm": ((1.3,), (1.3,)),
+    "genexpon": ((1.5, 2.5, 1.2), (1.5, 2.5, 1.2)), "gengamma": ((2.5, 1.5), (2, 1.5)),
+    "genhalflogistic": ((0.6,), (0.6,)), "genlogistic": ((1.5,), (1.5,)),
+    "genpareto": ((0.3,), (0.3,)), "gibrat": ((), ()), "gompertz": ((0.9,), (0.9,)),
+    "halfcauchy": ((), ()), "halflogistic": ((), ()), "halfgennorm": ((1.5,), (2,)),
+    "hypsecant": ((), ()), "invgauss": ((0.7,), (0.7,)), "invweibull": ((2.5,), (2.5,)),
+    "johnsonsb": ((0.5, 1.5), (0.5, 1.5)), "johnsonsu": ((0.5, 1.5), (0.5, 1.5)),
+    "kappa3": ((1.5,), (1.5,)), "laplace_asymmetric": ((1.5,), (1.5,)),
+    "levy": ((), ()), "levy_l": ((), ()), "loggamma": ((1.5,), (2,)),
+    "loglaplace": ((3.5,), (3.5,)), "loguniform": ((0.5, 3.5), (0.5, 3.5)),
+    "reciprocal": ((0.5, 3.5), (0.5, 3.5)), "lomax": ((1.9,), (1.9,)), "maxwell": ((), ()),
+    "mielke": ((3.5, 2.5), (3.5, 2.5)), "moyal": ((), ()), "nakagami": ((1.5,), (2,)),
+    "norminvgauss": ((1.5, 0.5), (2, 1)), "powerlaw": ((1.7,), (1.7,)),
+    "powerlognorm": ((2.1, 0.45), (2.1, 0.45)), "powernorm": ((2.1,), (2.1,)),
+    "rdist": ((2.5,), (3,)), "recipinvgauss": ((0.6,), (0.6,)), "rice": ((0.8,), (0.8,)),
+    "semicircular": ((), ()), "skewcauchy": ((0.5,), (0.5,)),
+    "trapezoid": ((0.2, 0.75), (0.2, 0.75)), "triang": ((0.3,), (0.3,)),
+    "truncexpon": ((2.5,), (2.5,)), "truncpareto": ((1.8, 3.5), (1.8, 3.5)),
+    "truncweibull_min": ((2.5, 0.25, 1.75), (2.5, 0.25, 1.75)),
+    "vonmises_line": ((1.7,), (1.7,)), "wald": ((), ()), "weibull_max": ((1.7,), (1.7,)),
+    "wrapcauchy": ((0.5,), (0.5,)), "jf_skew_t": ((2.5, 3.5), (2, 3)),
+}
+MORE = {name: shapes for name, shapes in MORE.items() if name in CONTINUOUS}  # this SciPy's
+for _name, (_shapes, _integers) in MORE.items():
+    POINTS[_name] = (list(getattr(st, _name).ppf([0.15, 0.4, 0.85], *_shapes, loc=0.1,
+                                                 scale=1.3)), 0.1, 1.3, _shapes, _integers)
+
 # name -> (k points, differentiable shapes, the same with refused cdf shapes as integers)
 DISCRETE_POINTS = {
     "poisson": ([0, 1, 3], (2.3,), (2.3,)),
@@ -80,12 +120,19 @@ def _continuous_cases() -> list:
             density = method in ("logpdf", "pdf")
             used = shapes if density or not _refused_in_cdf(name) else integers
             x = np.array(QUANTILES if method in ("ppf", "isf") else xs)
-            cases.append(case(f, x, *used, loc, scale, id=f"{name}.{method}"))
+            # the accumulation checks (the cotangent kinds, added in place) test scalar_rule's
+            # one mechanism: a MORE distribution's broadcast case runs them, its others not
+            options = {"check_accumulation": False} if name in MORE else {}
+            cases.append(case(f, x, *used, loc, scale, id=f"{name}.{method}", **options))
             if used is not integers and not density and _numerical_in_cdf(name):
                 # numerical shape partials are first order in the shape: a case without
                 # them for the order-2 sweep (tests/rules/test_order2_registry.py)
-                cases.append(case(f, x[:2], *integers, loc, scale, id=f"{name}.{method}-int"))
-            if method in ("logpdf", "cdf", "ppf"):
+                cases.append(case(f, x[:2], *integers, loc, scale, id=f"{name}.{method}-int",
+                                  **options))
+            if name in MORE and method == "logpdf":
+                cases.append(case(f, x.reshape(3, 1), *used, np.array([loc, loc + 0.05]),
+                                  scale, id=f"{name}.{method}-broadcast"))
+            elif method in ("logpdf", "cdf", "ppf") and name not in MORE:
                 # Python numbers, float32 arguments (SciPy computes in float64: the
                 # cotangents are projected) and parameters broadcast against x
                 cases.append(case(f, float(x[1]), *used, loc, scale,
@@ -151,7 +198,9 @@ def test_every_distribution_and_method_has_a_case():
 def _second_order_cases() -> list:
     cases = []
     for name, (xs, loc, scale, shapes, integers) in POINTS.items():
-        for method in CONTINUOUS_METHODS:
+        # a MORE distribution's three formulas (density, cdf, quantile); the registry's sweep
+        # (tests/rules/test_order2_registry.py) takes every method at order 2
+        for method in ("logpdf", "cdf", "ppf") if name in MORE else CONTINUOUS_METHODS:
             density = method in ("logpdf", "pdf")
             used = shapes if density or not _numerical_in_cdf(name) else integers
             x = np.array(QUANTILES[:2] if method in ("ppf", "isf") else xs[:2])
@@ -385,8 +434,8 @@ def test_refused_parameter_held_constant_is_fine():
 
 
 def test_distribution_without_rules_is_refused_by_name():
-    with pytest.raises(NotImplementedError, match="scipy.stats.gompertz.logpdf"):
-        cr.grad(lambda x: st.gompertz.logpdf(x, 1.5))(0.7)
+    with pytest.raises(NotImplementedError, match="scipy.stats.ncx2.logpdf"):
+        cr.grad(lambda x: st.ncx2.logpdf(x, 2.5, 1.5))(0.7)
 
 
 def test_plain_calls_outside_a_trace_are_untouched():

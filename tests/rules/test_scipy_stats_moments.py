@@ -50,6 +50,17 @@ MOMENTS = {
     "norm moment 4, frozen": lambda p: st.norm(p[0], p[1]).moment(4),
     "t moment 2": lambda p: st.t.moment(2, p[0] + 3.0, scale=p[1]),
     "norm expect of t^2": lambda p: st.norm.expect(lambda t: t ** 2, loc=p[0], scale=p[1]),
+    # SciPy's _lazyselect with a choice that returns a number (of no element): before, one
+    # element too many shifted every later piece (a wrong value and gradient, silently)
+    "trapezoid mean": lambda p: st.trapezoid.mean(p[0] / 8, 0.5 + p[1] / 4, scale=p[1]),
+    # the quadrature of entr(pdf) (no closed form): NaN before, 0 times entr'(0) = -inf where
+    # the pdf underflows, and exp(-exp(t^b))'s 0 times inf far in the tail
+    "foldnorm entropy": lambda p: st.foldnorm.entropy(p[0], scale=p[1]),
+    "exponpow entropy": lambda p: st.exponpow.entropy(p[0]),
+    # the quadrature's derivative in its limits, not evaluated at a constant limit (alpha's
+    # density divides by its support's end, 0)
+    "alpha entropy": lambda p: st.alpha.entropy(p[0] + 2.0, scale=p[1]),
+    "gompertz entropy": lambda p: st.gompertz.entropy(p[0], scale=p[1]),  # x e^x E1(x)
     "gamma expect, conditional": lambda p: st.gamma.expect(lambda t: np.sqrt(t), args=(p[0],),
                                                            scale=p[1], lb=0.5, ub=3.0,
                                                            conditional=True),

@@ -266,7 +266,7 @@ TRACED_PATHS = [
        "scipy.stats._continuous_distns", f"{owner}.fit", "chainrules.rules.scipy.stats.fits",
        "continuous_fit") for owner in ("rv_continuous", "logistic_gen", "lognorm_gen",
                                        "rayleigh_gen", "skewnorm_gen", "weibull_min_gen",
-                                       "beta_gen")],
+                                       "beta_gen", "powerlaw_gen")],
     ("scipy.stats._distn_infrastructure", "rv_generic.nnlf",
      "chainrules.rules.scipy.stats.fits", "negative_log_likelihood"),
     ("scipy.signal._upfirdn", "upfirdn", "chainrules.rules.scipy.signal.composed"),

@@ -7,9 +7,10 @@ function per (distribution, method), ``gamma.cdf(x, a, loc, scale)``, its argume
 (`redirect` resolves keywords and defaults with SciPy's own parser). Values always come from
 SciPy; the rules are `scalar_rule` s whose partials come from ONE table of formulas:
 
-- continuous: per distribution, the standardized log-density ``log f(z; shapes)`` with
-  ``z = (x - loc) / scale`` differentiated in ``z`` and in each shape parameter, and the
-  standardized cdf ``F(z; shapes)`` differentiated in each shape parameter. Everything else is
+- continuous (the table is ``continuous.py``'s `CONTINUOUS`): per distribution, the
+  standardized log-density ``log f(z; shapes)`` with ``z = (x - loc) / scale``
+  differentiated in ``z`` and in each shape parameter, and the standardized cdf
+  ``F(z; shapes)`` differentiated in each shape parameter. Everything else is
   derived once, in `_continuous_partials`: ``pdf = exp(logpdf)``; cdf in ``x`` is the pdf;
   ``loc``/``scale`` through ``z``; ``sf = 1 - cdf``; ``logcdf``/``logsf`` as ratios computed
   as ``exp(logpdf - logcdf)``; ``ppf``/``isf`` by the implicit function theorem
@@ -20,7 +21,7 @@ SciPy; the rules are `scalar_rule` s whose partials come from ONE table of formu
 
 Every partial is written with calls that have rules (NumPy, ``scipy.special``, the stand-ins
 themselves), so every rule can be differentiated again (hessians). A cdf shape partial without
-a closed form (gamma, chi2, beta, t, vonmises, gennorm, nbinom's ``n``) comes from the one hook
+a closed form (gamma, chi2, beta, t, gennorm, nbinom's ``n``...) comes from the one hook
 `_cdf_shape_partial`; until it is wired it raises NotImplementedError naming the distribution,
 the method and the parameter when that parameter is differentiated (never a silent zero).
 
@@ -44,26 +45,12 @@ from scipy.stats._distn_infrastructure import (rv_continuous, rv_continuous_froz
 from ....core.registry import non_differentiable, recorded_whole, register_method
 from ....core.scalar_rule import scalar_rule
 from ...refused_arguments import scalar_rule_refusing as _scalar_rule_refusing
+from .continuous import CDF_VIA_SPECIAL, CONTINUOUS, Continuous
 
 __all__ = ["STAND_INS", "CONTINUOUS", "DISCRETE", "PENDING", "ROUTED_METHODS", "redirect",
            "stand_in"]
 
-_SQRT_2PI = float(np.sqrt(2 * np.pi))
-
-
 # --- the table ------------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Continuous:
-    """A continuous distribution's derivatives in standardized form, ``z = (x - loc)/scale``:
-    ``dlogf_dz(z, *shapes)``, ``dlogf[i](z, *shapes)`` (in shape ``i``) and ``dcdf[i](z,
-    *shapes)`` (``None``: no closed form, see `_cdf_shape_partial`)."""
-
-    shapes: tuple
-    dlogf_dz: Callable
-    dlogf: tuple = ()
-    dcdf: tuple = ()
-
 
 @dataclass(frozen=True)
 class Discrete:
@@ -74,63 +61,6 @@ class Discrete:
     shapes: tuple
     dlogpmf: tuple
     dcdf: tuple
-
-
-def _phi(z: Any) -> Any:
-    return np.exp(-z * z / 2) / _SQRT_2PI
-
-
-def _mills(t: Any) -> Any:
-    """phi(t) / Phi(t), through the log of Phi (finite far in the left tail)."""
-    return np.exp(-t * t / 2 - sps.log_ndtr(t)) / _SQRT_2PI
-
-
-def _truncnorm_mass(a: Any, b: Any) -> Any:
-    """``ndtr(b) - ndtr(a)``, from the upper tail when it is the smaller one."""
-    return np.where(a > 0, sps.ndtr(-a) - sps.ndtr(-b), sps.ndtr(b) - sps.ndtr(a))
-
-
-def _truncnorm_cdf(z: Any, a: Any, b: Any) -> Any:
-    return (sps.ndtr(z) - sps.ndtr(a)) / _truncnorm_mass(a, b)
-
-
-def _t_dlogf_ddf(z: Any, df: Any) -> Any:
-    return (0.5 * (sps.digamma((df + 1) / 2) - sps.digamma(df / 2)) - 1 / (2 * df)
-            - 0.5 * np.log1p(z * z / df) + (df + 1) * z * z / (2 * df * (df + z * z)))
-
-
-def _gennorm_dlogf_dbeta(z: Any, beta: Any) -> Any:
-    power = np.abs(z) ** beta
-    return 1 / beta + sps.digamma(1 / beta) / (beta * beta) - sps.xlogy(power, np.abs(z))
-
-
-_NODES, _WEIGHTS = np.polynomial.legendre.leggauss(64)
-
-
-def _vonmises_dcdf_dkappa(z: Any, kappa: Any) -> Any:
-    """``d F(z; kappa)/d kappa`` for SciPy's von Mises cdf, which adds whole periods (that do
-    not depend on kappa) to the cdf at ``r = z - 2 pi round(z / 2 pi)`` in ``[-pi, pi]``:
-
-    - ``kappa < 50`` (SciPy sums a series): ``int f(t) (cos t - I1/I0) dt`` over the shorter
-      tail, ``[-pi, r]`` or minus ``[r, pi]`` (the integral over the period is 0), by 64-point
-      Gauss-Legendre quadrature (smooth integrand: about 1e-11 relative);
-    - ``kappa >= 50`` (SciPy's normal approximation ``ndtr(c sin(r/2))``, ``c = sqrt(2/pi) /
-      i0e(kappa)``): its derivative, ``phi(c sin(r/2)) sin(r/2) c (1 - i1e/i0e)``.
-    """
-    r = z - 2 * np.pi * np.round(z / (2 * np.pi))
-    ratio = sps.i1e(kappa) / sps.i0e(kappa)
-    left = r <= 0
-    start, end = np.where(left, -np.pi, r), np.where(left, r, np.pi)
-    half = np.expand_dims((end - start) / 2, -1)
-    t = half * (_NODES + 1) + np.expand_dims(start, -1)
-    k = np.expand_dims(kappa, -1)
-    density = np.exp(k * (np.cos(t) - 1)) / (2 * np.pi * sps.i0e(k))
-    tail = np.sum(half * _WEIGHTS * density * (np.cos(t) - np.expand_dims(ratio, -1)), axis=-1)
-    series = np.where(left, tail, -tail)
-    c = np.sqrt(2 / np.pi) / sps.i0e(kappa)
-    sine = np.sin(r / 2)
-    normal = _phi(c * sine) * sine * c * (1 - ratio)
-    return np.where(kappa < 50, series, normal)
 
 
 def _positive_floor(j: Any) -> Any:
@@ -168,35 +98,6 @@ def _bernoulli_dcdf(j: Any, p: Any) -> Any:          # cdf = 1 - p on [0, 1)
     return np.where((j >= 0) & (j < 1), -1 + 0 * p, 0 * p)
 
 
-def _gev_u(z: Any, c: Any) -> tuple:
-    """Generalized extreme value, ``u = log(1 - c z)/c`` (``-z`` at ``c = 0``; F = exp(-e^u),
-    log f = u - e^u - log(1 - c z)) and ``du/dc``, whose closed form cancels near ``c z = 0``:
-    there its series ``-sum_k (k - 1)/k c^(k-2) z^k`` (five terms: 1e-16 relative at |cz| <
-    1e-3)."""
-    near = np.abs(c * z) < 1e-3
-    safe = np.where(near, 1.0, c)
-    log1p = np.log1p(-safe * z)
-    u = np.where(near, -z * (1 + c * z * (1 / 2 + c * z * (1 / 3 + c * z / 4))), log1p / safe)
-    exact = (-safe * z / (1 - safe * z) - log1p) / (safe * safe)
-    series = -z * z * (1 / 2 + c * z * (2 / 3 + c * z * (3 / 4 + c * z * (4 / 5 + c * z * 5 / 6))))
-    return u, np.where(near, series, exact)
-
-
-def _gev_dlogf_dz(z: Any, c: Any) -> Any:
-    u, _ = _gev_u(z, c)
-    return (np.exp(u) + c - 1) / (1 - c * z)
-
-
-def _gev_dlogf_dc(z: Any, c: Any) -> Any:
-    u, du = _gev_u(z, c)
-    return du * (1 - np.exp(u)) + z / (1 - c * z)
-
-
-def _gev_dcdf_dc(z: Any, c: Any) -> Any:
-    u, du = _gev_u(z, c)
-    return -np.exp(u - np.exp(u)) * du
-
-
 def _betabinom_dlogpmf_da(j: Any, n: Any, a: Any, b: Any) -> Any:
     return sps.digamma(j + a) - sps.digamma(n + a + b) - sps.digamma(a) + sps.digamma(a + b)
 
@@ -222,67 +123,6 @@ def _betabinom_dcdf(j: Any, n: Any, a: Any, b: Any, which: int) -> Any:
 
 
 # Continuous: name -> Continuous(shapes, d log f/dz, d log f/d shape, d F/d shape).
-CONTINUOUS: dict[str, Continuous] = {
-    "norm": Continuous((), lambda z: -z),
-    "expon": Continuous((), lambda z: 0 * z - 1),
-    "laplace": Continuous((), lambda z: -np.sign(z)),
-    "cauchy": Continuous((), lambda z: -2 * z / (1 + z * z)),
-    "logistic": Continuous((), lambda z: -np.tanh(z / 2)),
-    "uniform": Continuous((), lambda z: 0 * z),
-    "t": Continuous(("df",), lambda z, df: -(df + 1) * z / (df + z * z),
-                    (_t_dlogf_ddf,), (None,)),
-    "gamma": Continuous(("a",), lambda z, a: (a - 1) / z - 1,
-                        (lambda z, a: np.log(z) - sps.digamma(a),), (None,)),
-    "chi2": Continuous(("df",), lambda z, df: (df / 2 - 1) / z - 0.5,
-                       (lambda z, df: 0.5 * (np.log(z / 2) - sps.digamma(df / 2)),), (None,)),
-    "beta": Continuous(("a", "b"), lambda z, a, b: (a - 1) / z - (b - 1) / (1 - z),
-                       (lambda z, a, b: np.log(z) - sps.digamma(a) + sps.digamma(a + b),
-                        lambda z, a, b: np.log1p(-z) - sps.digamma(b) + sps.digamma(a + b)),
-                       (None, None)),
-    "vonmises": Continuous(("kappa",), lambda z, kappa: -kappa * np.sin(z),
-                           (lambda z, kappa: np.cos(z) - sps.i1e(kappa) / sps.i0e(kappa),),
-                           (_vonmises_dcdf_dkappa,)),
-    "truncnorm": Continuous(
-        ("a", "b"), lambda z, a, b: -z,
-        (lambda z, a, b: _phi(a) / _truncnorm_mass(a, b),
-         lambda z, a, b: -_phi(b) / _truncnorm_mass(a, b)),
-        (lambda z, a, b: _phi(a) / _truncnorm_mass(a, b) * (_truncnorm_cdf(z, a, b) - 1),
-         lambda z, a, b: -_phi(b) / _truncnorm_mass(a, b) * _truncnorm_cdf(z, a, b))),
-    "gennorm": Continuous(("beta",),
-                          lambda z, beta: -beta * np.abs(z) ** (beta - 1) * np.sign(z),
-                          (_gennorm_dlogf_dbeta,), (None,)),
-    "pareto": Continuous(("b",), lambda z, b: -(b + 1) / z,
-                         (lambda z, b: 1 / b - np.log(z),),
-                         (lambda z, b: np.exp(-b * np.log(z)) * np.log(z),)),
-    "gumbel_r": Continuous((), lambda z: np.exp(-z) - 1),
-    "gumbel_l": Continuous((), lambda z: 1 - np.exp(z)),
-    "halfnorm": Continuous((), lambda z: -z),
-    "rayleigh": Continuous((), lambda z: 1 / z - z),
-    "lognorm": Continuous(("s",), lambda z, s: -(1 + np.log(z) / (s * s)) / z,
-                          (lambda z, s: (np.log(z) ** 2 / (s * s) - 1) / s,),
-                          (lambda z, s: -_phi(np.log(z) / s) * np.log(z) / (s * s),)),
-    "weibull_min": Continuous(("c",), lambda z, c: (c - 1) / z - c * z ** (c - 1),
-                              (lambda z, c: 1 / c + np.log(z) * (1 - z ** c),),
-                              (lambda z, c: np.exp(-z ** c) * z ** c * np.log(z),)),
-    "invgamma": Continuous(("a",), lambda z, a: (1 / z - a - 1) / z,
-                           (lambda z, a: -np.log(z) - sps.digamma(a),), (None,)),
-    # log f = log 2 + log phi(z) + log Phi(a z); F = Phi(z) - 2 T(z, a) (Owen's T)
-    "skewnorm": Continuous(("a",), lambda z, a: a * _mills(a * z) - z,
-                           (lambda z, a: z * _mills(a * z),),
-                           (lambda z, a: -np.exp(-z * z * (1 + a * a) / 2)
-                            / (np.pi * (1 + a * a)),)),
-    # log f = (n log n + m log m)/2 + (n/2 - 1) log z - (n + m)/2 log(m + n z) - log B(n/2, m/2)
-    "genextreme": Continuous(("c",), _gev_dlogf_dz, (_gev_dlogf_dc,), (_gev_dcdf_dc,)),
-    "f": Continuous(("dfn", "dfd"),
-                    lambda z, n, m: (n / 2 - 1) / z - (n + m) / 2 * n / (m + n * z),
-                    (lambda z, n, m: (np.log(n * z / (m + n * z)) + 1 - (n + m) * z / (m + n * z)
-                                      - sps.digamma(n / 2) + sps.digamma((n + m) / 2)) / 2,
-                     lambda z, n, m: (np.log(m / (m + n * z)) + 1 - (n + m) / (m + n * z)
-                                      - sps.digamma(m / 2) + sps.digamma((n + m) / 2)) / 2),
-                    (None, None)),
-}
-
-# Discrete: name -> Discrete(shapes, d log pmf / d shape, d cdf / d shape).
 DISCRETE: dict[str, Discrete] = {
     "poisson": Discrete(("mu",), (lambda j, mu: j / mu - 1,), (_poisson_dcdf,)),
     "binom": Discrete(("n", "p"), (None, lambda j, n, p: j / p - (n - j) / (1 - p)),
@@ -301,61 +141,17 @@ DISCRETE: dict[str, Discrete] = {
 }
 
 
-def _beta_density(a: Any, b: Any, x: Any) -> Any:
-    """``d betainc(a, b, x)/dx``."""
-    return np.exp(sps.xlogy(a - 1, x) + sps.xlog1py(b - 1, -x) - sps.betaln(a, b))
-
-
-def _gamma_density(a: Any, x: Any) -> Any:
-    """``d gammainc(a, x)/dx``."""
-    return np.exp(sps.xlogy(a - 1, x) - x - sps.gammaln(a))
-
-
-def _t_dcdf_ddf(special: Any, z: Any, df: Any) -> Any:
-    """F = 1/2 + sign(z)/2 (1 - I_w(df/2, 1/2)), w = df / (df + z^2)."""
-    w = df / (df + z * z)
-    dw = z * z / ((df + z * z) * (df + z * z))
-    return -0.5 * np.sign(z) * (0.5 * special.betainc_da(df / 2, 0.5, w)
-                                + _beta_density(df / 2, 0.5, w) * dw)
-
-
-def _gennorm_dcdf_dbeta(special: Any, z: Any, beta: Any) -> Any:
-    """F = 1/2 + sign(z)/2 P(1/beta, |z|^beta)."""
-    w = np.abs(z) ** beta
-    return 0.5 * np.sign(z) * (-special.gammainc_da(1 / beta, w) / (beta * beta)
-                               + _gamma_density(1 / beta, w) * sps.xlogy(w, np.abs(z)))
-
-
-def _f_dcdf(special: Any, z: Any, n: Any, m: Any, numerator: bool) -> Any:
-    """F = I_w(n/2, m/2), w = n z / (n z + m): in the numerator's degrees of freedom ``n`` or
-    the denominator's ``m``."""
-    w = n * z / (n * z + m)
-    if numerator:
-        return 0.5 * special.betainc_da(n / 2, m / 2, w) + _beta_density(n / 2, m / 2, w) * (
-            z * m / ((n * z + m) * (n * z + m)))
-    return 0.5 * special.betainc_db(n / 2, m / 2, w) - _beta_density(n / 2, m / 2, w) * (
-        n * z / ((n * z + m) * (n * z + m)))
-
-
 def _nbinom_dcdf_dn(special: Any, j: Any, n: Any, p: Any) -> Any:
     """cdf = betainc(n, k + 1, p)."""
     k, inside = _positive_floor(j)
     return np.where(inside, special.betainc_da(n, np.maximum(k, 0) + 1, p), 0 * n)
 
 
-# (distribution, parameter) -> the cdf partial from ``chainrules.rules.scipy.special.parameters`` (``special``):
-# derivatives of gammainc in a and betainc in a, b, computed by converged series there.
+# (distribution, parameter) -> the cdf partial from ``chainrules.rules.scipy.special.parameters``
+# (``special``): the continuous distributions' (`CDF_VIA_SPECIAL`) and nbinom's.
 _VIA_SPECIAL: dict = {
-    ("gamma", "a"): lambda special: lambda z, a: special.gammainc_da(a, z),
-    ("invgamma", "a"): lambda special: lambda z, a: special.gammaincc_da(a, 1 / z),
-    ("chi2", "df"): lambda special: lambda z, df: 0.5 * special.gammainc_da(df / 2, z / 2),
-    ("beta", "a"): lambda special: lambda z, a, b: special.betainc_da(a, b, z),
-    ("beta", "b"): lambda special: lambda z, a, b: special.betainc_db(a, b, z),
-    ("t", "df"): lambda special: lambda z, df: _t_dcdf_ddf(special, z, df),
-    ("gennorm", "beta"): lambda special: lambda z, beta: _gennorm_dcdf_dbeta(special, z, beta),
+    **CDF_VIA_SPECIAL,
     ("nbinom", "n"): lambda special: lambda j, n, p: _nbinom_dcdf_dn(special, j, n, p),
-    ("f", "dfn"): lambda special: lambda z, n, m: _f_dcdf(special, z, n, m, True),
-    ("f", "dfd"): lambda special: lambda z, n, m: _f_dcdf(special, z, n, m, False),
 }
 
 

@@ -154,7 +154,8 @@ CATEGORIES: dict[str, list[str]] = {
             "wrapcauchy", "jf_skew_t", "reciprocal")
           for method in ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf")],
         *[f"scipy.stats.{name}.{method}" for name in (
-            "poisson", "binom", "nbinom", "bernoulli", "geom", "betabinom")
+            "poisson", "binom", "nbinom", "bernoulli", "geom", "betabinom", "betanbinom",
+            "logser", "planck", "boltzmann", "dlaplace", "yulesimon", "zipf", "skellam")
           for method in ("logpmf", "pmf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf")],
         "scipy.stats.multivariate_normal.logpdf", "scipy.stats.multivariate_normal.pdf",
         "scipy.stats.dirichlet.logpdf", "scipy.stats.dirichlet.pdf",

@@ -98,7 +98,16 @@ DISCRETE_POINTS = {
     "bernoulli": ([0, 1, 1], (0.3,), (0.3,)),
     "geom": ([1, 2, 4], (0.3,), (0.3,)),
     "betabinom": ([0, 2, 5], (7, 2.5, 3.5), (7, 2.5, 3.5)),
+    "betanbinom": ([0, 2, 5], (5, 2.3, 1.6), (5, 2.3, 1.6)),
+    "logser": ([1, 2, 4], (0.6,), (0.6,)),
+    "planck": ([0, 1, 3], (0.51,), (0.51,)),
+    "boltzmann": ([0, 2, 5], (1.4, 19), (1.4, 19)),
+    "dlaplace": ([-2, 0, 3], (0.8,), (0.8,)),
+    "yulesimon": ([1, 2, 5], (2.5,), (2.5,)),
+    "zipf": ([1, 2, 5], (2.6,), (2.6,)),
+    "skellam": ([-2, 0, 3], (1.5, 2.5), (1.5, 2.5)),
 }
+DISCRETE_POINTS = {name: points for name, points in DISCRETE_POINTS.items() if name in DISCRETE}
 
 
 def _refused_in_cdf(name: str) -> bool:

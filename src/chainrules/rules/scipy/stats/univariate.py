@@ -123,6 +123,67 @@ def _betabinom_dcdf(j: Any, n: Any, a: Any, b: Any, which: int) -> Any:
 
 
 # Continuous: name -> Continuous(shapes, d log f/dz, d log f/d shape, d F/d shape).
+def _summed(distribution: str, which: int, low: int) -> Callable:
+    """d cdf/d shape ``which`` of ``distribution`` as the sum of its pmf's partials over the
+    counts ``low, ..., floor(j)``, on one grid (its length the largest ``j``) broadcast
+    against the parameters: for a cdf without a closed form, as logser's and zipf's."""
+    def partial(j: Any, *shapes: Any) -> Any:
+        k, inside = _positive_floor(j)
+        k, *shapes = np.broadcast_arrays(k, *shapes)
+        top = int(np.max(np.where(inside, k, 0), initial=0))
+        grid = np.arange(low, max(top, low) + 1).reshape((-1,) + (1,) * np.ndim(k))
+        logpmf = _BY_KEY[distribution, "logpmf"](grid, *shapes, 0)
+        derivative = DISCRETE[distribution].dlogpmf[which](grid, *shapes)
+        terms = np.where(grid <= k, np.exp(logpmf) * derivative, 0.0)
+        return np.where(inside & (k >= low), np.sum(terms, axis=0), 0.0)
+
+    return partial
+
+
+def _zipf_dlogpmf(j: Any, a: Any) -> Any:
+    """pmf = k^-a / zeta(a)."""
+    from ..special.parameters import zeta_dx
+
+    return -np.log(j) - zeta_dx(a, 1.0) / sps.zeta(a, 1.0)
+
+
+def _boltzmann_dcdf(j: Any, lam: Any, n: Any) -> Any:
+    """F = (1 - e^(-lam (k + 1)))/(1 - e^(-lam N)) on 0 <= k < N."""
+    k, inside = _positive_floor(j)
+    mass = -np.expm1(-lam * n)
+    cdf = -np.expm1(-lam * (k + 1)) / mass
+    partial = ((k + 1) * np.exp(-lam * (k + 1)) - cdf * n * np.exp(-lam * n)) / mass
+    return np.where(inside & (k < n), partial, 0 * lam)
+
+
+def _dlaplace_dcdf(j: Any, a: Any) -> Any:
+    """F = 1 - e^(-a k)/(e^a + 1) (k >= 0), e^(a (k + 1))/(e^a + 1) (k < 0)."""
+    k = np.floor(j)
+    total = np.exp(a) + 1
+    right = np.exp(-a * np.maximum(k, 0)) * (k / total + np.exp(a) / (total * total))
+    left = np.exp(a * (np.minimum(k, -1) + 1)) * ((k + 1) / total - np.exp(a) / (total * total))
+    return np.where(k >= 0, right, left)
+
+
+def _skellam_ratio(step: int) -> Callable:
+    """pmf(k + step)/pmf(k) - 1: d log pmf/d mu1 (``step`` -1) or /d mu2 (+1)."""
+    def partial(j: Any, mu1: Any, mu2: Any) -> Any:
+        logpmf = _BY_KEY["skellam", "logpmf"]
+        return np.exp(logpmf(j + step, mu1, mu2, 0) - logpmf(j, mu1, mu2, 0)) - 1
+
+    return partial
+
+
+def _skellam_dcdf(step: int) -> Callable:
+    """-pmf(k) (mu1, ``step`` 0) or pmf(k + 1) (mu2, 1): the pmf's partials telescope."""
+    def partial(j: Any, mu1: Any, mu2: Any) -> Any:
+        value = np.exp(_BY_KEY["skellam", "logpmf"](np.floor(j) + step, mu1, mu2, 0))
+        return value if step else -value
+
+    return partial
+
+
+# Discrete: name -> Discrete(shapes, d log pmf / d shape, d cdf / d shape).
 DISCRETE: dict[str, Discrete] = {
     "poisson": Discrete(("mu",), (lambda j, mu: j / mu - 1,), (_poisson_dcdf,)),
     "binom": Discrete(("n", "p"), (None, lambda j, n, p: j / p - (n - j) / (1 - p)),
@@ -138,7 +199,41 @@ DISCRETE: dict[str, Discrete] = {
     "betabinom": Discrete(("n", "a", "b"), (None, _betabinom_dlogpmf_da, _betabinom_dlogpmf_db),
                           (None, lambda j, n, a, b: _betabinom_dcdf(j, n, a, b, 0),
                            lambda j, n, a, b: _betabinom_dcdf(j, n, a, b, 1))),
+    # pmf = C(n + k - 1, k) B(a + n, b + k)/B(a, b)
+    "betanbinom": Discrete(("n", "a", "b"),
+                           (None, lambda j, n, a, b: sps.digamma(a + n) - sps.digamma(a + n + b + j)
+                            - sps.digamma(a) + sps.digamma(a + b),
+                            lambda j, n, a, b: sps.digamma(b + j) - sps.digamma(a + n + b + j)
+                            - sps.digamma(b) + sps.digamma(a + b)),
+                           (None, _summed("betanbinom", 1, 0), _summed("betanbinom", 2, 0))),
+    # pmf = -p^k/(k log(1 - p)), k >= 1
+    "logser": Discrete(("p",), (lambda j, p: j / p + 1 / ((1 - p) * np.log1p(-p)),),
+                       (_summed("logser", 0, 1),)),
+    # pmf = (1 - e^-lam) e^(-lam k); F = 1 - e^(-lam (k + 1))
+    "planck": Discrete(("lambda_",), (lambda j, lam: 1 / np.expm1(lam) - j,),
+                       (lambda j, lam: np.where(j >= 0, (np.floor(j) + 1)
+                                                * np.exp(-lam * (np.floor(j) + 1)), 0 * lam),)),
+    # pmf = (1 - e^-lam) e^(-lam k)/(1 - e^(-lam N)) on 0 <= k < N
+    "boltzmann": Discrete(("lambda_", "N"),
+                          (lambda j, lam, n: 1 / np.expm1(lam) - j - n / np.expm1(lam * n), None),
+                          (_boltzmann_dcdf, None)),
+    # pmf = tanh(a/2) e^(-a |k|)
+    "dlaplace": Discrete(("a",), (lambda j, a: 1 / np.sinh(a) - np.abs(j),), (_dlaplace_dcdf,)),
+    # pmf = alpha B(k, alpha + 1); F = 1 - k B(k, alpha + 1)
+    "yulesimon": Discrete(("alpha",),
+                          (lambda j, alpha: 1 / alpha + sps.digamma(alpha + 1)
+                           - sps.digamma(j + alpha + 1),),
+                          (lambda j, alpha: np.where(
+                              j >= 1, -np.floor(j) * sps.beta(np.maximum(np.floor(j), 1), alpha + 1)
+                              * (sps.digamma(alpha + 1) - sps.digamma(np.floor(j) + alpha + 1)),
+                              0 * alpha),)),
+    "zipf": Discrete(("a",), (_zipf_dlogpmf,), (_summed("zipf", 0, 1),)),
+    # the difference of two Poisson counts: d pmf(k)/d mu1 = pmf(k - 1) - pmf(k)
+    "skellam": Discrete(("mu1", "mu2"), (_skellam_ratio(-1), _skellam_ratio(1)),
+                        (_skellam_dcdf(0), _skellam_dcdf(1))),
 }
+# Only the distributions of the installed SciPy (betanbinom is newer than some it admits).
+DISCRETE = {name: table for name, table in DISCRETE.items() if hasattr(st, name)}
 
 
 def _nbinom_dcdf_dn(special: Any, j: Any, n: Any, p: Any) -> Any:
@@ -173,8 +268,9 @@ def _cdf_shape_partial(distribution: str, parameter: str) -> Callable | None:
 # gives it: filled in at registration, for the documentation and the tests.
 PENDING: list[tuple[str, str, str]] = []
 
-_PENDING = ("its cdf has no closed-form derivative in this parameter (a derivative of "
-            "gammainc or betainc in its first parameters, not wired yet)")
+_PENDING = ("its cdf has no derivative in this parameter in closed form nor from gammainc's or "
+            "betainc's in their parameters (SciPy integrates it numerically, or the special "
+            "function's derivative in it is not in chainrules); its density's is")
 
 CONTINUOUS_METHODS = ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf")
 DISCRETE_METHODS = ("logpmf", "pmf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf")

@@ -151,7 +151,7 @@ CATEGORIES: dict[str, list[str]] = {
             "norminvgauss", "powerlaw", "powerlognorm", "powernorm", "rdist", "recipinvgauss",
             "rice", "semicircular", "skewcauchy", "trapezoid", "triang", "truncexpon",
             "truncpareto", "truncweibull_min", "vonmises_line", "wald", "weibull_max",
-            "wrapcauchy", "jf_skew_t", "reciprocal")
+            "wrapcauchy", "jf_skew_t", "reciprocal", "ncx2", "geninvgauss")
           for method in ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf")],
         *[f"scipy.stats.{name}.{method}" for name in (
             "poisson", "binom", "nbinom", "bernoulli", "geom", "betabinom", "betanbinom",
@@ -652,7 +652,8 @@ def _distribution_lines() -> Iterator[str]:
     yield "| distribution | differentiable in | methods |"
     yield "|---|---|---|"
     for name, table in scipy_stats.CONTINUOUS.items():
-        arguments = ", ".join(("x", *table.shapes, "loc", "scale"))
+        shapes = [s for s, partial in zip(table.shapes, table.dlogf) if partial is not None]
+        arguments = ", ".join(("x", *shapes, "loc", "scale"))
         yield f"| `{name}` | {arguments} | {', '.join(scipy_stats.CONTINUOUS_METHODS)} |"
     for name, table in scipy_stats.DISCRETE.items():
         shapes = [s for s, partial in zip(table.shapes, table.dlogpmf) if partial is not None]

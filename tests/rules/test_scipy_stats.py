@@ -84,6 +84,8 @@ MORE = {
     "truncweibull_min": ((2.5, 0.25, 1.75), (2.5, 0.25, 1.75)),
     "vonmises_line": ((1.7,), (1.7,)), "wald": ((), ()), "weibull_max": ((1.7,), (1.7,)),
     "wrapcauchy": ((0.5,), (0.5,)), "jf_skew_t": ((2.5, 3.5), (2, 3)),
+    # a shape without a derivative anywhere (ncx2's df, geninvgauss' p): an integer throughout
+    "ncx2": ((3, 1.5), (3, 1.5)), "geninvgauss": ((2, 1.5), (2, 2)),
 }
 MORE = {name: shapes for name, shapes in MORE.items() if name in CONTINUOUS}  # this SciPy's
 for _name, (_shapes, _integers) in MORE.items():
@@ -443,8 +445,19 @@ def test_refused_parameter_held_constant_is_fine():
 
 
 def test_distribution_without_rules_is_refused_by_name():
-    with pytest.raises(NotImplementedError, match="scipy.stats.ncx2.logpdf"):
-        cr.grad(lambda x: st.ncx2.logpdf(x, 2.5, 1.5))(0.7)
+    with pytest.raises(NotImplementedError, match="scipy.stats.nct.logpdf"):
+        cr.grad(lambda x: st.nct.logpdf(x, 2.5, 1.5))(0.7)
+
+
+@pytest.mark.parametrize("method", ["logpdf", "cdf"])
+def test_a_shape_without_a_density_derivative_is_refused_in_every_method(method):
+    # ncx2's degrees of freedom; its noncentrality is differentiable (d/dnc = half the
+    # difference with df + 2)
+    with pytest.raises(NotImplementedError, match=f"scipy.stats.ncx2.{method}.*respect to df"):
+        cr.grad(lambda df: getattr(st.ncx2, method)(1.3, df, 1.5))(3.5)
+    f = lambda nc: getattr(st.ncx2, method)(1.3, 3.5, nc)  # noqa: E731
+    expected = (f(1.5 + 1e-6) - f(1.5 - 1e-6)) / 2e-6
+    assert cr.grad(f)(1.5) == pytest.approx(expected, rel=1e-6)
 
 
 def test_plain_calls_outside_a_trace_are_untouched():

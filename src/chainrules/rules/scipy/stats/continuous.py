@@ -31,8 +31,9 @@ _SQRT_2PI = float(np.sqrt(2 * np.pi))
 @dataclass(frozen=True)
 class Continuous:
     """A continuous distribution's derivatives in standardized form, ``z = (x - loc)/scale``:
-    ``dlogf_dz(z, *shapes)``, ``dlogf[i](z, *shapes)`` (in shape ``i``) and ``dcdf[i](z,
-    *shapes)`` (``None``: no closed form, see `_cdf_shape_partial`)."""
+    ``dlogf_dz(z, *shapes)``, ``dlogf[i](z, *shapes)`` (in shape ``i``; ``None``: the shape
+    has no derivative, refused by name in every method) and ``dcdf[i](z, *shapes)``
+    (``None``: no closed form, see `CDF_VIA_SPECIAL`)."""
 
     shapes: tuple
     dlogf_dz: Callable
@@ -418,6 +419,24 @@ def _jf_skew_t_dlogf(which: int) -> Callable:
     return partial
 
 
+def _ncx2_logpdf(z: Any, df: Any, nc: Any) -> Any:
+    return st.ncx2.logpdf(z, df, nc)
+
+
+def _ncx2_cdf(z: Any, df: Any, nc: Any) -> Any:
+    return st.ncx2.cdf(z, df, nc)
+
+
+def _ncx2_dlogf_dz(z: Any, df: Any, nc: Any) -> Any:
+    """-1/2 + v/z + sqrt(nc/z) I_(v+1)/I_v (sqrt(nc z))/2, v = df/2 - 1 (chi2's at nc = 0)."""
+    v = df / 2 - 1
+    positive = nc > 0
+    safe = np.where(positive, nc, 1.0)
+    t = np.sqrt(safe * z)
+    bessel = np.sqrt(safe / z) * sps.ive(v + 1, t) / sps.ive(v, t) / 2
+    return -0.5 + v / z + np.where(positive, bessel, 0.0)
+
+
 # Continuous: name -> Continuous(shapes, d log f/dz, d log f/d shape, d F/d shape).
 CONTINUOUS: dict[str, Continuous] = {
     "norm": Continuous((), lambda z: -z),
@@ -763,6 +782,18 @@ CONTINUOUS: dict[str, Continuous] = {
                               - 2 * (c - np.cos(z)) / (1 + c * c - 2 * c * np.cos(z)),),
                              (lambda z, c: np.sin(z)
                               / (np.pi * (1 + c * c - 2 * c * np.cos(z))),)),
+    # noncentral chi-squared: f = e^(-(z + nc)/2) (z/nc)^(v/2) I_v(sqrt(nc z))/2, v = df/2 - 1,
+    # and d/dnc of f or F(z; df, nc) = (that at df + 2, less that at df)/2; no derivative in df
+    "ncx2": Continuous(("df", "nc"), _ncx2_dlogf_dz,
+                       (None, lambda z, df, nc: (np.exp(_ncx2_logpdf(z, df + 2, nc)
+                                                        - _ncx2_logpdf(z, df, nc)) - 1) / 2),
+                       (None, lambda z, df, nc: (_ncx2_cdf(z, df + 2, nc)
+                                                 - _ncx2_cdf(z, df, nc)) / 2)),
+    # z^(p-1) e^(-b (z + 1/z)/2)/(2 K_p(b)); K_p's derivative in its order p is not known here
+    "geninvgauss": Continuous(("p", "b"), lambda z, p, b: (p - 1) / z - b * (1 - 1 / (z * z)) / 2,
+                              (None, lambda z, p, b: (sps.kve(p - 1, b) + sps.kve(p + 1, b))
+                               / (2 * sps.kve(p, b)) - (z + 1 / z) / 2),
+                              (None, None)),
     # Jones and Faddy's skew t: (1 + r)^(a + 1/2) (1 - r)^(b + 1/2)/C, r = z/sqrt(a + b + z^2)
     "jf_skew_t": Continuous(("a", "b"), _jf_skew_t_dlogf_dz,
                             (_jf_skew_t_dlogf(0), _jf_skew_t_dlogf(1)), (None, None)),

@@ -272,6 +272,10 @@ _PENDING = ("its cdf has no derivative in this parameter in closed form nor from
             "betainc's in their parameters (SciPy integrates it numerically, or the special "
             "function's derivative in it is not in chainrules); its density's is")
 
+_NO_DENSITY_PARTIAL = ("its density has no derivative in this parameter in closed form (an order of "
+                       "a Bessel function, or a count of degrees of freedom of a noncentral "
+                       "distribution, whose derivative chainrules lacks)")
+
 CONTINUOUS_METHODS = ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf")
 DISCRETE_METHODS = ("logpmf", "pmf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf")
 
@@ -454,6 +458,8 @@ def _formulas(name: str, method: str, table: Continuous) -> tuple:
             for shape, partial in zip(table.shapes, table.dcdf)]
     refused = {1 + i: (shape, _PENDING) for i, shape in enumerate(table.shapes)
                if dcdf[i] is None and method not in ("logpdf", "pdf")}
+    refused.update({1 + i: (shape, _NO_DENSITY_PARTIAL) for i, shape in enumerate(table.shapes)
+                    if table.dlogf[i] is None})
 
     def z_of(x, parameters):
         return (x - parameters[-2]) / parameters[-1]

@@ -151,7 +151,8 @@ CATEGORIES: dict[str, list[str]] = {
             "norminvgauss", "powerlaw", "powerlognorm", "powernorm", "rdist", "recipinvgauss",
             "rice", "semicircular", "skewcauchy", "trapezoid", "triang", "truncexpon",
             "truncpareto", "truncweibull_min", "vonmises_line", "wald", "weibull_max",
-            "wrapcauchy", "jf_skew_t", "reciprocal", "ncx2", "geninvgauss")
+            "wrapcauchy", "jf_skew_t", "reciprocal", "ncx2", "geninvgauss",
+            "crystalball")
           for method in ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf")],
         *[f"scipy.stats.{name}.{method}" for name in (
             "poisson", "binom", "nbinom", "bernoulli", "geom", "betabinom", "betanbinom",

@@ -86,11 +86,14 @@ MORE = {
     "wrapcauchy": ((0.5,), (0.5,)), "jf_skew_t": ((2.5, 3.5), (2, 3)),
     # a shape without a derivative anywhere (ncx2's df, geninvgauss' p): an integer throughout
     "ncx2": ((3, 1.5), (3, 1.5)), "geninvgauss": ((2, 1.5), (2, 2)),
+    "crystalball": ((2.0, 3.0), (2.0, 3.0)),
 }
 MORE = {name: shapes for name, shapes in MORE.items() if name in CONTINUOUS}  # this SciPy's
 for _name, (_shapes, _integers) in MORE.items():
     POINTS[_name] = (list(getattr(st, _name).ppf([0.15, 0.4, 0.85], *_shapes, loc=0.1,
                                                  scale=1.3)), 0.1, 1.3, _shapes, _integers)
+if "crystalball" in POINTS:  # a point in its power-law tail (below loc - beta scale), two in
+    POINTS["crystalball"] = ([-3.5, -1.0, 0.8], *POINTS["crystalball"][1:])  # its core
 
 # name -> (k points, differentiable shapes, the same with refused cdf shapes as integers)
 DISCRETE_POINTS = {

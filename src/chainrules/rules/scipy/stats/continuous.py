@@ -437,6 +437,62 @@ def _ncx2_dlogf_dz(z: Any, df: Any, nc: Any) -> Any:
     return -0.5 + v / z + np.where(positive, bessel, 0.0)
 
 
+def _crystalball_parts(beta: Any, m: Any) -> tuple:
+    """``log N`` (the normalization: ``1/N = m/(beta (m - 1)) e^(-beta^2/2) + sqrt(2 pi)
+    Phi(beta)``) and its partials in ``beta`` and ``m``."""
+    tail = np.exp(-beta * beta / 2)
+    inverse = m / (beta * (m - 1)) * tail + _SQRT_2PI * sps.ndtr(beta)
+    return (-np.log(inverse),
+            tail * (beta * beta + m) / (beta * beta * (m - 1)) / inverse,
+            tail / (beta * (m - 1) ** 2) / inverse)
+
+
+def _crystalball_tail(z: Any, beta: Any, m: Any) -> tuple:
+    """The power-law tail's ``B - z``, ``B = m/beta - beta`` (kept positive where z is in
+    the Gaussian core, whose branch is taken there)."""
+    return np.maximum(m / beta - beta - z, m / beta)
+
+
+def _crystalball_dlogf(which: int) -> Callable:
+    """d log f/d beta (``which`` 0) or /dm (1): log N - z^2/2 (z > -beta), else log N
+    + m log(m/beta) - beta^2/2 - m log(B - z)."""
+    def partial(z: Any, beta: Any, m: Any) -> Any:
+        dlog_n = _crystalball_parts(beta, m)[1 + which]
+        gap = _crystalball_tail(z, beta, m)
+        if which == 0:
+            tail = -m / beta - beta + m * (m / (beta * beta) + 1) / gap
+        else:
+            tail = np.log(m / beta) + 1 - np.log(gap) - m / (beta * gap)
+        return dlog_n + np.where(z > -beta, 0 * z, tail)
+
+    return partial
+
+
+def _crystalball_dcdf(which: int) -> Callable:
+    """F = N G: G = (m/beta) e^(-beta^2/2)/(m - 1) + sqrt(2 pi) (Phi(z) - Phi(-beta))
+    (z > -beta), else (m/beta)^m e^(-beta^2/2) (B - z)^(1-m)/(m - 1)."""
+    def partial(z: Any, beta: Any, m: Any) -> Any:
+        log_n, dbeta_n, dm_n = _crystalball_parts(beta, m)
+        tail = np.exp(-beta * beta / 2)
+        core = m / beta * tail / (m - 1) + _SQRT_2PI * (sps.ndtr(z) - sps.ndtr(-beta))
+        if which == 0:
+            dcore = tail * (1 - m * (1 + beta * beta) / (beta * beta * (m - 1)))
+        else:
+            dcore = -tail / (beta * (m - 1) ** 2)
+        gap = _crystalball_tail(z, beta, m)
+        log_power = m * np.log(m / beta) - beta * beta / 2 + (1 - m) * np.log(gap) - np.log(m - 1)
+        if which == 0:
+            dlog_power = -m / beta - beta + (1 - m) * (-m / (beta * beta) - 1) / gap
+        else:
+            dlog_power = np.log(m / beta) + 1 - np.log(gap) + (1 - m) / (beta * gap) - 1 / (m - 1)
+        power = np.exp(log_power)
+        dlog_n = (dbeta_n, dm_n)[which]
+        return np.exp(log_n) * np.where(z > -beta, dlog_n * core + dcore,
+                                        power * (dlog_n + dlog_power))
+
+    return partial
+
+
 # Continuous: name -> Continuous(shapes, d log f/dz, d log f/d shape, d F/d shape).
 CONTINUOUS: dict[str, Continuous] = {
     "norm": Continuous((), lambda z: -z),
@@ -794,6 +850,12 @@ CONTINUOUS: dict[str, Continuous] = {
                               (None, lambda z, p, b: (sps.kve(p - 1, b) + sps.kve(p + 1, b))
                                / (2 * sps.kve(p, b)) - (z + 1 / z) / 2),
                               (None, None)),
+    # a Gaussian core and a power-law tail below -beta (crystalball's two parts above)
+    "crystalball": Continuous(("beta", "m"),
+                              lambda z, beta, m: np.where(
+                                  z > -beta, -z, m / _crystalball_tail(z, beta, m)),
+                              (_crystalball_dlogf(0), _crystalball_dlogf(1)),
+                              (_crystalball_dcdf(0), _crystalball_dcdf(1))),
     # Jones and Faddy's skew t: (1 + r)^(a + 1/2) (1 - r)^(b + 1/2)/C, r = z/sqrt(a + b + z^2)
     "jf_skew_t": Continuous(("a", "b"), _jf_skew_t_dlogf_dz,
                             (_jf_skew_t_dlogf(0), _jf_skew_t_dlogf(1)), (None, None)),

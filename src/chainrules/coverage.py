@@ -171,7 +171,8 @@ CATEGORIES: dict[str, list[str]] = {
             "stdtr", "bdtr", "bdtrc", "bdtri", "nbdtr", "nbdtrc", "nbdtri", "stdtrit", "chdtri",
             "gdtrix", "pdtri", "zetac", "kn", "hankel1", "hankel2", "jve", "yve", "struve", "modstruve",
             "spherical_jn", "spherical_yn", "spherical_in", "spherical_kn", "sici", "shichi",
-            "fresnel", "airy", "agm", "ellipj", "betaincc", "betainccinv")],
+            "fresnel", "airy", "agm", "ellipj", "betaincc", "betainccinv", "inv_boxcox1p",
+            "hyp0f1", "nrdtrimn", "nrdtrisd")],
         *[f"scipy.special.eval_{name}" for name in (
             "jacobi", "legendre", "sh_legendre", "gegenbauer", "chebyt", "chebyu", "chebyc",
             "chebys", "sh_chebyt", "sh_chebyu", "hermite", "hermitenorm", "laguerre",

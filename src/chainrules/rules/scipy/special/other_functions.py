@@ -1,7 +1,8 @@
 """Rules for more of ``scipy.special``, beyond what jax.scipy.special and autograd have:
 exponential integrals (``exp1``, ``expi``, ``expn``), divergences (``kl_div``,
-``rel_entr``), ``poch``, ``spence``, ``hyp1f1`` (in ``x``), Box-Cox transforms (``boxcox``,
-``boxcox1p``, ``inv_boxcox``), Owen's T, ``exprel``, the elliptic integrals (``ellipk``,
+``rel_entr``), ``poch``, ``spence``, ``hyp1f1`` (in ``x``), ``hyp0f1`` (in ``z``), Box-Cox
+transforms (``boxcox``, ``boxcox1p``, ``inv_boxcox``, ``inv_boxcox1p``), the normal's parameters
+from a quantile (``nrdtrimn``, ``nrdtrisd``), Owen's T, ``exprel``, the elliptic integrals (``ellipk``,
 ``ellipe``, ``ellipkm1``, the incomplete ``ellipkinc`` and ``ellipeinc``), the Faddeeva
 function ``wofz`` and the Voigt profile, ``hyp2f1`` (in ``z``), the robust losses ``huber``
 and ``pseudo_huber``, ``erfi``, ``wrightomega``, ``powm1``, ``cosm1``, ``exp2``, ``exp10``,
@@ -160,6 +161,20 @@ scalar_rule_refusing(sps.hyp1f1, "scipy.special.hyp1f1",
 scalar_rule(sps.boxcox, lambda y, x, lmbda: np.power(x, lmbda - 1), _boxcox_lambda)
 scalar_rule(sps.boxcox1p, lambda y, x, lmbda: np.power(1 + x, lmbda - 1), _boxcox1p_lambda)
 scalar_rule(sps.inv_boxcox, _inv_boxcox_y, _inv_boxcox_lambda)
+scalar_rule(sps.inv_boxcox1p, lambda y, x, lmbda: _inv_boxcox_y(y + 1, x, lmbda),  # inv_boxcox - 1
+            lambda y, x, lmbda: _inv_boxcox_lambda(y + 1, x, lmbda))
+scalar_rule_refusing(sps.hyp0f1, "scipy.special.hyp0f1",
+                     (None, lambda y, v, z: sps.hyp0f1(v + 1, z) / v),
+                     {0: ("v", "no closed form (a series in v)")})
+# the normal distribution's mean and standard deviation from a quantile: x - std ndtri(p) and
+# (x - mn)/ndtri(p); d ndtri(p)/dp = sqrt(2 pi) exp(ndtri(p)^2 / 2)
+scalar_rule(sps.nrdtrimn,
+            lambda y, p, std, x: -std * np.sqrt(2 * np.pi) * np.exp(sps.ndtri(p) ** 2 / 2),
+            lambda y, p, std, x: -sps.ndtri(p), lambda y, p, std, x: 1 + 0 * y)
+scalar_rule(sps.nrdtrisd, lambda y, mn, p, x: -1 / sps.ndtri(p),
+            lambda y, mn, p, x: -y / sps.ndtri(p) * np.sqrt(2 * np.pi)
+            * np.exp(sps.ndtri(p) ** 2 / 2),
+            lambda y, mn, p, x: 1 / sps.ndtri(p))
 scalar_rule(sps.owens_t, _owens_t_h, _owens_t_a)
 scalar_rule(sps.exprel, _exprel)
 scalar_rule(sps.ellipk, _ellipk)

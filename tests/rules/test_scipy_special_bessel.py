@@ -85,6 +85,17 @@ MORE_CASES = [
     case(sp.spherical_jn, ORDERS, X), case(sp.spherical_yn, 2, X),
     case(sp.spherical_in, ORDERS, X, True), case(sp.spherical_kn, 1, X + 0.3j),
     case(sp.spherical_jn, 2, X, True), case(sp.spherical_kn, ORDERS, X, True),
+    case(sp.hankel1e, 1, X + 0j), case(sp.hankel2e, 0, X + 0.2j),
+    # Kelvin functions and their derivatives (x = 0: the limit of f'/x in f''), as pairs too
+    *[case(f, np.array([0.5, 1.3, 2.7])) for f in (sp.ber, sp.bei, sp.ker, sp.kei, sp.berp,
+                                                   sp.beip, sp.kerp, sp.keip)],
+    case(sp.berp, np.array([0.0, 0.8])), case(sp.beip, np.array([0.0, 0.8])),
+    case(sp.kelvin, np.array([0.5, 1.3, 2.7])),
+    # integrals of Bessel and Struve functions; besselpoly in a (lmb, nu: constants)
+    *[case(f, np.array([0.5, 1.3, 2.7])) for f in (sp.itj0y0, sp.iti0k0, sp.it2j0y0,
+                                                   sp.it2i0k0, sp.itstruve0, sp.it2struve0,
+                                                   sp.itmodstruve0)],
+    case(sp.besselpoly, np.array([0.4, 1.1]), 2, 1),
 ]
 CASES = _unary_cases() + _ordered_cases() + MORE_CASES
 

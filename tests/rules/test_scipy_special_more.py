@@ -83,6 +83,8 @@ LATER_CASES += [
     case(sp.inv_boxcox1p, np.array([0.3, -0.4, 1.2]), np.array([0.5, 0.0, -0.5])),
     case(sp.inv_boxcox1p, np.array([0.3, 1.5]), 2e-4),  # λ near 0: the series
     case(sp.hyp0f1, 2, np.array([0.3, -1.2, 4.0])),   # an integer v: no tangent (refused)
+    case(sp.hyperu, 1, 2, np.array([0.4, 1.5, 3.0])),
+    case(sp.wright_bessel, 1, 2, np.array([0.3, 1.5, 4.0])),
     case(sp.nrdtrimn, np.array([0.2, 0.7]), np.array([1.5, 0.4]), np.array([0.3, -2.0])),
     case(sp.nrdtrisd, np.array([0.1, -1.0]), np.array([0.2, 0.7]), np.array([0.3, -2.0])),
 ]

@@ -11,6 +11,12 @@ can be differentiated again. The exponentially scaled forms add the derivative o
 ``j0, j1, y0, y1, i0, i1, i0e, i1e, k0, k1, k0e, k1e`` are the orders 0 and 1 of these
 (``scipy.special.jn`` is ``jv`` itself; ``yn`` is ``yv`` for an integer order).
 
+The Kelvin functions (``ber``, ``bei``, ``ker``, ``kei``, their derivatives ``berp``...,
+``kelvin``) differentiate by their differential equation; the integrals of Bessel and Struve
+functions (``itj0y0``, ``iti0k0``, ``it2j0y0``, ``it2i0k0``, ``itstruve0``, ``it2struve0``,
+``itmodstruve0``) to their integrands; ``hankel1e``, ``hankel2e`` and ``besselpoly`` (in
+``a``) by the recurrences.
+
 The order ``v`` has no derivative here (``d/dv`` has no closed form): an integer order has no
 tangent, and a float order is taken as a constant; differentiating with respect to it (a
 traced order) raises `NotImplementedError` naming the function and the argument, never a
@@ -38,6 +44,7 @@ from ....core.registry import rrule
 from ....core.scalar_rule import scalar_rule
 from ....core.tangents import NoTangent
 from ...define import define
+from ...refused_arguments import scalar_rule_refusing
 from ....core.thunks import NotImplementedCotangent
 
 __all__: list = []
@@ -161,6 +168,12 @@ def _on_the_real_line(name: str, f: Any) -> Callable:
 
 _with_order(sps.jve, _on_the_real_line("scipy.special.jve", sps.jve))
 _with_order(sps.yve, _on_the_real_line("scipy.special.yve", sps.yve))
+# hankel1e = hankel1 exp(-i z), hankel2e = hankel2 exp(i z): holomorphic, their scale's
+# derivative added
+_with_order(sps.hankel1e, lambda y, v, z: (sps.hankel1e(v - 1, z) - sps.hankel1e(v + 1, z)) / 2
+            - 1j * y)
+_with_order(sps.hankel2e, lambda y, v, z: (sps.hankel2e(v - 1, z) - sps.hankel2e(v + 1, z)) / 2
+            + 1j * y)
 
 
 # Struve functions: H_v' = (H_{v-1} - H_{v+1} + c) / 2 and L_v' = (L_{v-1} + L_{v+1} + c) / 2,
@@ -173,6 +186,38 @@ _with_order(sps.struve, lambda y, v, x: (sps.struve(v - 1, x) - sps.struve(v + 1
                                          + _struve_term(v, x)) / 2)
 _with_order(sps.modstruve, lambda y, v, x: (sps.modstruve(v - 1, x) + sps.modstruve(v + 1, x)
                                             + _struve_term(v, x)) / 2)
+
+
+# Kelvin functions, ber + i bei = J0(x e^(3 pi i/4)) (ker + i kei likewise of K0): their
+# derivatives are SciPy's berp, beip, kerp, keip, and those of the derivatives come from
+# the differential equation f'' = -f'/x -+ g (g the other of the pair; at x = 0, where f'/x
+# tends to f''(0), f''(0) = -+g(0)/2).
+def _kelvin_second(first: Any, other: Any, sign: float) -> Callable:
+    def second(y: Any, x: Any) -> Any:
+        at_zero = x == 0
+        safe = np.where(at_zero, 1.0, x)
+        return np.where(at_zero, sign * other(x) / 2, -y / safe + sign * other(x))
+    return second
+
+
+scalar_rule(sps.ber, lambda y, x: sps.berp(x))
+scalar_rule(sps.bei, lambda y, x: sps.beip(x))
+scalar_rule(sps.ker, lambda y, x: sps.kerp(x))
+scalar_rule(sps.kei, lambda y, x: sps.keip(x))
+scalar_rule(sps.berp, _kelvin_second(sps.berp, sps.bei, -1.0))
+scalar_rule(sps.beip, _kelvin_second(sps.beip, sps.ber, 1.0))
+scalar_rule(sps.kerp, _kelvin_second(sps.kerp, sps.kei, -1.0))
+scalar_rule(sps.keip, _kelvin_second(sps.keip, sps.ker, 1.0))
+# integrals of Bessel and Struve functions: their derivative is the integrand
+scalar_rule(sps.itstruve0, lambda y, x: sps.struve(0, x))
+scalar_rule(sps.it2struve0, lambda y, x: -sps.struve(0, x) / x)       # int_x^inf H0(t)/t dt
+scalar_rule(sps.itmodstruve0, lambda y, x: sps.modstruve(0, x))
+# besselpoly(a, lmb, nu) = int_0^1 t^lmb J_nu(2 a t) dt: in a, from J's recurrence
+scalar_rule_refusing(sps.besselpoly, "scipy.special.besselpoly",
+                     (lambda y, a, lmb, nu: sps.besselpoly(a, lmb + 1, nu - 1)
+                      - sps.besselpoly(a, lmb + 1, nu + 1), None, None),
+                     {1: ("lmb", "no closed form (t^lmb log t under the integral)"),
+                      2: ("nu", "no closed form (the derivative of J in its order)")})
 
 
 # Spherical Bessel functions spherical_jn(n, z, derivative=False), yn, in, kn (Python

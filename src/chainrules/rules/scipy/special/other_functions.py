@@ -1,6 +1,7 @@
 """Rules for more of ``scipy.special``, beyond what jax.scipy.special and autograd have:
 exponential integrals (``exp1``, ``expi``, ``expn``), divergences (``kl_div``,
-``rel_entr``), ``poch``, ``spence``, ``hyp1f1`` (in ``x``), ``hyp0f1`` (in ``z``), Box-Cox
+``rel_entr``), ``poch``, ``spence``, ``hyp1f1`` (in ``x``), ``hyp0f1`` (in ``z``), ``hyperu``
+and ``wright_bessel`` (in ``x``), Box-Cox
 transforms (``boxcox``, ``boxcox1p``, ``inv_boxcox``, ``inv_boxcox1p``), the normal's parameters
 from a quantile (``nrdtrimn``, ``nrdtrisd``), Owen's T, ``exprel``, the elliptic integrals (``ellipk``,
 ``ellipe``, ``ellipkm1``, the incomplete ``ellipkinc`` and ``ellipeinc``), the Faddeeva
@@ -163,6 +164,15 @@ scalar_rule(sps.boxcox1p, lambda y, x, lmbda: np.power(1 + x, lmbda - 1), _boxco
 scalar_rule(sps.inv_boxcox, _inv_boxcox_y, _inv_boxcox_lambda)
 scalar_rule(sps.inv_boxcox1p, lambda y, x, lmbda: _inv_boxcox_y(y + 1, x, lmbda),  # inv_boxcox - 1
             lambda y, x, lmbda: _inv_boxcox_lambda(y + 1, x, lmbda))
+# d/dx of Tricomi's U and Wright's generalized Bessel function, in their own family
+scalar_rule_refusing(sps.hyperu, "scipy.special.hyperu",
+                     (None, None, lambda y, a, b, x: -a * sps.hyperu(a + 1, b + 1, x)),
+                     {0: ("a", "no closed form (an integral in a)"),
+                      1: ("b", "no closed form (an integral in b)")})
+scalar_rule_refusing(sps.wright_bessel, "scipy.special.wright_bessel",
+                     (None, None, lambda y, a, b, x: sps.wright_bessel(a, a + b, x)),
+                     {0: ("a", "no closed form (a series in a)"),
+                      1: ("b", "no closed form (a series in b)")})
 scalar_rule_refusing(sps.hyp0f1, "scipy.special.hyp0f1",
                      (None, lambda y, v, z: sps.hyp0f1(v + 1, z) / v),
                      {0: ("v", "no closed form (a series in v)")})
@@ -312,17 +322,28 @@ def _several_outputs(f: Any, slopes: Callable) -> None:
         slope * dx for slope in slopes(call.a, call.y)))
 
 
-def _over_x(odd: Any, x: Any) -> Any:
-    """``odd(x) / x``, 1 at x = 0 (sin and sinh)."""
+def _over_x(odd: Any, x: Any, at_zero_value: float = 1.0) -> Any:
+    """``odd(x) / x``, ``at_zero_value`` (its limit: 1 for sin and sinh) at x = 0."""
     at_zero = x == 0
     safe = np.where(at_zero, 1.0, x)
-    return np.where(at_zero, 1.0 + 0 * x, odd(safe) / safe)
+    return np.where(at_zero, at_zero_value + 0 * x, odd(safe) / safe)
 
 
 _several_outputs(sps.sici, lambda x, y: (_over_x(np.sin, x), np.cos(x) / x))
 _several_outputs(sps.shichi, lambda x, y: (_over_x(np.sinh, x), np.cosh(x) / x))
 _several_outputs(sps.fresnel, lambda x, y: (np.sin(np.pi / 2 * x * x), np.cos(np.pi / 2 * x * x)))
 _several_outputs(sps.airy, lambda x, y: (y[1], x * y[0], y[3], x * y[2]))
+# integrals from 0 to x (and from x to infinity: minus) of Bessel functions, whose
+# derivatives are their integrands; (1 - J0(t))/t and (I0(t) - 1)/t tend to 0 at t = 0
+_several_outputs(sps.itj0y0, lambda x, y: (sps.j0(x), sps.y0(x)))
+_several_outputs(sps.iti0k0, lambda x, y: (sps.i0(x), sps.k0(x)))
+_several_outputs(sps.it2j0y0, lambda x, y: (_over_x(lambda t: 1 - sps.j0(t), x, 0.0),
+                                            -sps.y0(x) / x))
+_several_outputs(sps.it2i0k0, lambda x, y: (_over_x(lambda t: sps.i0(t) - 1, x, 0.0),
+                                            -sps.k0(x) / x))
+# Kelvin functions as complex pairs, (Be, Ke, Be', Ke'): Be'' = -Be'/x + i Be (the same for Ke)
+_several_outputs(sps.kelvin, lambda x, y: (y[2], y[3], -y[2] / x + 1j * y[0],
+                                           -y[3] / x + 1j * y[1]))
 
 
 # --- the arithmetic-geometric mean and Jacobi's elliptic functions ------------------------------

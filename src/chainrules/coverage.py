@@ -174,7 +174,9 @@ CATEGORIES: dict[str, list[str]] = {
             "fresnel", "airy", "agm", "ellipj", "betaincc", "betainccinv", "inv_boxcox1p",
             "hyp0f1", "nrdtrimn", "nrdtrisd", "hankel1e", "hankel2e", "ber", "bei", "ker", "kei",
             "berp", "beip", "kerp", "keip", "kelvin", "itj0y0", "iti0k0", "it2j0y0", "it2i0k0",
-            "itstruve0", "it2struve0", "itmodstruve0", "besselpoly", "hyperu", "wright_bessel")],
+            "itstruve0", "it2struve0", "itmodstruve0", "besselpoly", "hyperu", "wright_bessel",
+            "fdtr", "fdtrc", "fdtri", "gdtria", "gdtrib", "btdtria", "btdtrib", "chdtriv",
+            "stdtridf", "pdtrik")],
         *[f"scipy.special.eval_{name}" for name in (
             "jacobi", "legendre", "sh_legendre", "gegenbauer", "chebyt", "chebyu", "chebyc",
             "chebys", "sh_chebyt", "sh_chebyu", "hermite", "hermitenorm", "laguerre",

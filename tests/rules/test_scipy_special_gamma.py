@@ -128,6 +128,13 @@ def _inverse_and_distribution_cases():
         case(sp.nbdtri, 3, 5, unit),
         case(sp.stdtrit, a + 1, unit), case(sp.stdtrit, 4, unit), case(sp.chdtri, a, unit),
         case(sp.gdtrix, x, a, unit), case(sp.gdtrix, 2, 3, unit), case(sp.pdtri, 3, unit),
+        # the F distribution and its quantile; inverses in a parameter (pdtrik's k stops at
+        # its bound 0 at the first point: no derivative there)
+        case(sp.fdtr, a, a + 4, x), case(sp.fdtrc, a, a + 4, x), case(sp.fdtri, a, a + 4, unit),
+        case(sp.gdtria, unit, a, x),
+        case(sp.gdtrib, x, unit, a), case(sp.btdtria, unit, a, np.array([0.3, 0.5, 0.6])),
+        case(sp.btdtrib, a, unit, np.array([0.3, 0.5, 0.6])), case(sp.chdtriv, unit, a),
+        case(sp.stdtridf, np.array([0.6, 0.8, 0.9]), x), case(sp.pdtrik, unit, a),
     ]
     if hasattr(sp, "betainccinv"):  # SciPy 1.12
         cases.append(case(sp.betainccinv, a, np.array([1.9, 1.6, 2.7]), unit))

@@ -3,7 +3,9 @@ zeta families (with ``loggamma``, ``binom``, ``zetac``, the inverses ``gammainci
 ``gammainccinv``, ``betaincinv``, ``betainccinv``, ``ndtri_exp``, and the distribution
 functions ``chdtr``, ``chdtrc``, ``gdtr``, ``gdtrc``, ``pdtr``, ``pdtrc``, ``stdtr``, ``bdtr``,
 ``bdtrc``, ``nbdtr``, ``nbdtrc``, and the inverses ``bdtri``, ``nbdtri``, ``stdtrit``,
-``chdtri``, ``gdtrix``, ``pdtri`` in their continuous arguments), and
+``chdtri``, ``gdtrix``, ``pdtri`` in their continuous arguments, the F distribution's
+``fdtr``, ``fdtrc``, ``fdtri``, and the inverses in a parameter ``gdtria``, ``gdtrib``,
+``btdtria``, ``btdtrib``, ``chdtriv``, ``stdtridf``, ``pdtrik``), and
 SciPy's own ``expm1``, ``log1p``, ``cbrt`` (registered when SciPy is installed).
 
 Each elementwise function is one `scalar_rule` line: its partials are functions of
@@ -262,4 +264,89 @@ scalar_rule_deferring(sps.gdtrix, (lambda y, a, b, p: -y / a,
                                    (a * _gammainc_x(None, b, a * y)),
                                    lambda y, a, b, p: 1 / (a * _gammainc_x(None, b, a * y))), (1,))
 scalar_rule(sps.pdtri, None, lambda y, k, q: -1 / _gammainc_x(None, np.floor(k) + 1, y))
+
+
+# The F distribution, fdtr(dfn, dfd, x) = I_w(dfn/2, dfd/2), w = dfn x/(dfn x + dfd), and its
+# quantile fdtri (the implicit function theorem on fdtr).
+def _f_partials(dfn: Any, dfd: Any, x: Any) -> tuple:
+    """fdtr's partials in dfn, dfd and x."""
+    total = dfn * x + dfd
+    w = dfn * x / total
+    density = _betainc_x(None, dfn / 2, dfd / 2, w)
+    return (betainc_da(dfn / 2, dfd / 2, w) / 2 + density * x * dfd / (total * total),
+            betainc_db(dfn / 2, dfd / 2, w) / 2 - density * dfn * x / (total * total),
+            density * dfn * dfd / (total * total))
+
+
+def _f_partial(which: int, sign: float) -> Any:
+    return lambda y, dfn, dfd, x: sign * _f_partials(dfn, dfd, x)[which]
+
+
+def _f_quantile(which: int) -> Any:
+    """fdtri's partial in dfn (``which`` 0), dfd (1) or p (2), at its quantile y."""
+    def partial(y: Any, dfn: Any, dfd: Any, p: Any) -> Any:
+        partials = _f_partials(dfn, dfd, y)
+        return 1 / partials[2] if which == 2 else -partials[which] / partials[2]
+    return partial
+
+
+scalar_rule_deferring(sps.fdtr, tuple(_f_partial(i, 1.0) for i in range(3)), (0, 1))
+scalar_rule_deferring(sps.fdtrc, tuple(_f_partial(i, -1.0) for i in range(3)), (0, 1))
+scalar_rule_deferring(sps.fdtri, tuple(_f_quantile(i) for i in range(3)), (0, 1))
+
+
+# Inverses in a parameter, by the implicit function theorem: gdtria and gdtrib (gdtr(a, b, x)
+# = P(b, a x) in a and b), btdtria and btdtrib (I_x(a, b) in a and b), chdtriv (chdtr(v, x) =
+# P(v/2, x/2) in v), stdtridf (stdtr in df) and pdtrik (pdtr's continuous k: Q(k + 1, m)).
+def _gamma_rate_inverse(y: Any, p: Any, b: Any, x: Any) -> tuple:
+    slope = x * _gammainc_x(None, b, y * x)       # d gdtr/da at a = y
+    return 1 / slope, -gammainc_da(b, y * x) / slope, -y * _gammainc_x(None, b, y * x) / slope
+
+
+def _gamma_shape_inverse(y: Any, a: Any, p: Any, x: Any) -> tuple:
+    slope = gammainc_da(y, a * x)                 # d gdtr/db at b = y
+    density = _gammainc_x(None, y, a * x)
+    return -x * density / slope, 1 / slope, -a * density / slope
+
+
+def _beta_parameter_inverse(first: bool) -> Any:
+    """btdtria (``first``: y = a, arguments (p, b, x)) or btdtrib (y = b, (a, p, x))."""
+    def partials(y: Any, u: Any, v: Any, x: Any) -> tuple:
+        a, b = (y, v) if first else (u, y)
+        da, db = betainc_da(a, b, x), betainc_db(a, b, x)
+        slope, other = (da, db) if first else (db, da)
+        inverse = (1 / slope, -other / slope) if first else (-other / slope, 1 / slope)
+        return (*inverse, -_betainc_x(None, a, b, x) / slope)
+    return partials
+
+
+def _chi2_df_inverse(y: Any, p: Any, x: Any) -> tuple:
+    slope = gammainc_da(y / 2, x / 2) / 2          # d chdtr/dv at v = y
+    return 1 / slope, -_gammainc_x(None, y / 2, x / 2) / 2 / slope
+
+
+def _student_df_inverse(y: Any, p: Any, t: Any) -> tuple:
+    slope = _student_df(None, y, t)               # d stdtr/d df at df = y
+    return 1 / slope, -_student_t(None, y, t) / slope
+
+
+def _poisson_count_inverse(y: Any, p: Any, m: Any) -> tuple:
+    """0 where SciPy's k stops at its bound 0 (Q(1, m) = e^-m is below p there)."""
+    slope = gammaincc_da(y + 1, m)               # d Q(k + 1, m)/dk at k = y
+    inside = y > 0
+    return (np.where(inside, 1 / slope, 0.0),
+            np.where(inside, _gammainc_x(None, y + 1, m) / slope, 0.0))
+
+
+def _by_position(partials: Any, count: int) -> tuple:
+    return tuple((lambda y, *args, i=i: partials(y, *args)[i]) for i in range(count))
+
+
+scalar_rule_deferring(sps.gdtria, _by_position(_gamma_rate_inverse, 3), (1,))
+scalar_rule_deferring(sps.gdtrib, _by_position(_gamma_shape_inverse, 3), (0, 1, 2))
+scalar_rule_deferring(sps.btdtria, _by_position(_beta_parameter_inverse(True), 3), (0, 1, 2))
+scalar_rule_deferring(sps.btdtrib, _by_position(_beta_parameter_inverse(False), 3), (0, 1, 2))
+scalar_rule_deferring(sps.chdtriv, _by_position(_chi2_df_inverse, 2), (0, 1))
+scalar_rule_deferring(sps.stdtridf, _by_position(_student_df_inverse, 2), (0, 1))
+scalar_rule_deferring(sps.pdtrik, _by_position(_poisson_count_inverse, 2), (0, 1))
 scalar_rule_deferring(sps.zetac, (lambda y, x: zeta_dx(x, 1.0),), (0,))

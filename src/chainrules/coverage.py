@@ -152,7 +152,7 @@ CATEGORIES: dict[str, list[str]] = {
             "rice", "semicircular", "skewcauchy", "trapezoid", "triang", "truncexpon",
             "truncpareto", "truncweibull_min", "vonmises_line", "wald", "weibull_max",
             "wrapcauchy", "jf_skew_t", "reciprocal", "ncx2", "geninvgauss",
-            "crystalball")
+            "crystalball", "pearson3")
           for method in ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf")],
         *[f"scipy.stats.{name}.{method}" for name in (
             "poisson", "binom", "nbinom", "bernoulli", "geom", "betabinom", "betanbinom",

@@ -319,3 +319,40 @@ def test_wishart_logpdf_in_its_point_degrees_of_freedom_and_scale():
     p, step = np.array([0.5, 1.3, 0.2]), 1e-6
     expected = [(loss(p + step * e) - loss(p - step * e)) / (2 * step) for e in np.eye(3)]
     np.testing.assert_allclose(chainrules.grad(loss)(p), expected, rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("points", [1, 2])
+def test_invwishart_logpdf_in_its_points_degrees_of_freedom_and_scale(points):
+    # SciPy's invwishart._logpdf solves with a BLAS trsm (before: "a traced value was
+    # converted to a plain NumPy array"): a version in NumPy operations is traced
+    point = np.array([[2.0, 0.3], [0.3, 1.5]])
+
+    def loss(p):
+        scale = np.array([[p[1], 0.2], [0.2, 1.0]])
+        x = point + p[2] * np.eye(2)
+        if points == 2:
+            x = np.stack([x, 1.2 * x], axis=-1)  # SciPy's points along the last axis
+        return np.sum(st.invwishart.logpdf(x, df=3 + p[0], scale=scale))
+
+    p, step = np.array([0.5, 1.3, 0.2]), 1e-6
+    expected = [(loss(p + step * e) - loss(p - step * e)) / (2 * step) for e in np.eye(3)]
+    assert chainrules.vjp(loss, p)[0] == pytest.approx(loss(p), rel=1e-13)
+    np.testing.assert_allclose(chainrules.grad(loss)(p), expected, rtol=1e-6, atol=1e-9)
+    # one dimension: x and the scale are numbers
+    f = lambda v: st.invwishart.logpdf(v[0], df=4.5, scale=v[1])  # noqa: E731
+    v = np.array([1.3, 2.0])
+    expected = [(f(v + step * e) - f(v - step * e)) / (2 * step) for e in np.eye(2)]
+    np.testing.assert_allclose(chainrules.grad(f)(v), expected, rtol=1e-6)
+
+
+def test_vonmises_fisher_in_its_concentration():
+    # SciPy checks kappa with float(kappa) (before: "float() of a traced value"); log f =
+    # kappa mu.x + log C(kappa), C the normalization, here in 2 dimensions C = 1/(2 pi I0)
+    if not hasattr(st, "vonmises_fisher"):
+        pytest.skip("scipy.stats.vonmises_fisher: SciPy 1.11")
+    x, mu = np.array([0.6, 0.8]), np.array([1.0, 0.0])
+    g = chainrules.grad(lambda k: st.vonmises_fisher.logpdf(x, mu, k))(2.0)
+    from scipy.special import i0e, i1e
+    assert g == pytest.approx(mu @ x - i1e(2.0) / i0e(2.0), rel=1e-10)
+    with pytest.raises(ValueError, match="positive scalar"):
+        chainrules.grad(lambda k: st.vonmises_fisher.logpdf(x, mu, k))(-1.0)

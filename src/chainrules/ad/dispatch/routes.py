@@ -269,6 +269,10 @@ TRACED_PATHS = [
                                        "beta_gen", "powerlaw_gen")],
     ("scipy.stats._distn_infrastructure", "rv_generic.nnlf",
      "chainrules.rules.scipy.stats.fits", "negative_log_likelihood"),
+    ("scipy.stats._multivariate", "invwishart_gen._logpdf",
+     "chainrules.rules.scipy.stats.multivariate", "invwishart_logpdf"),
+    ("scipy.stats._multivariate", "vonmises_fisher_gen._process_parameters",
+     "chainrules.rules.scipy.stats.multivariate", "vonmises_fisher_parameters"),
     ("scipy.signal._upfirdn", "upfirdn", "chainrules.rules.scipy.signal.composed"),
     *[("scipy.signal", name, "chainrules.rules.scipy.signal.initial_state")
       for name in ("lfilter", "sosfilt")],

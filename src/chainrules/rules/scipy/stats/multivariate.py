@@ -575,3 +575,56 @@ STAND_INS = {f"scipy.stats.{name}.{method}": function for name, method, function
     ("multivariate_normal", "pdf", multivariate_normal_pdf),
     ("dirichlet", "logpdf", dirichlet_logpdf), ("dirichlet", "pdf", dirichlet_pdf),
     ("multinomial", "logpmf", multinomial_logpmf), ("multinomial", "pmf", multinomial_pmf))}
+
+
+# --- invwishart: SciPy's log-density in NumPy operations (traced: TRACED_PATHS) --------------------
+
+def invwishart_logpdf(self: Any, x: Any, dim: int, df: Any, log_det_scale: Any, C: Any) -> Any:
+    """``scipy.stats.invwishart._logpdf``, as SciPy computes it, its BLAS triangular solve a
+    batched ``np.linalg.solve`` of each point's Cholesky factor (an engine traces it; SciPy's
+    ``trsm`` takes no traced values): ``x`` holds the points along its last axis, ``C`` is the
+    scale's lower Cholesky factor.
+
+    >>> import scipy.stats
+    >>> x, scale = np.array([[2.0, 0.3], [0.3, 1.0]]), np.eye(2)
+    >>> C = np.linalg.cholesky(scale)
+    >>> value = invwishart_logpdf(scipy.stats.invwishart, x[:, :, None], 2, 4, 0.0, C)
+    >>> bool(np.isclose(value[0], scipy.stats.invwishart.logpdf(x, 4, scale)))
+    True
+    """
+    if dim > 1:
+        points = np.moveaxis(x, -1, 0)
+        factors = np.linalg.cholesky(points)
+        log_det_x = 2 * np.sum(np.log(np.diagonal(factors, axis1=-2, axis2=-1)), axis=-1)
+        solved = np.linalg.solve(factors, np.broadcast_to(C, points.shape))
+        trace = np.sum(solved * solved, axis=(-2, -1))
+    else:
+        log_det_x = np.log(x[0, 0])
+        trace = C[0, 0] ** 2 / x[0, 0]
+    return ((0.5 * df * log_det_scale - 0.5 * trace)
+            - (0.5 * df * dim * math.log(2.0) + 0.5 * (df + dim + 1) * log_det_x)
+            - sc.multigammaln(0.5 * df, dim))
+
+
+def vonmises_fisher_parameters(self: Any, mu: Any, kappa: Any) -> tuple:
+    """``scipy.stats.vonmises_fisher._process_parameters`` with its checks on comparisons
+    (SciPy's ``float(kappa) == 0`` would take a traced ``kappa`` out of the gradient).
+
+    >>> import scipy.stats
+    >>> vonmises_fisher_parameters(scipy.stats.vonmises_fisher, [0.0, 1.0], 2.0)[0]
+    2
+    """
+    mu = np.asarray(mu)
+    if mu.ndim > 1:
+        raise ValueError("'mu' must have one-dimensional shape.")
+    if not np.allclose(np.linalg.norm(mu), 1.0):
+        raise ValueError("'mu' must be a unit vector of norm 1.")
+    if not mu.size > 1:
+        raise ValueError("'mu' must have at least two entries.")
+    if np.ndim(kappa) != 0 or kappa < 0:
+        raise ValueError("'kappa' must be a positive scalar.")
+    if kappa == 0:
+        raise ValueError("For 'kappa=0' the von Mises-Fisher distribution becomes the uniform "
+                         "distribution on the sphere surface. Consider using "
+                         "'scipy.stats.uniform_direction' instead.")
+    return mu.size, mu, kappa

@@ -215,6 +215,8 @@ ROUTED = [("numpy", "apply_along_axis"), ("numpy", "piecewise"), ("numpy", "appl
           ("chainrules.rules.scipy.interpolate.splines", "evaluate"),
           ("chainrules.rules.scipy.signal.peaks", "peak_search"),
           ("chainrules.rules.scipy.stats.fits", "plain_fit"),
+          *[("chainrules.rules.scipy.optimize.linear_programs", name)
+            for name in ("plain_linprog", "active_constraints")],
           ("chainrules.rules.scipy.optimize.implicit", "minimizer_at"),
           ("chainrules.rules.scipy.linalg.composed", "rq_phases"),
           ("chainrules.rules.scipy.linalg.composed", "balancing"),

@@ -49,6 +49,9 @@ LOSSES = {  # a function of the data, which SciPy's solution reaches through lin
         lambda u: optimize.linprog(np.array([-1.0, -1.0, 0.5]), A_eq=np.ones((1, 3)),
                                    b_eq=u[:1], bounds=[(0, u[1]), (0, 2.0), (0.1, None)]).x
         @ np.array([1.0, 2.0, 3.0]), np.array([3.0, 0.5])),
+    "x in b_ub, sparse A_ub": (lambda b: optimize.linprog(
+        C, A_ub=pytest.importorskip("scipy.sparse").csr_matrix(A_UB), b_ub=b).x @ WEIGHTS,
+        B_UB),
     "duals in c": (lambda c: np.sum(optimize.linprog(c, A_ub=A_UB, b_ub=B_UB).ineqlin
                                     .marginals * np.array([1.0, 2.0, 3.0])), C),
 }

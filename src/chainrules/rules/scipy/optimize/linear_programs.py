@@ -133,6 +133,8 @@ def linprog(c: Any, A_ub: Any = None, b_ub: Any = None, A_eq: Any = None, b_eq: 
         raise NotImplementedError(
             "scipy.optimize.linprog of traced data with a callback: the callback would see "
             "the solver's plain iterates; call linprog without it.")
+    # a sparse matrix holds plain values: dense here (the vertex's solve is dense)
+    A_ub, A_eq = (a.toarray() if hasattr(a, "toarray") else a for a in (A_ub, A_eq))
     result = plain_linprog(c, A_ub, b_ub, A_eq, b_eq, bounds, method, options, x0)
     if result.status in (1, 4):
         raise ValueError(f"scipy.optimize.linprog of traced data did not finish (status "

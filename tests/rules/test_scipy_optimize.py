@@ -337,18 +337,57 @@ def test_fsolve_full_output_refused():
         cr.grad(solution)(8.0)
 
 
-def test_active_bound_refused_inactive_bound_accepted():
-    def solution(b, bounds):
-        return np.sum(scipy.optimize.minimize(quadratic, np.zeros(2), args=(A, b),
-                                              method="L-BFGS-B", bounds=bounds,
-                                              options={"gtol": 1e-12, "ftol": 1e-15}).x)
+def test_active_bounds_stay_and_the_free_components_follow():
+    def solution(b, bounds, weights=np.ones(2)):
+        return scipy.optimize.minimize(quadratic, np.zeros(2), args=(A, b),
+                                       method="L-BFGS-B", bounds=bounds,
+                                       options={"gtol": 1e-12, "ftol": 1e-15}).x @ weights
 
     inactive = [(-5.0, 5.0), (None, 10.0)]
     np.testing.assert_allclose(cr.grad(lambda b: solution(b, inactive))(B),
                                np.linalg.solve(A.T, np.ones(2)), rtol=1e-5)
-    active = [(0.0, 5.0), (0.0, 5.0)]  # the unconstrained minimizer has x[1] < 0
-    with pytest.raises(NotImplementedError, match="bounds active at the solution"):
-        cr.grad(lambda b: solution(b, active))(B)
+    # the unconstrained minimizer has x[1] < 0: x = (b0/3, 0), x[1] on its bound (before:
+    # refused); x[0] minimizes the rest, 3 x0 + x1 = b0
+    active = [(0.0, 5.0), (0.0, 5.0)]
+    np.testing.assert_allclose(cr.grad(lambda b: solution(b, active))(B), [1 / 3, 0.0],
+                               atol=1e-12)
+    weights = np.array([2.0, -1.0])
+    np.testing.assert_allclose(cr.jvp(lambda b: solution(b, active, weights), (B,),
+                                      (np.array([0.6, 1.0]),))[1], 2 * 0.6 / 3, rtol=1e-12)
+    # the minimum's value: the envelope theorem, -x (the bound is a constant)
+    value = cr.grad(lambda b: scipy.optimize.minimize(
+        quadratic, np.zeros(2), args=(A, b), method="L-BFGS-B", bounds=active,
+        options={"gtol": 1e-12, "ftol": 1e-15}).fun)(B)
+    np.testing.assert_allclose(value, [-1 / 3, 0.0], atol=1e-8)
+    # b = A (0.3, 0): the unconstrained minimizer on the bound, the gradient's component 0
+    # there: weakly active, no unique derivative
+    with pytest.raises(NotImplementedError, match="do(es)? not push against them"):
+        cr.grad(lambda b: solution(b, active))(np.array([0.9, 0.3]))
+
+
+def test_active_bounds_at_second_order():
+    # x1 on its bound, x0 solving 4 (x0 - t0) + t1 exp(t1 x0) = 0 with x1 = 0 fixed: the
+    # hessian of x0 against differences of its gradient (x0 by a bracketing root finder)
+    def objective(x, t):
+        return 2 * (x[0] - t[0]) ** 2 + (x[1] + 1.0) ** 2 + np.exp(t[1] * x[0]) + x[0] * x[1]
+
+    def solution(t):
+        return scipy.optimize.minimize(objective, np.array([0.5, 0.5]), args=(t,),
+                                       method="L-BFGS-B", bounds=[(None, None), (0.0, None)],
+                                       options={"gtol": 1e-12, "ftol": 1e-15}).x[0]
+
+    def reference(t):
+        return scipy.optimize.brentq(lambda y: 4 * (y - t[0]) + t[1] * np.exp(t[1] * y),
+                                     -5.0, 5.0, xtol=1e-15, rtol=1e-15)
+
+    t = np.array([0.3, 0.4])
+    step = 1e-5
+    np.testing.assert_allclose(
+        cr.grad(solution)(t), [(reference(t + step * e) - reference(t - step * e)) / (2 * step)
+                               for e in np.eye(2)], rtol=1e-7)
+    gradient = cr.grad(reference)
+    expected = [(gradient(t + 1e-4 * e) - gradient(t - 1e-4 * e)) / 2e-4 for e in np.eye(2)]
+    np.testing.assert_allclose(cr.hessian(solution)(t), expected, rtol=1e-5, atol=1e-8)
 
 
 def test_equality_constraint_refused():

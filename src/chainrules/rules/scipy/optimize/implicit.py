@@ -27,8 +27,11 @@ Decisions:
   failure warns instead (BFGS's "precision loss" often comes at a minimum all the same).
 - ``root`` with more residuals than unknowns (``method='lm'`` least squares) is refused: the
   solution is not a zero of ``F`` there.
-- ``minimize`` with ``bounds`` is differentiable when no bound is active at the solution
-  (then the unconstrained formula holds); an active bound raises by name. ``constraints`` are
+- ``minimize`` with ``bounds``: the components on an active bound stay on it (the bound is a
+  constant), the others follow the implicit formula on the free components (the KKT
+  conditions' derivative, where the gradient pushes against each active bound: strict
+  complementarity; a bound active with a zero gradient component raises by name).
+  ``constraints`` are
   accepted when they are inequality constraints (dicts) that are all inactive at the solution.
 - ``fsolve(..., full_output=True)`` is refused (its info dict holds solver internals).
 
@@ -363,21 +366,68 @@ def _gradient_of(config: RuleConfig, objective: Callable) -> Callable:
     return gradient
 
 
+def _at_bounds(x: Any, options: dict) -> tuple:
+    """Where ``x`` sits on the lower and on the upper bounds of ``options`` (within
+    ``options["bounds_slack"]``, for solvers that stop within a tolerance of a bound, or
+    ``1e-6 (1 + |x|)``), and the bounds, in ``x``'s shape; ``None`` without bounds."""
+    bounds = options.get("bounds")
+    if bounds is None:
+        return None
+    if isinstance(bounds, scipy.optimize.Bounds):
+        lower, upper = bounds.lb, bounds.ub
+    else:
+        pairs = [(-np.inf if lo is None else lo, np.inf if hi is None else hi)
+                 for lo, hi in bounds]
+        lower, upper = [p[0] for p in pairs], [p[1] for p in pairs]
+    lower, upper = _shaped_like(lower, x), _shaped_like(upper, x)
+    slack = np.maximum(1e-6 * (1.0 + np.abs(x)), options.get("bounds_slack", 0.0))
+    return x - lower <= slack, upper - x <= slack, lower, upper
+
+
+def _active_bounds(name: str, gradient: Callable, x: Any, args: tuple, options: dict
+                   ) -> tuple | None:
+    """``(active, values)``: the components of the minimizer ``x`` on a bound of
+    ``options``, and those bounds, which the solution keeps as its data move (the bound is
+    a constant), or ``None`` where no bound is active. Raises, naming the solver, where a
+    bound is active but the gradient does not push against it (strict complementarity: a
+    component of the gradient of zero, or of the wrong sign, has no unique derivative)."""
+    found = _at_bounds(x, options)
+    if found is None:
+        return None
+    at_lower, at_upper, lower, upper = found
+    active = at_lower | at_upper
+    if not np.any(active):
+        return None
+    slope = np.reshape(np.asarray(gradient(x, *args), float), np.shape(x))
+    threshold = 1e-8 * (1.0 + np.max(np.abs(slope)))
+    weak = active & ~((at_lower & (slope > threshold)) | (at_upper & (slope < -threshold)))
+    if np.any(weak):
+        raise NotImplementedError(
+            f"scipy.optimize.{name}: bounds active at the solution where the gradient does not "
+            f"push against them (components {np.flatnonzero(weak).tolist()}, gradient "
+            f"{slope[weak].tolist()}): the solution has no unique derivative there. "
+            f"Reparameterise (e.g. x = exp(z) for x > 0) or drop the bound.")
+    return active, np.where(at_lower, lower, upper)
+
+
+def _on_bounds(gradient: Callable, active: Any, values: Any) -> Callable:
+    """The residual whose zero is a minimizer with the ``active`` components on their bound
+    ``values``: the gradient in the free components, the distance to the bound in the active
+    ones."""
+    def projected(x: Any, *args: Any) -> Any:
+        return np.where(active, x - values, gradient(x, *args))
+
+    return projected
+
+
 def _check_inactive(name: str, x: Any, options: dict, args: tuple) -> None:
     """Refuse, by name, a bound or constraint of ``options`` that is active at the solution
     ``x``: one within ``options["bounds_slack"]`` (for solvers that stop within a tolerance
     of a bound) or ``1e-6 (1 + |x|)`` of it."""
     bounds, constraints = options.get("bounds"), options.get("constraints")
     if bounds is not None:
-        if isinstance(bounds, scipy.optimize.Bounds):
-            lower, upper = bounds.lb, bounds.ub
-        else:
-            pairs = [(-np.inf if lo is None else lo, np.inf if hi is None else hi)
-                     for lo, hi in bounds]
-            lower, upper = [p[0] for p in pairs], [p[1] for p in pairs]
-        lower, upper = _shaped_like(lower, x), _shaped_like(upper, x)
-        slack = np.maximum(1e-6 * (1.0 + np.abs(x)), options.get("bounds_slack", 0.0))
-        active = np.flatnonzero((x - lower <= slack) | (upper - x <= slack))
+        at_lower, at_upper, _, _ = _at_bounds(x, options)
+        active = np.flatnonzero(at_lower | at_upper)
         if active.size:
             raise NotImplementedError(
                 f"scipy.optimize.{name}: bounds active at the solution (components "
@@ -433,14 +483,16 @@ def _minimize_pullback(config: RuleConfig, fun: Callable, x: Any, args: Any, opt
         if isinstance(dx, AbstractZero) and isinstance(dfun, AbstractZero):
             return (NoTangent(),) * count
         _check_converged(name, *converged)
-        _check_inactive(name, x, options, args_tuple)
+        residual, bounded = _residual(name, gradient, x, args_tuple, options)
         function_cotangent: Any = ZeroTangent()
         arg_cotangents: tuple = (ZeroTangent(),) * len(args_tuple)
         if not isinstance(dx, AbstractZero):
-            implicit = _Implicit(config, gradient, x, args_tuple)
-            gradient_cotangent, arg_cotangents = implicit.pull(project(dx))
+            implicit = _Implicit(config, residual, x, args_tuple)
+            residual_cotangent, arg_cotangents = implicit.pull(project(dx))
+            if bounded:
+                residual_cotangent = _captured(residual_cotangent, "gradient")
             function_cotangent = _function_tangent(objective, fun,
-                                                   _captured(gradient_cotangent))
+                                                   _captured(residual_cotangent))
         if not isinstance(dfun, AbstractZero):  # envelope theorem: ∂f/∂θ at x*
             _, pullback_f = rrule_via_ad(config, objective, x, *args_tuple)
             cotangents = pullback_f(dfun)
@@ -454,12 +506,26 @@ def _minimize_pullback(config: RuleConfig, fun: Callable, x: Any, args: Any, opt
     return pullback
 
 
-def _captured(gradient_cotangent: Any) -> Any:
-    """The objective's tangent inside the tangent of `_gradient_of`'s closure."""
+def _captured(gradient_cotangent: Any, name: str = "objective") -> Any:
+    """The objective's tangent inside the tangent of `_gradient_of`'s closure (or another
+    closure's captured ``name``: the gradient inside `_on_bounds`')."""
     gradient_cotangent = unthunk(gradient_cotangent)
     if isinstance(gradient_cotangent, AbstractZero):
         return gradient_cotangent
-    return gradient_cotangent.objective
+    return getattr(gradient_cotangent, name)
+
+
+def _residual(name: str, gradient: Callable, x: Any, args: tuple, options: dict) -> tuple:
+    """``(F, bounded)``: the residual whose zero ``x`` is, ``F = ∇_x f`` or, for
+    ``minimize`` with bounds active at ``x``, `_on_bounds`' (``bounded``); other solvers'
+    active bounds and constraints are refused (`_check_inactive`)."""
+    if name == "minimize" and not options.get("constraints"):
+        found = _active_bounds(name, gradient, x, args, options)
+        if found is not None:
+            return _on_bounds(gradient, *found), True
+        return gradient, False
+    _check_inactive(name, x, options, args)
+    return gradient, False
 
 
 def _minimize_push(config: RuleConfig, tangents: tuple, fun: Callable, x: Any, args: Any,
@@ -475,10 +541,12 @@ def _minimize_push(config: RuleConfig, tangents: tuple, fun: Callable, x: Any, a
             isinstance(unthunk(t), AbstractZero) for t in arg_tangents):
         return ZeroTangent(), ZeroTangent()
     _check_converged(name, *converged)
-    _check_inactive(name, x, options, args_tuple)
-    gradient_tangent = ZeroTangent() if isinstance(objective_tangent, AbstractZero) else \
+    residual, bounded = _residual(name, gradient, x, args_tuple, options)
+    residual_tangent = ZeroTangent() if isinstance(objective_tangent, AbstractZero) else \
         Tangent(type(gradient), {"objective": objective_tangent})
-    dx = _Implicit(config, gradient, x, args_tuple).push(gradient_tangent, arg_tangents)
+    if bounded and not isinstance(residual_tangent, AbstractZero):
+        residual_tangent = Tangent(type(residual), {"gradient": residual_tangent})
+    dx = _Implicit(config, residual, x, args_tuple).push(residual_tangent, arg_tangents)
     # envelope theorem: ḟ(x*) = ∂f/∂θ θ̇, from one VJP of f
     _, pullback_f = rrule_via_ad(config, objective, x, *args_tuple)
     tangents = (objective_tangent, ZeroTangent(), *arg_tangents)

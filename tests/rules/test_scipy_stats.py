@@ -514,3 +514,50 @@ def test_genextreme_at_and_near_gumbel(c):
     p, step = np.array([c, 0.2, 1.3]), 1e-6
     expected = [(loss(p + step * e) - loss(p - step * e)) / (2 * step) for e in np.eye(3)]
     np.testing.assert_allclose(cr.grad(loss)(p), expected, rtol=1e-6, atol=1e-9)
+
+
+def _random_shapes(name, rng):
+    """Valid shapes near POINTS' (scaled by 0.4 to 2.5, every third with its sign flipped
+    where the distribution allows it), or None."""
+    distribution = getattr(st, name)
+    base = [float(s) for s in POINTS[name][3]]
+    for trial in range(30):
+        shapes = [s * rng.uniform(0.4, 2.5) * (-1 if trial % 3 == 2 else 1) for s in base]
+        if np.all(distribution._argcheck(*shapes)):
+            return shapes
+    return None
+
+
+@pytest.mark.parametrize("name", sorted(CONTINUOUS))
+def test_table_at_random_parameters(name):
+    # the kit checks each distribution at one point; here the table's partials (the density's
+    # in z and in each shape, the cdf's in each shape) at two random parameter sets, against
+    # central differences of SciPy's own logpdf and cdf at four quantiles
+    from chainrules.rules.scipy.stats.univariate import _cdf_shape_partial
+
+    rng = np.random.default_rng(sorted(CONTINUOUS).index(name))
+    table, distribution = CONTINUOUS[name], getattr(st, name)
+    for _ in range(2):
+        shapes = None if name == "erlang" else _random_shapes(name, rng)  # (integer shape)
+        if shapes is None:
+            shapes = [float(s) for s in POINTS[name][3]]
+        z = distribution.ppf(np.array([0.05, 0.3, 0.6, 0.95]), *shapes)
+        step = 1e-6 * max(1.0, np.max(np.abs(z)))
+        expected = (distribution.logpdf(z + step, *shapes)
+                    - distribution.logpdf(z - step, *shapes)) / (2 * step)
+        np.testing.assert_allclose(table.dlogf_dz(z, *shapes), expected, rtol=1e-4, atol=1e-5)
+        for i, shape in enumerate(table.shapes if name != "erlang" else ()):  # (gamma's)
+            step = 1e-6 * max(1.0, abs(shapes[i]))
+            up, down = list(shapes), list(shapes)
+            up[i] += step
+            down[i] -= step
+            if table.dlogf[i] is not None:
+                expected = (distribution.logpdf(z, *up) - distribution.logpdf(z, *down)) / (
+                    2 * step)
+                np.testing.assert_allclose(table.dlogf[i](z, *shapes) + 0 * z, expected,
+                                           rtol=1e-4, atol=1e-5, err_msg=f"{name} in {shape}")
+            partial = table.dcdf[i] or _cdf_shape_partial(name, shape)
+            if partial is not None:
+                expected = (distribution.cdf(z, *up) - distribution.cdf(z, *down)) / (2 * step)
+                np.testing.assert_allclose(partial(z, *shapes) + 0 * z, expected, rtol=1e-4,
+                                           atol=1e-6, err_msg=f"{name}'s cdf in {shape}")

@@ -390,14 +390,53 @@ def test_active_bounds_at_second_order():
     np.testing.assert_allclose(cr.hessian(solution)(t), expected, rtol=1e-5, atol=1e-8)
 
 
-def test_equality_constraint_refused():
-    def solution(b):
-        constraint = {"type": "eq", "fun": lambda x: x[0] - x[1]}
-        return np.sum(scipy.optimize.minimize(quadratic, np.zeros(2), args=(A, b),
-                                              method="SLSQP", constraints=[constraint]).x)
+def test_constraints_active_at_the_solution_by_the_kkt_conditions():
+    # before: refused. x0 = x1 (an equality): the quadratic on that line, 3.5 x0 = (b0 +
+    # b1)/2... here 0.5 x'Ax - b'x with x = (s, s): 3.5 s^2 - (b0 + b1) s, s = (b0 + b1)/7
+    def solution(b, constraint, weights=np.array([1.0, 2.0])):
+        return scipy.optimize.minimize(quadratic, np.zeros(2), args=(A, b), method="SLSQP",
+                                       constraints=[constraint],
+                                       options={"ftol": 1e-15, "maxiter": 500}).x @ weights
 
-    with pytest.raises(NotImplementedError, match="constraint"):
-        cr.grad(solution)(B)
+    equal = {"type": "eq", "fun": lambda x: x[0] - x[1]}
+    np.testing.assert_allclose(cr.grad(lambda b: solution(b, equal))(B), [3 / 7, 3 / 7],
+                               rtol=1e-7)
+    np.testing.assert_allclose(cr.jvp(lambda b: solution(b, equal), (B,),
+                                      (np.array([1.0, -0.5]),))[1], 3 / 7 * 0.5, rtol=1e-7)
+    # an active inequality, x0 + x1 <= 0.1 (the unconstrained minimizer has x0 + x1 > 0.1):
+    # x = (s, 0.1 - s) minimizing the quadratic on the line; an inactive one changes nothing
+    line = {"type": "ineq", "fun": lambda x: 0.1 - x[0] - x[1]}
+    b = np.array([1.0, 1.0])
+
+    def on_line(b):  # d/ds of 0.5 x'Ax - b'x along x = (s, 0.1 - s): 3 s - 0.1 - b0 + b1 = 0
+        s = (0.1 + b[0] - b[1]) / 3
+        return np.array([s, 0.1 - s]) @ np.array([1.0, 2.0])
+
+    step = 1e-6
+    np.testing.assert_allclose(cr.grad(lambda b: solution(b, line))(b),
+                               [(on_line(b + step * e) - on_line(b - step * e)) / (2 * step)
+                                for e in np.eye(2)], rtol=1e-6)
+    loose = {"type": "ineq", "fun": lambda x: 10.0 - x[0] - x[1]}
+    np.testing.assert_allclose(cr.grad(lambda b: solution(b, loose))(B),
+                               np.linalg.solve(A.T, np.array([1.0, 2.0])), rtol=1e-6)
+
+
+def test_constraint_objects_and_weakly_active_constraints_refused():
+    def solution(b, constraint):
+        return np.sum(scipy.optimize.minimize(quadratic, np.zeros(2), args=(A, b),
+                                              method="trust-constr" if not isinstance(
+                                                  constraint, dict) else "SLSQP",
+                                              constraints=[constraint],
+                                              options={"maxiter": 500}).x)
+
+    with pytest.raises(NotImplementedError, match="constraint .* not differentiable"):
+        cr.grad(lambda b: solution(b, scipy.optimize.LinearConstraint(np.ones((1, 2)), 0.0,
+                                                                        0.1)))(B)
+    # the unconstrained minimizer A^-1 b = (0.1, 0) on the line x0 + x1 = 0.1: its
+    # multiplier is 0
+    with pytest.raises(NotImplementedError, match="weakly active"):
+        cr.grad(lambda b: solution(b, {"type": "ineq", "fun": lambda x: 0.1 - x[0] - x[1]}))(
+            A @ np.array([0.1, 0.0]))
 
 
 def test_cotangent_on_a_solver_field_refused():

@@ -31,8 +31,12 @@ Decisions:
   constant), the others follow the implicit formula on the free components (the KKT
   conditions' derivative, where the gradient pushes against each active bound: strict
   complementarity; a bound active with a zero gradient component raises by name).
-  ``constraints`` are
-  accepted when they are inequality constraints (dicts) that are all inactive at the solution.
+  ``constraints`` (dicts, ``'eq'`` or ``'ineq'``, not depending on the differentiated values)
+  active at the solution, with the active bounds, enter the KKT conditions: the unknowns are
+  ``x`` and the multipliers (by least squares at ``x``), and the implicit formula runs on
+  ``(∇f - J^T λ, c_A)``; dependent active constraints, a weakly active inequality (its
+  multiplier not positive) or conditions that do not hold to 1e-5 raise by name;
+  ``LinearConstraint``/``NonlinearConstraint`` objects are refused (give them as dicts).
 - ``fsolve(..., full_output=True)`` is refused (its info dict holds solver internals).
 
 The forward solve runs through ``scipy.optimize`` at each call, so that inside an outer trace
@@ -399,7 +403,7 @@ def _active_bounds(name: str, gradient: Callable, x: Any, args: tuple, options: 
     if not np.any(active):
         return None
     slope = np.reshape(np.asarray(gradient(x, *args), float), np.shape(x))
-    threshold = 1e-8 * (1.0 + np.max(np.abs(slope)))
+    threshold = 1e-6 * (1.0 + np.max(np.abs(slope)))  # (a solver's accuracy, about 1e-8)
     weak = active & ~((at_lower & (slope > threshold)) | (at_upper & (slope < -threshold)))
     if np.any(weak):
         raise NotImplementedError(
@@ -483,12 +487,12 @@ def _minimize_pullback(config: RuleConfig, fun: Callable, x: Any, args: Any, opt
         if isinstance(dx, AbstractZero) and isinstance(dfun, AbstractZero):
             return (NoTangent(),) * count
         _check_converged(name, *converged)
-        residual, bounded = _residual(name, gradient, x, args_tuple, options)
+        residual, point, bounded = _residual(config, name, gradient, x, args_tuple, options)
         function_cotangent: Any = ZeroTangent()
         arg_cotangents: tuple = (ZeroTangent(),) * len(args_tuple)
         if not isinstance(dx, AbstractZero):
-            implicit = _Implicit(config, residual, x, args_tuple)
-            residual_cotangent, arg_cotangents = implicit.pull(project(dx))
+            implicit = _Implicit(config, residual, point, args_tuple)
+            residual_cotangent, arg_cotangents = implicit.pull(_padded(project(dx), point))
             if bounded:
                 residual_cotangent = _captured(residual_cotangent, "gradient")
             function_cotangent = _function_tangent(objective, fun,
@@ -515,17 +519,108 @@ def _captured(gradient_cotangent: Any, name: str = "objective") -> Any:
     return getattr(gradient_cotangent, name)
 
 
-def _residual(name: str, gradient: Callable, x: Any, args: tuple, options: dict) -> tuple:
-    """``(F, bounded)``: the residual whose zero ``x`` is, ``F = ∇_x f`` or, for
-    ``minimize`` with bounds active at ``x``, `_on_bounds`' (``bounded``); other solvers'
-    active bounds and constraints are refused (`_check_inactive`)."""
-    if name == "minimize" and not options.get("constraints"):
+def _residual(config: RuleConfig, name: str, gradient: Callable, x: Any, args: tuple,
+              options: dict) -> tuple:
+    """``(F, z, wrapped)``: the residual ``F(z, *args)`` whose zero ``z`` is: ``x`` itself
+    for ``F = ∇_x f``, or for ``minimize`` with bounds active at ``x`` `_on_bounds`', or, with
+    constraints active there, ``x`` and the multipliers for the KKT conditions' (`_kkt`);
+    ``wrapped`` where ``F`` captures the gradient. Other solvers' active bounds and
+    constraints are refused (`_check_inactive`)."""
+    if name == "minimize" and _constraint_list(options.get("constraints")):
+        found = _kkt(config, gradient, x, args, options)
+        if found is not None:
+            return (*found, True)
+        return gradient, x, False
+    if name == "minimize":
         found = _active_bounds(name, gradient, x, args, options)
         if found is not None:
-            return _on_bounds(gradient, *found), True
-        return gradient, False
+            return _on_bounds(gradient, *found), x, True
+        return gradient, x, False
     _check_inactive(name, x, options, args)
-    return gradient, False
+    return gradient, x, False
+
+
+def _padded(dx: Any, point: Any) -> Any:
+    """The cotangent of the unknown ``point`` from that of ``x``, its leading part (the KKT
+    system's multipliers get none)."""
+    if np.size(point) == np.size(dx):
+        return dx
+    return np.concatenate([np.reshape(dx, -1), np.zeros(np.size(point) - np.size(dx))])
+
+
+def _constraint_list(constraints: Any) -> list:
+    return [constraints] if isinstance(constraints, dict) else list(constraints or ())
+
+
+def _kkt(config: RuleConfig, gradient: Callable, x: Any, args: tuple, options: dict
+         ) -> tuple | None:
+    """``(F, z)`` for ``minimize``'s constraints (dicts, ``c(x) = 0`` or ``c(x) >= 0``) and
+    bounds active at ``x``, ``None`` if none is: ``z = (x, λ)`` and ``F(z) = (∇f(x) -
+    J(x)^T λ, c_A(x))``, the KKT conditions on the active constraints ``c_A`` (which do not
+    depend on the differentiated values), their multipliers ``λ`` by least squares at ``x``.
+    Raises, naming minimize, where those conditions do not hold to the solver's accuracy, the
+    active constraints are dependent, or an active inequality's multiplier is not positive
+    (weakly active: no unique derivative)."""
+    pieces = []
+    for constraint in _constraint_list(options.get("constraints")):
+        if not isinstance(constraint, dict) or constraint.get("type") not in ("eq", "ineq"):
+            raise NotImplementedError(
+                f"scipy.optimize.minimize: constraint {constraint!r} is not differentiable "
+                f"(constraints are followed as dicts {{'type': 'eq' or 'ineq', 'fun': ...}}). "
+                f"Write it as one.")
+        function, constants = constraint["fun"], tuple(constraint.get("args", ()))
+        value = np.reshape(np.asarray(function(x, *constants), float), -1)
+        equality = constraint["type"] == "eq"
+        active = np.ones(value.size, bool) if equality else \
+            value <= 1e-6 * (1.0 + np.abs(value))
+        if np.any(active):
+            pieces.append((lambda point, f=function, a=constants: f(point, *a), active, equality))
+    found = _at_bounds(x, options)
+    if found is not None and np.any(found[0] | found[1]):
+        at_lower, at_upper, lower, upper = found
+        pieces.append((lambda point: np.concatenate([np.reshape(point - lower, -1),
+                                                     np.reshape(upper - point, -1)]),
+                       np.concatenate([np.reshape(at_lower, -1), np.reshape(at_upper, -1)]),
+                       False))
+    if not pieces:
+        return None
+
+    def active_values(point: Any) -> Any:
+        return np.concatenate([np.reshape(f(point), -1)[mask] for f, mask, _ in pieces])
+
+    n, shape = int(np.size(x)), np.shape(x)
+    equality = np.concatenate([np.full(int(np.sum(mask)), eq) for _, mask, eq in pieces])
+    m = equality.size
+    _, pullback = rrule_via_ad(config, active_values, x)
+    jacobian = np.stack([_dense(pullback(_unit(i, (m,)))[1], n) for i in range(m)])
+    slope = np.reshape(np.asarray(gradient(x, *args), float), -1)
+    if np.linalg.matrix_rank(jacobian) < m:
+        raise NotImplementedError(
+            f"scipy.optimize.minimize: {m} constraints active at the solution are dependent "
+            f"(their Jacobian has rank {np.linalg.matrix_rank(jacobian)}): the multipliers, "
+            f"and the derivative, are not unique.")
+    multipliers = np.linalg.lstsq(jacobian.T, slope, rcond=None)[0]
+    scale = 1.0 + np.max(np.abs(slope))
+    if np.max(np.abs(slope - jacobian.T @ multipliers)) > 1e-5 * scale:
+        raise NotImplementedError(
+            "scipy.optimize.minimize: the KKT conditions do not hold at the solution to 1e-5 "
+            "(the gradient is not a combination of the active constraints' gradients): "
+            "solve more tightly (tol=...), or check that it converged.")
+    weak = ~equality & (multipliers <= 1e-6 * scale)  # (a solver's accuracy, about 1e-8)
+    if np.any(weak):
+        raise NotImplementedError(
+            f"scipy.optimize.minimize: inequality constraints or bounds active at the solution "
+            f"with multipliers {multipliers[weak].tolist()} (not positive: weakly active), "
+            f"where the solution has no unique derivative.")
+    constraint_gradient = _gradient_of(config, lambda point, weights: weights @ active_values(
+        point))
+
+    def kkt(z: Any, *arguments: Any) -> Any:
+        point = np.reshape(z[:n], shape)
+        stationary = gradient(point, *arguments) - constraint_gradient(point, z[n:])
+        return np.concatenate([np.reshape(stationary, -1), active_values(point)])
+
+    return kkt, np.concatenate([np.reshape(x, -1), multipliers])
 
 
 def _minimize_push(config: RuleConfig, tangents: tuple, fun: Callable, x: Any, args: Any,
@@ -541,12 +636,13 @@ def _minimize_push(config: RuleConfig, tangents: tuple, fun: Callable, x: Any, a
             isinstance(unthunk(t), AbstractZero) for t in arg_tangents):
         return ZeroTangent(), ZeroTangent()
     _check_converged(name, *converged)
-    residual, bounded = _residual(name, gradient, x, args_tuple, options)
+    residual, point, bounded = _residual(config, name, gradient, x, args_tuple, options)
     residual_tangent = ZeroTangent() if isinstance(objective_tangent, AbstractZero) else \
         Tangent(type(gradient), {"objective": objective_tangent})
     if bounded and not isinstance(residual_tangent, AbstractZero):
         residual_tangent = Tangent(type(residual), {"gradient": residual_tangent})
-    dx = _Implicit(config, residual, x, args_tuple).push(residual_tangent, arg_tangents)
+    dz = _Implicit(config, residual, point, args_tuple).push(residual_tangent, arg_tangents)
+    dx = dz if point is x else np.reshape(dz[:np.size(x)], np.shape(x))
     # envelope theorem: ḟ(x*) = ∂f/∂θ θ̇, from one VJP of f
     _, pullback_f = rrule_via_ad(config, objective, x, *args_tuple)
     tangents = (objective_tangent, ZeroTangent(), *arg_tangents)

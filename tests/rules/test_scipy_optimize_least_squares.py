@@ -211,13 +211,26 @@ def test_robust_losses_against_the_resolved_fit(loss):
      "pcov is not differentiable"),
     (lambda y: curve_fit(lambda t, a: a * t, T, y, p0=[1.0], sigma=np.eye(7))[0],
      "2-D sigma"),
-    (lambda y: least_squares(linear_residuals, np.array([0.0, 2.5, 0.0]), args=(DESIGN, y),
-                             bounds=([-np.inf, 2.0, -np.inf], np.inf)).x,
-     "bounds active at the solution"),
-], ids=["callable loss", "jac", "pcov", "2-D sigma", "active bound"])
+], ids=["callable loss", "jac", "pcov", "2-D sigma"])
 def test_refusals_name_what_is_refused(call, match):
     with pytest.raises(NotImplementedError, match=match):
         cr.grad(lambda y: np.sum(call(y)))(Y)
+
+
+def test_active_bounds_stay_in_least_squares_and_curve_fit():
+    # before: refused. The slope held at its bound 2 (the free fit's is 0.84): the other two
+    # coefficients are the least-squares fit of y - 2 t on (1, t^2)
+    free = DESIGN[:, [0, 2]]
+    expected = np.linalg.pinv(free)  # d(p0, p2)/dy
+    fit = lambda y: least_squares(linear_residuals, np.array([0.0, 2.5, 0.0]),  # noqa: E731
+                                  args=(DESIGN, y), bounds=([-np.inf, 2.0, -np.inf], np.inf),
+                                  **TIGHT).x
+    np.testing.assert_allclose(cr.jacobian(fit)(Y), np.insert(expected, 1, 0.0, axis=0),
+                               rtol=1e-6, atol=1e-9)
+    popt = lambda y: curve_fit(lambda t, a, b, c: a + b * t + c * t ** 2, T, y,  # noqa: E731
+                               p0=[0.0, 2.5, 0.0], bounds=([-np.inf, 2.0, -np.inf], np.inf))[0]
+    np.testing.assert_allclose(cr.jacobian(popt)(Y), np.insert(expected, 1, 0.0, axis=0),
+                               rtol=1e-5, atol=1e-8)
 
 
 def test_nonnegative_least_squares_in_the_matrix_and_the_data():

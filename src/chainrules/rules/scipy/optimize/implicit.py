@@ -524,14 +524,15 @@ def _residual(config: RuleConfig, name: str, gradient: Callable, x: Any, args: t
     """``(F, z, wrapped)``: the residual ``F(z, *args)`` whose zero ``z`` is: ``x`` itself
     for ``F = ∇_x f``, or for ``minimize`` with bounds active at ``x`` `_on_bounds`', or, with
     constraints active there, ``x`` and the multipliers for the KKT conditions' (`_kkt`);
-    ``wrapped`` where ``F`` captures the gradient. Other solvers' active bounds and
-    constraints are refused (`_check_inactive`)."""
+    ``wrapped`` where ``F`` captures the gradient. ``least_squares``' and ``curve_fit``'s
+    active bounds are `_on_bounds`' too; the scalar minimizers' (which stop within tolerances
+    of a bound) are refused (`_check_inactive`)."""
     if name == "minimize" and _constraint_list(options.get("constraints")):
         found = _kkt(config, gradient, x, args, options)
         if found is not None:
             return (*found, True)
         return gradient, x, False
-    if name == "minimize":
+    if name in ("minimize", "least_squares", "curve_fit"):
         found = _active_bounds(name, gradient, x, args, options)
         if found is not None:
             return _on_bounds(gradient, *found), x, True

@@ -176,7 +176,7 @@ CATEGORIES: dict[str, list[str]] = {
             "berp", "beip", "kerp", "keip", "kelvin", "itj0y0", "iti0k0", "it2j0y0", "it2i0k0",
             "itstruve0", "it2struve0", "itmodstruve0", "besselpoly", "hyperu", "wright_bessel",
             "fdtr", "fdtrc", "fdtri", "gdtria", "gdtrib", "btdtria", "btdtrib", "chdtriv",
-            "stdtridf", "pdtrik")],
+            "stdtridf", "pdtrik", "log_wright_bessel")],
         *[f"scipy.special.eval_{name}" for name in (
             "jacobi", "legendre", "sh_legendre", "gegenbauer", "chebyt", "chebyu", "chebyc",
             "chebys", "sh_chebyt", "sh_chebyu", "hermite", "hermitenorm", "laguerre",

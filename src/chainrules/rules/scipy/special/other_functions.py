@@ -173,6 +173,12 @@ scalar_rule_refusing(sps.wright_bessel, "scipy.special.wright_bessel",
                      (None, None, lambda y, a, b, x: sps.wright_bessel(a, a + b, x)),
                      {0: ("a", "no closed form (a series in a)"),
                       1: ("b", "no closed form (a series in b)")})
+if hasattr(sps, "log_wright_bessel"):  # SciPy 1.14
+    scalar_rule_refusing(sps.log_wright_bessel, "scipy.special.log_wright_bessel",
+                         (None, None, lambda y, a, b, x: np.exp(
+                             sps.log_wright_bessel(a, a + b, x) - y)),
+                         {0: ("a", "no closed form (a series in a)"),
+                          1: ("b", "no closed form (a series in b)")})
 scalar_rule_refusing(sps.hyp0f1, "scipy.special.hyp0f1",
                      (None, lambda y, v, z: sps.hyp0f1(v + 1, z) / v),
                      {0: ("v", "no closed form (a series in v)")})

@@ -583,7 +583,8 @@ def invwishart_logpdf(self: Any, x: Any, dim: int, df: Any, log_det_scale: Any, 
     """``scipy.stats.invwishart._logpdf``, as SciPy computes it, its BLAS triangular solve a
     batched ``np.linalg.solve`` of each point's Cholesky factor (an engine traces it; SciPy's
     ``trsm`` takes no traced values): ``x`` holds the points along its last axis, ``C`` is the
-    scale's lower Cholesky factor.
+    scale's lower Cholesky factor (SciPy 1.11 passes the scale and its log-determinant
+    instead, its inverse by an in-place LAPACK call).
 
     >>> import scipy.stats
     >>> x, scale = np.array([[2.0, 0.3], [0.3, 1.0]]), np.eye(2)
@@ -592,6 +593,8 @@ def invwishart_logpdf(self: Any, x: Any, dim: int, df: Any, log_det_scale: Any, 
     >>> bool(np.isclose(value[0], scipy.stats.invwishart.logpdf(x, 4, scale)))
     True
     """
+    if np.ndim(log_det_scale) == 2:  # SciPy 1.11's order: (x, dim, df, scale, log_det_scale)
+        log_det_scale, C = C, np.linalg.cholesky(log_det_scale)
     if dim > 1:
         points = np.moveaxis(x, -1, 0)
         factors = np.linalg.cholesky(points)

@@ -37,7 +37,8 @@ from chainrules.rules.scipy.special import parameters as params  # noqa: E402
 from chainrules.rules.scipy.special.parameters import (betainc_da, betainc_dab,  # noqa: E402
                                                    betainc_daa, betainc_db, betainc_dbb,
                                                    gammainc_da, gammainc_daa, gammaincc_da,
-                                                   gammaincc_daa, zeta_dx, zeta_dxx)
+                                                   gammaincc_daa, riemann_zeta_dx,
+                                                   riemann_zeta_dxx, zeta_dx, zeta_dxx)
 from chainrules.testing import case, check_case, test_frule_order2, test_rrule_order2  # noqa: E402
 
 EULER = np.euler_gamma
@@ -81,6 +82,11 @@ for _f in (betainc_daa, betainc_dab, betainc_dbb):
 for _f in (zeta_dx, zeta_dxx):
     CASES += [case(_f, 3, 1.7), case(_f, 2, Q), case(_f, 4, Q.astype(np.float32)),
               case(_f, np.array([[2], [5]]), Q)]
+# the Riemann function on both sides of its pole and of the reflection at -1/2
+RIEMANN = np.array([-7.3, -2.5, -0.6, -0.4, 0.6, 2.2])
+# (its derivative, riemann_zeta_dxx, refuses the next one: the third derivative of zeta)
+CASES += [case(riemann_zeta_dx, RIEMANN, covers=riemann_zeta_dxx), case(riemann_zeta_dx, -3.1),
+          case(riemann_zeta_dx, RIEMANN.astype(np.float32))]
 # (few: each call runs a series or continued fraction per element, and the kit makes many)
 CASES += [case(gammainc_da, np.array([0.6, 3.5]), np.array([0.3, 4.0])),
           case(gammaincc_da, 2.5, 1.2),
@@ -363,3 +369,20 @@ def test_unconverged_elements_are_nan(monkeypatch):
     monkeypatch.setattr(params, "_MAX_TERMS", 2)
     assert np.isnan(gammainc_da(5.0, 4.0)) and np.isnan(gammainc_da(2.0, 6.0))
     assert np.isnan(betainc_da(2.0, 3.0, 0.3))
+
+
+def test_the_riemann_zeta_functions_derivative_below_its_pole():
+    # zeta(x) is defined for every x but 1 (zeta(x, q) only above 1): its derivative was NaN
+    # below 1. Known values: zeta'(0) = -log(2 pi) / 2, zeta'(-1) = 1/12 - log A (Glaisher's
+    # constant A), zeta'(-2) = -zeta(3) / (4 pi^2); elsewhere differences of SciPy's zeta.
+    glaisher = 1.2824271291006226
+    assert_close(riemann_zeta_dx(np.array([0.0, -1.0, -2.0])),
+                 [-np.log(2 * np.pi) / 2, 1 / 12 - np.log(glaisher),
+                  -sp.zeta(3.0) / (4 * np.pi ** 2)], 1e-12)
+    x = np.array([-25.5, -9.7, -4.2, -2.0, -0.501, -0.499, 0.2, 0.9, 1.1, 3.5])
+    differences = np.array([richardson(sp.zeta, t, 1e-3 * max(1.0, abs(t))) for t in x])
+    assert_close(riemann_zeta_dx(x), differences, 1e-9)
+    assert_close(riemann_zeta_dxx(x), [richardson(riemann_zeta_dx, t, 1e-3) for t in x], 1e-7)
+    assert np.isnan(riemann_zeta_dx(1.0))
+    for function in (sp.zeta, sp.zetac):  # the rules of zeta(x) and zetac(x) use it
+        assert_close(grad(lambda x: np.sum(function(x)))(x), riemann_zeta_dx(x), 1e-15)

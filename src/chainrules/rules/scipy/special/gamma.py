@@ -40,7 +40,8 @@ from ....core.registry import frule, non_differentiable, recorded_whole, rrule
 from ....core.scalar_rule import scalar_rule
 from ...refused_arguments import REFUSED, scalar_rule_deferring
 from .elementary import _hurwitz_zeta
-from .parameters import betainc_da, betainc_db, gammainc_da, gammaincc_da, zeta_dx
+from .parameters import (betainc_da, betainc_db, gammainc_da, gammaincc_da, riemann_zeta_dx,
+                         zeta_dx)
 
 __all__ = ["REFUSED"]
 
@@ -148,9 +149,8 @@ if hasattr(sps, "betaincc"):  # SciPy 1.11: 1 - betainc, computed without the ca
 # zeta(x, q): SciPy's Python function calls this ufunc, so its rule serves both
 scalar_rule_deferring(_hurwitz_zeta, (lambda y, s, q: zeta_dx(s, q),
                                       lambda y, s, q: -s * _hurwitz_zeta(s + 1, q)), (0,))
-# zeta(x) without q: the Riemann zeta function, zeta(x, 1), by another ufunc (its derivative
-# in x is the Euler-Maclaurin sum's, for x > 1; NaN where that sum does not converge, x < 1)
-scalar_rule_deferring(sps._ufuncs._riemann_zeta, (lambda y, s: zeta_dx(s, 1.0),), (0,))
+# zeta(x) without q: the Riemann zeta function, defined (unlike zeta(x, q)) for x < 1 too
+scalar_rule_deferring(sps._ufuncs._riemann_zeta, (lambda y, s: riemann_zeta_dx(s),), (0,))
 rrule.register(sps.zeta, replace=True)(rrule.lookup(_hurwitz_zeta)[0])
 frule.register(sps.zeta, replace=True)(frule.lookup(_hurwitz_zeta)[0])
 
@@ -349,4 +349,4 @@ scalar_rule_deferring(sps.btdtrib, _by_position(_beta_parameter_inverse(False), 
 scalar_rule_deferring(sps.chdtriv, _by_position(_chi2_df_inverse, 2), (0, 1))
 scalar_rule_deferring(sps.stdtridf, _by_position(_student_df_inverse, 2), (0, 1))
 scalar_rule_deferring(sps.pdtrik, _by_position(_poisson_count_inverse, 2), (0, 1))
-scalar_rule_deferring(sps.zetac, (lambda y, x: zeta_dx(x, 1.0),), (0,))
+scalar_rule_deferring(sps.zetac, (lambda y, x: riemann_zeta_dx(x),), (0,))

@@ -69,9 +69,11 @@ import scipy.special as sps
 
 from ....core.dtypes import is_plain
 from ....core.registry import recorded_whole
+from ....core.scalar_rule import scalar_rule
 from ...refused_arguments import scalar_rule_deferring, scalar_rule_refusing
 
 __all__ = ["gammainc_da", "gammaincc_da", "betainc_da", "betainc_db", "zeta_dx",
+           "riemann_zeta_dx", "riemann_zeta_dxx",
            "gammainc_daa", "gammaincc_daa", "betainc_daa", "betainc_dab", "betainc_dbb",
            "zeta_dxx"]
 
@@ -528,21 +530,17 @@ def betainc_dbb(a: Any, b: Any, x: Any) -> Any:
 
 # --- zeta ----------------------------------------------------------------------------------------
 
-def _zeta_jet(x: Any, q: Any, order: int) -> tuple:
-    """``(jet of zeta(x, q) in x, dtype, shape, valid)`` by Euler-Maclaurin summation."""
-    (s, q), dtype = _broadcast(x, q)
-    shape = s.shape
-    s, q = s.ravel(), q.ravel()
-    valid = (s > 1) & (q > 0)
-    s_ok, q_ok = np.where(valid, s, 2.0), np.where(valid, q, 1.0)
-    order_ = _Jet.variable(s_ok, 0, 1, order)
+def _zeta_series(order_: _Jet, q: np.ndarray, count: int, order: int) -> _Jet:
+    """The jet of ``zeta(s, q)`` for the jet ``order_`` of ``s``, by Euler-Maclaurin
+    summation: right for ``s > 1``, and for the Riemann function (``q = 1``) down to
+    ``s = -1/2`` (below, its sum cancels: `_riemann_zeta_derivative` reflects it)."""
     with np.errstate(over="ignore", under="ignore"):
-        total = _Jet.constant(np.zeros(s.size), 1, order)
+        total = _Jet.constant(np.zeros(q.size), count, order)
         for n in range(_ZETA_DIRECT_TERMS):  # the first terms, summed directly
-            total = total + (order_ * -np.log(n + q_ok)).exp()
+            total = total + (order_ * -np.log(n + q)).exp()
         # the tail sum_(n >= N) (n+q)^-x ~ w^(1-x)/(x-1) + w^-x/2 + sum_k c_k P_k(x) w^(-x-2k+1),
         # P_k(x) = x (x+1) ... (x+2k-2)
-        w = _ZETA_DIRECT_TERMS + q_ok
+        w = _ZETA_DIRECT_TERMS + q
         power = (order_ * -np.log(w)).exp()                  # w^-x
         total = total + power * w / (order_ - 1) + power * 0.5
         product = order_                                      # P_1
@@ -551,13 +549,82 @@ def _zeta_jet(x: Any, q: Any, order: int) -> tuple:
             total = total + product * term_power * coefficient
             product = product * (order_ + (2 * k - 1)) * (order_ + 2 * k)
             term_power = term_power / (w * w)
-    return total, dtype, shape, valid
+    return total
+
+
+def _zeta_jet(x: Any, q: Any, order: int) -> tuple:
+    """``(jet of zeta(x, q) in x, dtype, shape, valid)`` by Euler-Maclaurin summation."""
+    (s, q), dtype = _broadcast(x, q)
+    shape = s.shape
+    s, q = s.ravel(), q.ravel()
+    valid = (s > 1) & (q > 0)
+    s_ok, q_ok = np.where(valid, s, 2.0), np.where(valid, q, 1.0)
+    return _zeta_series(_Jet.variable(s_ok, 0, 1, order), q_ok, 1, order), dtype, shape, valid
 
 
 def _zeta_derivative(x: Any, q: Any, order: int) -> Any:
     jet, dtype, shape, valid = _zeta_jet(x, q, order)
+    return _jet_derivative(jet, valid, shape, dtype, order)
+
+
+def _jet_derivative(jet: _Jet, valid: np.ndarray, shape: tuple, dtype: np.dtype,
+                    order: int) -> Any:
     values = jet.gradient[0] if order == 1 else jet.hessian[0, 0]
     return _result(np.where(valid, values, np.nan).reshape(shape), dtype)
+
+
+_REFLECTED_BELOW = -0.5  # the Riemann zeta function's sum cancels below: its reflection
+
+
+def _riemann_zeta_derivative(x: Any, order: int) -> Any:
+    """The derivative of order 1 or 2 of the Riemann zeta function ``scipy.special.zeta(x)``
+    at every real ``x`` but 1: the Euler-Maclaurin sum down to ``x = -1/2``, below it the
+    functional equation ``zeta(s) = 2^s pi^(s-1) sin(pi s / 2) Gamma(1 - s) zeta(1 - s)``
+    (whose ``zeta(1 - s)`` the sum computes), differentiated as jets."""
+    (s,), dtype = _broadcast(x)
+    shape = s.shape
+    s = s.ravel()
+    valid = np.isfinite(s) & (s != 1)
+    reflected = valid & (s < _REFLECTED_BELOW)
+    ones = np.ones(s.size)
+    direct = _Jet.variable(np.where(valid & ~reflected, s, 2.0), 0, 1, order)
+    jet = _zeta_series(direct, ones, 1, order)
+    if reflected.any():
+        at = np.where(reflected, s, 2 * _REFLECTED_BELOW)
+        order_ = _Jet.variable(at, 0, 1, order)
+        half = np.pi / 2 * at
+        sine = order_.apply(np.sin(half), np.pi / 2 * np.cos(half),
+                            None if order == 1 else -(np.pi / 2) ** 2 * np.sin(half))
+        with np.errstate(over="ignore"):
+            factor = (order_ * np.log(2 * np.pi) - np.log(np.pi) + (1 - order_).gammaln()).exp()
+            mirrored = factor * sine * _zeta_series(1 - order_, ones, 1, order)
+        jet = _Jet(*[np.where(reflected, b, a) for a, b in zip(jet.parts(), mirrored.parts())]
+                   + ([] if order == 2 else [None]))
+    return _jet_derivative(jet, valid, shape, dtype, order)
+
+
+@_numpy_style
+def riemann_zeta_dx(x: Any) -> Any:
+    """The derivative of the Riemann zeta function ``scipy.special.zeta(x)`` (and of
+    ``zetac``) at every real ``x`` but its pole, 1; the Hurwitz function's `zeta_dx` (like
+    SciPy's ``zeta(x, q)``) is for ``x > 1`` only.
+
+    >>> import numpy as np
+    >>> float(np.round(riemann_zeta_dx(0.0), 12))    # -log(2 pi) / 2
+    -0.918938533205
+    """
+    return _riemann_zeta_derivative(x, 1)
+
+
+@_numpy_style
+def riemann_zeta_dxx(x: Any) -> Any:
+    """The second derivative of the Riemann zeta function (see `riemann_zeta_dx`).
+
+    >>> import numpy as np
+    >>> float(np.round(riemann_zeta_dxx(2.0), 12))    # zeta''(2)
+    1.989280234299
+    """
+    return _riemann_zeta_derivative(x, 2)
 
 
 @_numpy_style
@@ -684,3 +751,5 @@ for _function, _partial in ((betainc_daa, _betainc_daa_x), (betainc_dab, _betain
     scalar_rule_refusing(_function, _HERE + _function.__name__, (None, None, _partial),
                          {0: ("a", _THIRD), 1: ("b", _THIRD)})
 scalar_rule_refusing(zeta_dxx, _HERE + "zeta_dxx", (None, _zeta_dxx_q), {0: ("x", _THIRD)})
+scalar_rule(riemann_zeta_dx, lambda y, x: riemann_zeta_dxx(x))
+scalar_rule_refusing(riemann_zeta_dxx, _HERE + "riemann_zeta_dxx", (None,), {0: ("x", _THIRD)})

@@ -400,8 +400,9 @@ class _NumbersPullback:
 
 
 def _numbers_pullback(partials: tuple) -> Callable:
-    """A `NumberForm`'s pullback: the rule's own pullback of two float64 numbers, from the
-    payload ``(form, a, b, y)`` an engine recorded."""
+    """A `NumberForm`'s pullback: the rule's own pullback of two float64 numbers (or of
+    arrays of one shape and dtype), from the payload ``(form, a, b, y)`` an engine
+    recorded."""
     def pullback(payload: tuple) -> _NumbersPullback:
         return _NumbersPullback(partials, payload[1:3], payload[3])
 
@@ -425,8 +426,10 @@ def _linear_pullback(partials: tuple) -> Callable:
     call with the same number type (its payload's stand-in ones have that type)."""
     shared: dict = {}
 
-    def pullback(payload: tuple) -> _LinearPullback:
+    def pullback(payload: tuple) -> _LinearPullback | _ScalarPullback:
         kind = type(payload[1])
+        if kind is np.ndarray or type(payload[2]) is np.ndarray:  # an engine's small arrays
+            return _ScalarPullback(partials, payload[1:3], None, payload[1:3])
         found = shared.get(kind)
         if found is None:
             found = shared[kind] = _LinearPullback(partials, payload[1:3])

@@ -36,7 +36,7 @@ from ...core.checking import is_checking
 from ...core.config import RuleConfig
 from ...core.naming import function_name
 from ...core.scalar_rule import STAND_IN_SIZE
-from ...core.registry import (DUAL_FORMS, FIRST_ORDER_ONLY, INDEX_READ, NUMBER_FORMS,
+from ...core.registry import (DUAL_FORMS, FIRST_ORDER_ONLY, INDEX_READ, NUMBER_FORMS, NumberForm,
                              WRITES_IN_PLACE, KeywordArgumentError, positional_call, rrule)
 from ...core.tangents import NoTangent, Tangent
 from ...core.structure import (is_structure, leaves, replace_leaves, replace_paths,
@@ -252,6 +252,12 @@ def record_unary(function: Any, x: "Traced") -> Any:
                 traced = _new_object(Traced)
                 traced.primal, traced.tape, traced.node = y, tape, len(records) - 1
                 return traced
+    elif kind is _NDARRAY:  # np.tanh(h) on a small array
+        form = _NUMBER_FORMS.get(function)
+        if form is not None and form.rule is entry[0]:
+            recorded = _record_array_form(tape, function, form, x.primal, None, x.node, -1)
+            if recorded is not None:
+                return recorded
     if type(x.primal) is Traced and x.primal.tape.runs_dual_forms:
         recorded = _record_dual(tape, function, entry[0], primals, parents, _NO_KEYWORDS)
         if recorded is not None:
@@ -309,9 +315,11 @@ def record_binary(function: Any, a: Any, b: Any) -> Any:
     # Float64 or float32 numbers (x[i] ** 2 in a scalar loop): a record of plain values, whose
     # cotangents the backward pass computes inline (`chainrules.core.registry.NumberForm`)
     if kind is _NDARRAY:
-        if element and first.dtype in _FORM_DTYPES:
-            form = _NUMBER_FORMS.get(function)  # x[i], u[k, i]
-            if form is not None and form.rule is entry[0] and form.partials is INDEX_READ:
+        form = _NUMBER_FORMS.get(function)
+        if form is None or form.rule is not entry[0]:
+            pass
+        elif form.partials is INDEX_READ:
+            if element and first.dtype in _FORM_DTYPES:  # x[i], u[k, i]
                 y = first[second]
                 if type(y) in _FORM_NUMBERS:
                     records = tape.records
@@ -320,6 +328,11 @@ def record_binary(function: Any, a: Any, b: Any) -> Any:
                     traced = _new_object(Traced)
                     traced.primal, traced.tape, traced.node = y, tape, len(records) - 1
                     return traced
+        elif not element:  # a small array's elementwise operation (an RNN's h * 0.9 + x)
+            recorded = _record_array_form(tape, function, form, first, second, first_node,
+                                          second_node)
+            if recorded is not None:
+                return recorded
     elif kind is _F64 or kind is _F32:
         form = _NUMBER_FORMS.get(function)
         if form is not None and form.rule is entry[0] and form.partials is not INDEX_READ and \
@@ -389,8 +402,55 @@ _NDARRAY = np.ndarray
 _F64, _F32 = np.float64, np.float32
 _FORM_NUMBERS = {kind: SCALAR_META[kind] for kind in (_F64, _F32)}
 _FORM_DTYPES = frozenset(np.dtype(kind) for kind in _FORM_NUMBERS)
+_F64_DTYPE, _F32_DTYPE = np.dtype(_F64), np.dtype(_F32)
 _PYTHON_REALS = frozenset({int, float})  # the constants a NumberForm takes (not bool)
 _NO_KEYWORDS: dict = {}  # shared, never mutated: rules receive keyword arguments as copies
+
+
+def _record_array_form(tape: "Tape", function: Any, form: NumberForm, a: Any, b: Any,
+                       a_node: int, b_node: int) -> Any:
+    """Record an elementwise ``function(a, b)`` (``b`` None: ``function(a)``) on float64 or
+    float32 arrays of one shape and dtype, Python numbers standing for constants, by its
+    `NumberForm`, as numbers are: a record of plain values whose cotangents the backward pass
+    computes inline (`chainrules.ad.transforms.reverse`), without a pullback object made and
+    called per operation. Arrays of `STAND_IN_SIZE` elements or more, where the rule keeps
+    less than its arguments (`_ScalarPullback.drop_unneeded`) and per-operation costs matter
+    less, take the rule as before; so does anything broadcast or cast. ``None`` where it does
+    not apply."""
+    if form.partials is INDEX_READ:
+        return None
+    array = a if type(a) is _NDARRAY else b
+    dtype, shape = array.dtype, array.shape
+    if (dtype is not _F64_DTYPE and dtype is not _F32_DTYPE) or array.size >= STAND_IN_SIZE:
+        return None
+    if b is None:
+        if len(form.partials) != 1:
+            return None
+        y = function(a)
+    else:
+        if len(form.partials) != 2:
+            return None
+        for value, node in ((a, a_node), (b, b_node)):
+            kind = type(value)
+            if kind is _NDARRAY:
+                if value.dtype is not dtype or value.shape != shape:
+                    return None  # broadcast, or cast
+            elif node >= 0 or (kind is not float and kind is not int):
+                return None  # a traced number, a NumPy number, a bool...
+        y = function(a, b)
+        if type(a) is not _NDARRAY and (type(a) is float or not a):
+            a = dtype.type(a)
+        elif type(b) is not _NDARRAY and (type(b) is float or not b):
+            b = dtype.type(b)
+    if type(y) is not _NDARRAY or y.dtype is not dtype or y.shape != shape:
+        return None
+    records = tape.records
+    records.append(((form, a, b, y if form.keeps_output else None), function,
+                    record_meta(shape, dtype, _NDARRAY)) +
+                   ((a_node,) if b is None else (a_node, b_node)))
+    traced = _new_object(Traced)
+    traced.primal, traced.tape, traced.node = y, tape, len(records) - 1
+    return traced
 
 
 def _integers(index: tuple) -> bool:

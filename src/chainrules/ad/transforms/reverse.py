@@ -171,6 +171,14 @@ def _backward(records: list, seeds: list, retain: bool) -> tuple[list, bytearray
                         else:
                             _contribute(slots, owned, records, parent, part, record[1], position)
                     continue
+            elif record[2][2] is None and type(form) is NumberForm and (
+                    kind is _NDARRAY or kind is Thunk or kind is InplaceableThunk):
+                # a small array's elementwise operation (`_record_array_form`)
+                if kind is not _NDARRAY:
+                    cotangent = unthunk(cotangent)  # (matmul's cotangents are lazy)
+                if type(cotangent) is _NDARRAY and _pull_array_form(
+                        slots, owned, records, record, form, pullback, cotangent):
+                    continue
             pullback = form.pullback(pullback)
         if type(pullback) in OWNING_PULLBACKS:
             if type(pullback) is WritePullback and owned[node] == 1 and \
@@ -248,6 +256,39 @@ def _backward(records: list, seeds: list, retain: bool) -> tuple[list, bytearray
                 else:
                     _contribute(slots, owned, records, parent, cotangent, record[1], position)
     return slots, owned
+
+
+def _pull_array_form(slots: list, owned: bytearray, records: list, record: tuple, form: Any,
+                     payload: tuple, cotangent: np.ndarray) -> bool:
+    """The cotangents of a `NumberForm`'s record on arrays (`record_binary` on small arrays of
+    one shape and dtype): ``partial * dy`` for each argument, added into its slot; a product
+    is the pass's own buffer, so what is added to it later is added in place. False, with
+    nothing added, where ``dy`` or a product is not of the output's shape and dtype (a
+    partial that casts): then the rule's own pullback, which projects."""
+    shape, dtype, _ = record[2]
+    if cotangent.dtype is not dtype or cotangent.shape != shape:
+        return False
+    parts = []
+    for position, partial in enumerate(form.partials, 1):
+        parent = record[position + 2]
+        if parent < 0 or partial is None:
+            continue
+        if partial == 1:
+            part = cotangent  # shared with the other arguments' slots: not owned
+        else:
+            part = partial * cotangent if type(partial) is int else \
+                partial(payload[3], payload[1]) * cotangent if payload[2] is None else \
+                partial(payload[3], payload[1], payload[2]) * cotangent
+            if type(part) is not _NDARRAY or part.dtype is not dtype or part.shape != shape:
+                return False
+        parts.append((parent, part, position))
+    for parent, part, position in parts:
+        if slots[parent] is None:
+            slots[parent] = part
+            owned[parent] = part is not cotangent
+        else:
+            _contribute(slots, owned, records, parent, part, record[1], position)
+    return True
 
 
 def _checked_record(records: list, node: int, record: Any) -> Any:

@@ -1,0 +1,306 @@
+"""Number forms on small arrays (`_record_array_form` in chainrules.ad.trace.tape): an
+elementwise operation on float64 or float32 arrays of one shape and dtype, Python numbers
+standing for constants, recorded as plain values whose cotangents the backward pass computes
+inline. Every form against central differences, constants on either side, what the path
+leaves to the rule (broadcasting, casts, large arrays, NumPy scalars), sums into owned
+buffers, lazy and sparse cotangents, writes after use, second derivatives and the checking
+mode."""
+
+from __future__ import annotations
+
+import importlib.util
+import operator
+
+import numpy as np
+import pytest
+
+import chainrules as cr
+from chainrules.ad.trace import tape as tape_module
+from chainrules.core.registry import INDEX_READ, NUMBER_FORMS
+from chainrules.core.scalar_rule import STAND_IN_SIZE
+from chainrules.rules import load_scipy_rules
+
+from .finite_differences import numerical_gradient
+
+if importlib.util.find_spec("scipy") is not None:  # SciPy's elementwise forms too, always
+    load_scipy_rules(everything=True)
+
+X = np.array([0.31, 0.47, 0.62, 0.83, 0.55])
+W = np.array([1.0, -2.0, 0.5, 3.0, -1.5])
+
+# (the forms of rules still registered: a rule registered over a form's turns it off)
+_ELEMENTWISE = [function for function, form in NUMBER_FORMS.items()
+                if form.partials is not INDEX_READ and cr.rrule.lookup(function) is not None
+                and form.rule is cr.rrule.lookup(function)[0]]
+UNARY = [f for f in _ELEMENTWISE if len(NUMBER_FORMS[f].partials) == 1]
+BINARY = [f for f in _ELEMENTWISE if len(NUMBER_FORMS[f].partials) == 2]
+
+
+def _name(function) -> str:
+    return getattr(function, "__name__", repr(function))
+
+
+def _domain(function) -> np.ndarray:
+    """X, or X moved where ``function`` is finite and smooth (arccosh: above 1)."""
+    for shift in (0.0, 1.0, -0.2, -1.0):
+        x = X + shift
+        with np.errstate(all="ignore"):
+            values = function(x) if NUMBER_FORMS[function].partials.__len__() == 1 else \
+                function(x, x[::-1])
+        if np.all(np.isfinite(values)) and values.dtype.kind == "f":
+            return x
+    pytest.skip(f"{_name(function)} has no finite values near X")
+
+
+def _records(f, *args):
+    """The records of tracing ``f(*args)``: (function, whether recorded by its form)."""
+    made = []
+    original = tape_module.Tape.__init__
+
+    def remember(self, *a, **k):
+        original(self, *a, **k)
+        made.append(self)
+
+    tape_module.Tape.__init__ = remember
+    try:
+        cr.vjp(f, *args)
+    finally:
+        tape_module.Tape.__init__ = original
+    return [(record[1], type(record[0]) is tuple) for record in made[-1].records
+            if record[0] is not None]
+
+
+def _check(f, x, rtol=1e-7, atol=1e-9):
+    gradient = cr.grad(f)(x)
+    assert gradient.dtype == x.dtype and gradient.shape == x.shape
+    assert np.allclose(gradient, numerical_gradient(f, x), rtol=rtol, atol=atol)
+    return gradient
+
+
+@pytest.mark.parametrize("function", UNARY, ids=_name)
+def test_every_unary_form_on_arrays_against_central_differences(function):
+    x = _domain(function)
+    gradient = _check(lambda x: np.sum(W * function(x)), x)
+    if isinstance(function, np.ufunc):  # (np.sinc, a Python function, records its body)
+        assert _records(lambda x: function(x), x) == [(function, True)]
+    assert np.all(np.isfinite(gradient))
+
+
+@pytest.mark.parametrize("function", BINARY, ids=_name)
+def test_every_binary_form_on_arrays_against_central_differences(function):
+    x = _domain(function)
+    reversed_x = np.array(x[::-1])
+
+    def both(x):
+        return np.sum(W * function(x, x[::-1] * 1.0))
+
+    def constant_after(x):
+        return np.sum(W * function(x, 1.7))
+
+    def constant_before(x):
+        return np.sum(W * function(1.3, x))
+
+    def constant_array(x):
+        return np.sum(W * function(x, reversed_x))
+
+    for f in (both, constant_after, constant_before, constant_array):
+        with np.errstate(all="ignore"):
+            value = f(x)
+        if not np.isfinite(value):
+            continue  # power(-, 1.7)...: outside the function's real domain
+        _check(f, x)
+    if isinstance(function, np.ufunc) or function.__module__ == "_operator":
+        assert (function, True) in _records(lambda x: function(x, 1.7), x)
+        assert (function, True) in _records(lambda x: function(x, x), x)
+
+
+def test_the_operators_take_the_path_and_match_their_closed_form():
+    def f(x):
+        y = x * x + 2.0 * x - x / 3 + x ** 3 - (1 - x) + 3 / x + 2 ** x + x ** 0.5
+        return np.sum(W * np.tanh(y))
+
+    x = X
+    y = x * x + 2.0 * x - x / 3 + x ** 3 - (1 - x) + 3 / x + 2 ** x + x ** 0.5
+    dy = 2 * x + 2.0 - 1 / 3 + 3 * x ** 2 + 1 - 3 / x ** 2 + np.log(2) * 2 ** x + \
+        0.5 / np.sqrt(x)
+    expected = W * (1 - np.tanh(y) ** 2) * dy
+    assert np.allclose(cr.grad(f)(x), expected, rtol=1e-12)
+    assert all(by_form for function, by_form in _records(lambda x: np.tanh(x * x + 2.0 * x), x))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_float32_stays_float32_with_python_constants(dtype):
+    x = X.astype(dtype)
+
+    def f(x):
+        return np.sum(np.exp(0.5 * x) * x - 2 * x + x / 4.0 + np.sin(x) ** 2)
+
+    gradient = cr.grad(f)(x)
+    assert gradient.dtype == dtype
+    expected = 0.5 * np.exp(0.5 * x) * x + np.exp(0.5 * x) - 2 + 0.25 + np.sin(2 * x)
+    assert np.allclose(gradient, expected, rtol=1e-12 if dtype == np.float64 else 1e-5)
+    assert all(by_form for _, by_form in _records(lambda x: np.exp(0.5 * x) * x, x))
+
+
+@pytest.mark.parametrize("case", ["broadcast", "cast", "large", "numpy scalar", "bool", "0-d"])
+def test_what_the_path_leaves_to_the_rule(case):
+    # each still right, by the rule's own pullback (which broadcasts, casts and projects)
+    x = X
+    if case == "broadcast":
+        def f(x):
+            return np.sum(x[:, None] * x[None, :3])
+        expected = np.where(np.arange(5) < 3, x[:3].sum() + x.sum(), x[:3].sum())
+    elif case == "cast":
+        def f(x):
+            return np.sum(x * np.arange(5, dtype=np.float32))
+        expected = np.arange(5.0)
+    elif case == "large":
+        x = np.linspace(0.1, 0.9, STAND_IN_SIZE)
+
+        def f(x):
+            return np.sum(np.sin(x) * x)
+        expected = np.cos(x) * x + np.sin(x)
+    elif case == "numpy scalar":
+        def f(x):
+            return np.sum(x * np.float64(3.0) + np.float32(2.0) * x)
+        expected = np.full(5, 5.0)
+    elif case == "bool":
+        def f(x):
+            return np.sum(x * True)
+        expected = np.ones(5)
+    else:
+        x = np.array(0.4)
+
+        def f(x):
+            return np.sin(x) * x
+        expected = np.cos(0.4) * 0.4 + np.sin(0.4)
+    assert np.allclose(cr.grad(f)(x), expected, rtol=1e-12)
+    if case in ("broadcast", "cast", "large", "numpy scalar"):
+        left = [by for function, by in _records(f, x)
+                if function in (np.multiply, operator.mul, np.sin)]
+        assert left and not any(left)
+
+
+def test_an_array_read_by_several_operations_sums_into_one_owned_buffer():
+    # x's cotangent: a product (the pass's own buffer) first, the rest added into it in
+    # place; the cotangents handed on unchanged (add's) are shared, never written
+    def f(x):
+        y = x + x
+        return np.sum(W * (y * x + np.sin(x) + x * 3.0 - y))
+
+    x = X.copy()
+    expected = W * (4 * x + np.cos(x) + 3.0 - 2.0)
+    gradient = cr.grad(f)(x)
+    assert np.allclose(gradient, expected, rtol=1e-12)
+    assert np.array_equal(x, X)
+    again = cr.grad(f)(x)
+    assert np.array_equal(gradient, again) and again is not gradient
+
+
+def test_repeated_backward_passes_over_the_same_records():
+    y, pullback = cr.vjp(lambda x: np.tanh(x) * x + x, X)
+    dy = np.array([1.0, 2.0, -1.0, 0.5, 0.0])
+    derivative = (1 - np.tanh(X) ** 2) * X + np.tanh(X) + 1
+    first = pullback(dy)[0]
+    second = pullback(2 * dy)[0]
+    assert np.allclose(first, dy * derivative, rtol=1e-12)
+    assert np.allclose(second, 2 * dy * derivative, rtol=1e-12)
+
+
+def test_lazy_cotangents_of_matrix_products_an_rnn_against_backpropagation_by_hand():
+    rng = np.random.default_rng(3)
+    W_, U = rng.normal(scale=0.4, size=(6, 6)), rng.normal(size=(6, 7))
+
+    def rnn(W_, U):
+        h = np.zeros(6)
+        for t in range(U.shape[1]):
+            h = np.tanh(W_ @ h + U[:, t])
+        return np.sum(h * h)
+
+    hs = [np.zeros(6)]
+    for t in range(U.shape[1]):
+        hs.append(np.tanh(W_ @ hs[-1] + U[:, t]))
+    dW, dU = np.zeros_like(W_), np.zeros_like(U)
+    dh = 2 * hs[-1]
+    for t in reversed(range(U.shape[1])):
+        da = dh * (1 - hs[t + 1] ** 2)
+        dU[:, t] = da
+        dW += np.outer(da, hs[t])
+        dh = W_.T @ da
+    gW, gU = cr.grad(rnn, argnums=(0, 1))(W_, U)
+    assert np.allclose(gW, dW, rtol=1e-12) and np.allclose(gU, dU, rtol=1e-12)
+    assert (np.tanh, True) in _records(rnn, W_, U)
+
+
+def test_sparse_and_broadcast_cotangents_go_to_the_rules_pullback():
+    # y's cotangent is x[0]'s sparse one and a broadcast view: not plain arrays of y's shape
+    def f(x):
+        y = np.exp(x) * x
+        return y[0] * 2.0 + np.sum(np.broadcast_to(y, (3, 5))) + y[1:3].sum()
+
+    derivative = np.exp(X) * X + np.exp(X)
+    expected = derivative * np.array([5.0, 4.0, 4.0, 3.0, 3.0])
+    assert np.allclose(cr.grad(f)(X), expected, rtol=1e-12)
+
+
+def test_writes_after_use_do_not_reach_the_values_kept():
+    # tanh keeps its output for its derivative; the write makes a new version of h
+    def f(x):
+        h = np.tanh(x)
+        g = h * h
+        h[0] = 5.0
+        return np.sum(g) + np.sum(h * x)
+
+    h = np.tanh(X)
+    written = h.copy()
+    written[0] = 5.0
+    dh = 1 - h ** 2
+    expected = 2 * h * dh + written + np.where(np.arange(5) == 0, 0.0, X * dh)
+    assert np.allclose(cr.grad(f)(X), expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("order", ["hessian", "hvp", "grad of grad"])
+def test_second_derivatives_through_the_forms(order):
+    def f(x):
+        return np.sum(W * np.sin(x) * x ** 2)
+
+    diagonal = W * (-np.sin(X) * X ** 2 + 4 * np.cos(X) * X + 2 * np.sin(X))
+    if order == "hessian":
+        assert np.allclose(cr.hessian(f)(X), np.diag(diagonal), rtol=1e-12)
+    elif order == "hvp":
+        v = np.array([1.0, -2.0, 0.5, 3.0, 0.25])
+        assert np.allclose(cr.hvp(f, X, v), diagonal * v, rtol=1e-12)
+    else:
+        v = np.array([1.0, -2.0, 0.5, 3.0, 0.25])
+        got = cr.grad(lambda x: np.sum(cr.grad(f)(x) * v))(X)
+        assert np.allclose(got, diagonal * v, rtol=1e-12)
+
+
+def test_the_checking_mode_checks_the_forms_records():
+    with cr.checking():
+        assert np.allclose(cr.grad(lambda x: np.sum(np.sin(x) * x))(X),
+                           np.cos(X) * X + np.sin(X), rtol=1e-12)
+    with cr.checking(), pytest.raises(cr.CheckError, match="power"):
+        cr.grad(lambda x: np.sum(x ** 0.5))(np.array([0.0, 1.0]))  # inf from a finite dy
+
+
+def test_a_rule_registered_over_a_forms_rule_is_used():
+    original = cr.rrule.lookup(np.multiply)[0]
+
+    def halved(a, b):
+        y, pullback = original(a, b)
+        return y, lambda dy: tuple(c if type(c) is cr.NoTangent else 0.5 * cr.unthunk(c)
+                                   for c in pullback(dy))
+
+    cr.rrule.register(np.multiply, replace=True)(halved)
+    try:
+        assert np.allclose(cr.grad(lambda x: np.sum(x * W))(X), 0.5 * W)
+    finally:
+        cr.rrule.register(np.multiply, replace=True)(original)
+    assert np.allclose(cr.grad(lambda x: np.sum(x * W))(X), W)
+
+
+def test_an_operator_and_its_ufunc_take_one_path():
+    assert NUMBER_FORMS.get(operator.mul) is NUMBER_FORMS.get(np.multiply) or \
+        operator.mul not in NUMBER_FORMS
+    assert [by for _, by in _records(lambda x: np.multiply(x, 2.0), X)] == [True]

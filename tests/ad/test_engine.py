@@ -331,3 +331,32 @@ def test_engine_skips_declared_functions_and_uses_a_rule_registered_later():
 
     np.testing.assert_array_equal(cr.grad(lambda x: np.sum(rounded(x) * x))(x),
                                   np.round(x) + x)  # now r' = 1: r + x
+
+
+def test_defined_pullbacks_compute_every_cotangent_for_the_engine(monkeypatch):
+    # A `define`d rule's pullback thunks each of several cotangents for other callers; the
+    # engine, which reads them all when no argument is constant, asks for them computed.
+    from chainrules.core.registry import EVERY_COTANGENT_PULLBACKS
+    from chainrules.core.thunks import Thunk
+
+    A, b = np.array([[1.0, 2.0], [3.0, -1.0]]), np.array([0.5, -2.0])
+    _, pullback = cr.rrule(np.matmul, A, b)
+    assert type(pullback) in EVERY_COTANGENT_PULLBACKS
+    lazy, computed = pullback(np.ones(2)), pullback(np.ones(2), True)
+    assert all(type(c) is Thunk for c in lazy[1:])
+    assert [type(c) for c in computed[1:]] == [np.ndarray, np.ndarray]
+    assert np.array_equal(computed[1], np.outer(np.ones(2), b))
+    assert np.array_equal(computed[2], A.T @ np.ones(2))
+    asked = []
+    kind = type(pullback)
+    original = kind.__call__
+    monkeypatch.setattr(kind, "__call__", lambda self, dy, every=False: (
+        self.rule.f is np.matmul and asked.append(every)) or original(self, dy, every))
+    w = np.array([1.0, -1.0])
+    gA, gb = cr.grad(lambda A, b: np.sum(w * (A @ b) ** 2), argnums=(0, 1))(A, b)
+    y = A @ b
+    assert np.allclose(gA, np.outer(2 * w * y, b)) and np.allclose(gb, A.T @ (2 * w * y))
+    assert asked == [True]
+    asked.clear()
+    assert np.allclose(cr.grad(lambda b: np.sum(A @ b))(b), A.T @ np.ones(2))
+    assert asked == [False]  # A a constant: its cotangent is not asked for, so not computed

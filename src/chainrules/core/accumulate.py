@@ -54,8 +54,12 @@ def accumulate(acc: Any, t: Any, *, owned: bool = False) -> Any:
     """
     if owned and CHECK_IN_PLACE:
         return _compared_with_eager(acc, t)
-    if owned and type(acc) is np.ndarray and type(t) is SparseCotangent:
-        return _into_array(acc, t)  # the engine's hot path: x[i] read in a loop
+    if owned and type(acc) is np.ndarray:
+        if type(t) is SparseCotangent:
+            return _into_array(acc, t)  # the engine's hot path: x[i] read in a loop
+        if type(t) is np.ndarray and t.dtype is acc.dtype and t.shape == acc.shape and \
+                acc.flags.writeable:
+            return np.add(acc, t, out=acc)  # (an RNN's weights' cotangent, step by step)
     if not owned and type(acc) in _DENSE and type(t) in _DENSE:
         return acc + t  # numbers and arrays: the eager sum (forward mode's hot path)
     if type(acc) is SparseSum and owned:

@@ -26,7 +26,7 @@ from .tangents import NoTangent, ZeroTangent
 __all__ = ["RuleConfig", "DEFAULT_CONFIG", "RuleTable", "rrule", "frule", "non_differentiable", "NON_DIFFERENTIABLE",
            "PRIMITIVE_MARK", "UnusedRuleWarning", "recorded_whole", "writes_in_place",
            "WRITES_IN_PLACE", "add_lazy_loader", "load_lazy_rules", "DUAL_FORMS", "dual_form",
-           "NUMBER_FORMS", "NumberForm", "INDEX_READ",
+           "NUMBER_FORMS", "NumberForm", "INDEX_READ", "EVERY_COTANGENT_PULLBACKS",
            "register_alias", "stands_for", "register_method", "positional_call", "carries_derivative",
            "KeywordArgumentError"]
 
@@ -606,6 +606,11 @@ def dual_form(f: Callable, reverse: Callable, dual: Callable) -> None:
 
 
 NUMBER_FORMS: dict = {}  # function -> its NumberForm
+
+# Types of pullbacks that take a second argument ``every``: with ``every=True`` they return
+# every cotangent computed, none as a `Thunk` made so that a caller may skip some. An engine
+# that will read them all (no constant argument) says so.
+EVERY_COTANGENT_PULLBACKS: set = set()
 
 
 # `NumberForm.partials` of an index read: ``x[i]`` of a float64 array and an integer.

@@ -81,7 +81,7 @@ from ..core.dtypes import cast_to, shared_shape, tangent_dtype
 from ..core.dtypes import as_array
 from ..core.duck_arrays import is_duck_array
 from ..core.projection import NO_TANGENT_PROJECTOR, ProjectionError, ProjectTo, _has_tangent
-from ..core.registry import dual_form, frule, rrule
+from ..core.registry import EVERY_COTANGENT_PULLBACKS, dual_form, frule, rrule
 from ..core.tangents import AbstractZero, NoTangent, Tangent, ZeroTangent
 from ..core.thunks import Thunk, unthunk
 
@@ -654,7 +654,9 @@ class _Pullback(Call):
 
     __slots__ = ("projectors", "output")
 
-    def __call__(self, dy: Any) -> tuple:
+    def __call__(self, dy: Any, every: bool = False) -> tuple:
+        """The cotangents for ``dy``; of several arguments, each a `Thunk` (a caller may need
+        only some), unless ``every``: an engine that reads them all says so."""
         rule = self.rule
         if self.output is None and isinstance(self.y, (tuple, list)):
             dy = _output_cotangents(dy, self.y)
@@ -668,7 +670,7 @@ class _Pullback(Call):
         if is_zero:
             return _zeros(self.projectors)
         shared = dy if rule.prepare is None else Thunk(lambda: rule.prepare(self, dy))
-        several = len(self.projectors) - self.projectors.count(None) > 1
+        several = not every and len(self.projectors) - self.projectors.count(None) > 1
         cotangents: list[Any] = [NoTangent()]
         for position, project in enumerate(self.projectors):
             if project is None:
@@ -690,6 +692,9 @@ class _Pullback(Call):
                 f"{self.rule.name} pullback: the output has shape {shape}, but its cotangent "
                 f"has shape {np.shape(dy)}." if shape is not None and np.shape(dy) != shape
                 else f"{self.rule.name} pullback: {error}") from None
+
+
+EVERY_COTANGENT_PULLBACKS.add(_Pullback)
 
 
 def _output_cotangents(dy: Any, y: tuple | list) -> list:

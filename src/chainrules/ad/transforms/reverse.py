@@ -29,7 +29,7 @@ from ...core.accumulate import accumulate, owned_copy, owned_sum
 from ...core.check_error import CheckError
 from ...core.checking import is_checking
 from ...core.naming import function_name
-from ...core.registry import INDEX_READ, NumberForm
+from ...core.registry import EVERY_COTANGENT_PULLBACKS, INDEX_READ, NumberForm
 from ...core.sparse import SparseCotangent, SparseSum
 from ...core.tangents import AbstractZero, NoTangent
 from ...core.thunks import InplaceableThunk, Thunk, unthunk
@@ -215,13 +215,15 @@ def _backward(records: list, seeds: list, retain: bool) -> tuple[list, bytearray
             # hands one array to both arguments); setflags, not .flags: 3x cheaper
             cotangent.setflags(write=False)
             try:
-                cotangents = pullback(cotangent)
+                cotangents = pullback(cotangent, True) if type(pullback) in _EVERY and \
+                    min(record[3:]) >= 0 else pullback(cotangent)
             except ValueError as error:
                 raise _wrote_into_dy(error, record[1])
             finally:
                 cotangent.setflags(write=True)
         else:
-            cotangents = pullback(cotangent)
+            cotangents = pullback(cotangent, True) if type(pullback) in _EVERY and \
+                min(record[3:]) >= 0 else pullback(cotangent)
         if type(cotangents) is not tuple or len(cotangents) != len(record) - 2:
             cotangents = _checked_cotangents(cotangents, record)
         if len(record) == 5:
@@ -551,6 +553,7 @@ _NO_TANGENT = NoTangent()
 # `owned[node]` of a slot holding an `owned_pair_sum` (1: any other owned accumulator).
 _OWNED_PAIR = 2
 _FLOAT64 = np.dtype(np.float64)
+_EVERY = EVERY_COTANGENT_PULLBACKS
 _NDARRAY = np.ndarray  # a module's name: fewer instructions than np.ndarray in the loop
 _COMPLEX128 = np.dtype(np.complex128)
 

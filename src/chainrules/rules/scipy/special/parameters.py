@@ -68,7 +68,7 @@ import numpy as np
 import scipy.special as sps
 
 from ....core.dtypes import is_plain
-from ....core.registry import recorded_whole
+from ....core.registry import first_order_only, recorded_whole
 from ....core.scalar_rule import scalar_rule
 from ...refused_arguments import scalar_rule_deferring, scalar_rule_refusing
 
@@ -753,3 +753,6 @@ for _function, _partial in ((betainc_daa, _betainc_daa_x), (betainc_dab, _betain
 scalar_rule_refusing(zeta_dxx, _HERE + "zeta_dxx", (None, _zeta_dxx_q), {0: ("x", _THIRD)})
 scalar_rule(riemann_zeta_dx, lambda y, x: riemann_zeta_dxx(x))
 scalar_rule_refusing(riemann_zeta_dxx, _HERE + "riemann_zeta_dxx", (None,), {0: ("x", _THIRD)})
+for _function in (riemann_zeta_dx, riemann_zeta_dxx):  # (zeta_dx's order 2 is in q)
+    first_order_only(_function, "the third derivative of the Riemann zeta function is not "
+                                "computed (the first two are, by jets of an Euler-Maclaurin sum)")

@@ -154,7 +154,9 @@ def test_the_coverage_report_prints_first_order_only_rules_with_their_reasons(ca
     out = capsys.readouterr().out
     line = next(line for line in out.splitlines() if "kernel_op" in line)
     assert "first-order only: its pullback calls a compiled kernel in place" in line
-    assert "first-order only: 1" in out
+    listed = [line for line in out.splitlines() if line.startswith("  ") and
+              " first-order only: " in line]
+    assert f"; first-order only: {len(listed)}" in out and len(listed) >= 1
 
 
 def test_sinc_has_its_second_derivative_at_zero():

@@ -141,36 +141,39 @@ def _backward(records: list, seeds: list, retain: bool) -> tuple[list, bytearray
                                 if type(old) is kind else _sum_into(
                                     slots, owned, records, second_parent, second, record[1], 2)
                         continue
-            elif kind is Traced and type(form) is NumberForm and \
-                    type(cotangent.primal) is record[2][2] and \
-                    type(cotangent.node) is record[2][2]:
-                # Under hvp, a cotangent with its tangent, for a form linear with constant
-                # partials: x[i]'s added into the two buffers of x's owned pair
-                # (`chainrules.ad.trace.pairs`) as a plain one is above; add's and
-                # subtract's the pair itself or its negative
-                if form.partials is INDEX_READ:
-                    parent = record[3]
-                    old = slots[parent]
-                    if owned[parent] == _OWNED_PAIR and cotangent.tape is old.tape and \
-                            type(old.primal) is _NDARRAY and type(old.node) is _NDARRAY:
-                        old.primal[pullback[1]] += cotangent.primal
-                        old.node[pullback[1]] += cotangent.node
-                    else:  # the first or second: summed into a pair by `_contribute`
-                        _contribute(slots, owned, records, parent, SparseCotangent(
-                            pullback[1], cotangent, pullback[2], pullback[3]), record[1], 1)
-                    continue
-                if form.payloads:
-                    for position, partial in enumerate(form.partials, 1):
-                        parent = record[position + 2]
-                        if parent < 0 or partial is None:
-                            continue
-                        part = cotangent if partial == 1 else Traced(
-                            partial * cotangent.primal, cotangent.tape, partial * cotangent.node)
-                        if slots[parent] is None:
-                            slots[parent] = part
-                        else:
-                            _contribute(slots, owned, records, parent, part, record[1], position)
-                    continue
+            elif kind is Traced:  # (a value's cotangent under hvp)
+                if type(form) is NumberForm and \
+                        type(cotangent.primal) is record[2][2] and \
+                        type(cotangent.node) is record[2][2]:
+                    # Under hvp, a cotangent with its tangent, for a form linear with constant
+                    # partials: x[i]'s added into the two buffers of x's owned pair
+                    # (`chainrules.ad.trace.pairs`) as a plain one is above; add's and
+                    # subtract's the pair itself or its negative
+                    if form.partials is INDEX_READ:
+                        parent = record[3]
+                        old = slots[parent]
+                        if owned[parent] == _OWNED_PAIR and cotangent.tape is old.tape and \
+                                type(old.primal) is _NDARRAY and type(old.node) is _NDARRAY:
+                            old.primal[pullback[1]] += cotangent.primal
+                            old.node[pullback[1]] += cotangent.node
+                        else:  # the first or second: summed into a pair by `_contribute`
+                            _contribute(slots, owned, records, parent, SparseCotangent(
+                                pullback[1], cotangent, pullback[2], pullback[3]), record[1], 1)
+                        continue
+                    if form.payloads:
+                        for position, partial in enumerate(form.partials, 1):
+                            parent = record[position + 2]
+                            if parent < 0 or partial is None:
+                                continue
+                            part = cotangent if partial == 1 else Traced(
+                                partial * cotangent.primal, cotangent.tape,
+                                partial * cotangent.node)
+                            if slots[parent] is None:
+                                slots[parent] = part
+                            else:
+                                _contribute(slots, owned, records, parent, part, record[1],
+                                            position)
+                        continue
             elif record[2][2] is None and type(form) is NumberForm and (
                     kind is _NDARRAY or kind is Thunk or kind is InplaceableThunk):
                 # a small array's elementwise operation (`_record_array_form`)

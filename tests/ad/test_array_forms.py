@@ -126,6 +126,7 @@ def test_the_operators_take_the_path_and_match_their_closed_form():
     expected = W * (1 - np.tanh(y) ** 2) * dy
     assert np.allclose(cr.grad(f)(x), expected, rtol=1e-12)
     assert all(by_form for function, by_form in _records(lambda x: np.tanh(x * x + 2.0 * x), x))
+    assert all(by_form for _, by_form in _records(lambda x: x ** 2 * x ** 3 - 2 ** x, x))
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

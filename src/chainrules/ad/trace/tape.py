@@ -328,7 +328,7 @@ def record_binary(function: Any, a: Any, b: Any) -> Any:
                     traced = _new_object(Traced)
                     traced.primal, traced.tape, traced.node = y, tape, len(records) - 1
                     return traced
-        elif not element:  # a small array's elementwise operation (an RNN's h * 0.9 + x)
+        else:  # a small array's elementwise operation (an RNN's h * 0.9 + x, h ** 2)
             recorded = _record_array_form(tape, function, form, first, second, first_node,
                                           second_node)
             if recorded is not None:

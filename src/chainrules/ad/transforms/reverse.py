@@ -174,13 +174,15 @@ def _backward(records: list, seeds: list, retain: bool) -> tuple[list, bytearray
                                 _contribute(slots, owned, records, parent, part, record[1],
                                             position)
                         continue
-            elif record[2][2] is None and type(form) is NumberForm and (
-                    kind is _NDARRAY or kind is Thunk or kind is InplaceableThunk):
+            elif kind is not _FLOAT64_TYPE:  # (hvp's number records meet plain floats here)
                 # a small array's elementwise operation (`_record_array_form`)
-                if kind is not _NDARRAY:
-                    cotangent = unthunk(cotangent)  # (matmul's cotangents are lazy)
-                if type(cotangent) is _NDARRAY and _pull_array_form(
-                        slots, owned, records, record, form, pullback, cotangent):
+                if (kind is Thunk or kind is InplaceableThunk) and record[2][2] is None and \
+                        type(form) is NumberForm:
+                    cotangent = unthunk(cotangent)  # (a reduction's cotangents are lazy)
+                    kind = type(cotangent)
+                if kind is _NDARRAY and record[2][2] is None and type(form) is NumberForm and \
+                        _pull_array_form(slots, owned, records, record, form, pullback,
+                                         cotangent):
                     continue
             pullback = form.pullback(pullback)
         if type(pullback) in OWNING_PULLBACKS:
@@ -225,8 +227,7 @@ def _backward(records: list, seeds: list, retain: bool) -> tuple[list, bytearray
             finally:
                 cotangent.setflags(write=True)
         else:
-            cotangents = pullback(cotangent, True) if type(pullback) in _EVERY and \
-                min(record[3:]) >= 0 else pullback(cotangent)
+            cotangents = pullback(cotangent)
         if type(cotangents) is not tuple or len(cotangents) != len(record) - 2:
             cotangents = _checked_cotangents(cotangents, record)
         if len(record) == 5:
@@ -557,6 +558,7 @@ _NO_TANGENT = NoTangent()
 _OWNED_PAIR = 2
 _FLOAT64 = np.dtype(np.float64)
 _EVERY = EVERY_COTANGENT_PULLBACKS
+_FLOAT64_TYPE = np.float64
 _NDARRAY = np.ndarray  # a module's name: fewer instructions than np.ndarray in the loop
 _COMPLEX128 = np.dtype(np.complex128)
 

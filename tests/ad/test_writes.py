@@ -404,10 +404,12 @@ def test_write_forms_cost_no_copy_of_the_array_per_write(monkeypatch):
         return lambda: cr.grad(lambda p: np.sum(simulate(p, n)))(params)
 
     def columns(n):
-        x = np.linspace(0.0, 1.0, 4)
+        # (16 rows: `out ** 2` is one rule's call at both sizes; below 1,024 elements it is
+        # an array form, whose cotangent is a buffer of the pass's own: no copy at all)
+        x = np.linspace(0.0, 1.0, 16)
 
         def loss(x):
-            out = np.zeros((4, n))
+            out = np.zeros((16, n))
             for j in range(n):
                 out[:, j] = np.sin(x * j)
                 out[0, j] += out[1, j - 1] * 0.5 if j else 0.0
@@ -420,11 +422,12 @@ def test_write_forms_cost_no_copy_of_the_array_per_write(monkeypatch):
         return copied[0] - before + 1
 
     def rows(n):
-        a = np.array([[0.9, 0.1], [-0.2, 0.95]])
-        x0 = np.array([1.0, 0.5])
+        # (8 columns: `out ** 2` is one rule's call at both sizes, as in `columns`)
+        a = 0.9 * np.eye(8) + 0.05 * np.sin(np.arange(64.0)).reshape(8, 8)
+        x0 = np.linspace(1.0, 0.5, 8)
 
         def loss(x0):
-            out = np.zeros((n, 2))
+            out = np.zeros((n, 8))
             out[0] = x0
             for i in range(1, n):
                 out[i] = out[i - 1] @ a  # a rule keeps the row it reads

@@ -20,7 +20,8 @@ from .dtypes import cast_to, is_plain
 from .registry import recorded_whole
 from .tangents import _UNSET, AbstractThunk, unthunk
 
-__all__ = ["SparseCotangent", "SparseSum", "scatter_sum", "scatter_like", "flat_positions", "has_integer_array"]
+__all__ = ["SparseCotangent", "SparseSum", "scatter_sum", "scatter_like", "flat_positions",
+           "has_integer_array", "through_view", "through_reshape"]
 
 # _TRACED: the values are traced (order 2 and above): never written into a buffer, only
 # gathered into one `scatter_sum` (see SparseSum).
@@ -183,6 +184,86 @@ class SparseCotangent(AbstractThunk):
     def __repr__(self) -> str:
         return (f"SparseCotangent(index={self.index!r}, values={self.values!r}, "
                 f"shape={self.shape}, dtype={self.dtype})")
+
+
+def through_view(cotangent: SparseCotangent, shape: tuple,
+                 view: Any) -> SparseCotangent | None:
+    """The cotangent of ``x``, still sparse, for the sparse ``cotangent`` of ``view(x)``, a
+    view whose elements are distinct elements of ``x`` moved by strides (a transpose, a flip,
+    axes swapped or moved); ``shape`` is x's. ``x.T[t]`` in a loop stays O(len(x[t])) per
+    step backward, not O(len(x)).
+
+    Each axis's coordinates, a zero-stride array of x's shape (nothing of its size is
+    allocated), go through ``view`` and are read at the cotangent's index: the positions in
+    ``x`` of the elements it selects, O(size of the selection * ndim). ``None`` where
+    ``view`` copies instead, or for an array of one element (the caller then computes the
+    cotangent densely).
+
+    >>> t = SparseCotangent(1, np.array([1.0, 2.0]), (3, 2), np.float64)  # (x.T)[1]
+    >>> through_view(t, (2, 3), np.transpose).unthunk()
+    array([[0., 1., 0.],
+           [0., 2., 0.]])
+    """
+    if cotangent.is_traced or cotangent.like is not None or not shape or not cotangent.shape:
+        return None  # (of one element, dense costs as little)
+    index = []
+    for coordinates in _coordinates(shape):
+        moved = view(coordinates)
+        if type(moved) is not np.ndarray or moved.shape != cotangent.shape or \
+                not np.may_share_memory(moved, coordinates):
+            return None  # a copy: not a view of x's elements
+        index.append(moved[cotangent.index])
+    return _moved(cotangent, tuple(index), shape)
+
+
+_coordinates_of: dict = {}  # shape -> its axes' coordinates (`_coordinates`)
+
+
+def _coordinates(shape: tuple) -> tuple:
+    """For each axis, an array of ``shape`` holding each element's coordinate along that
+    axis: zero strides on the other axes (nothing of the array's size is allocated), read
+    only; kept per shape, since a loop meets the same shape at every step."""
+    found = _coordinates_of.get(shape)
+    if found is None:
+        found = []
+        for axis, length in enumerate(shape):
+            coordinate = _positions(length)  # (the buffer flat_positions reads too)
+            strides = [0] * len(shape)
+            strides[axis] = coordinate.itemsize
+            coordinates = np.lib.stride_tricks.as_strided(coordinate, shape, strides,
+                                                          writeable=False)
+            found.append(coordinates)
+        if len(_coordinates_of) >= 64:
+            _coordinates_of.clear()
+        found = _coordinates_of[shape] = tuple(found)
+    return found
+
+
+def through_reshape(cotangent: SparseCotangent, shape: tuple) -> SparseCotangent | None:
+    """The cotangent of ``x``, still sparse, for the sparse ``cotangent`` of ``x`` reshaped
+    in C order (``reshape``, ``ravel``, ``squeeze``, ``expand_dims``); ``shape`` is x's. An
+    element keeps its flat position, so the index maps in O(size of the selection * ndim).
+    ``None`` for a cotangent kept lazy in another way (traced values, Dask's arrays) and for
+    an array of one element.
+
+    >>> t = SparseCotangent(slice(0, 2), np.array([1.0, 2.0]), (4,), np.float64)
+    >>> through_reshape(t, (2, 2)).unthunk()
+    array([[1., 2.],
+           [0., 0.]])
+    """
+    if cotangent.is_traced or cotangent.like is not None or not shape or not cotangent.shape:
+        return None  # (of one element, dense costs as little)
+    flat = flat_positions(cotangent.shape, cotangent.index)
+    return _moved(cotangent, np.unravel_index(flat, shape), shape)
+
+
+def _moved(cotangent: SparseCotangent, index: tuple, shape: tuple) -> SparseCotangent:
+    """``cotangent``'s values at ``index`` of an array of ``shape``: the positions it selects,
+    moved one to one, so repeats only where its own index repeats them."""
+    moved = SparseCotangent(index, cotangent.values, shape, cotangent.dtype)
+    if cotangent._classify() != _GROUPED:
+        moved._kind = _NO_REPEATS  # (one to one: no np.unique needed to know it)
+    return moved
 
 
 @recorded_whole

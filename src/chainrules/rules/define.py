@@ -20,6 +20,11 @@ The formulas:
   `per_argument` (one formula per argument, added: ``np.average``'s data and weights).
 - ``prepare(call, dy)``, when given, is computed once per pullback call (lazily) and passed
   to the cotangent formulas instead of ``dy``.
+- ``sparse(call, dy)``, when given, answers a `SparseCotangent` ``dy`` (the cotangent of an
+  index read of the output, ``x.T[t]``) with the first argument's cotangent, still sparse
+  (`through_view`, `through_reshape`), or None (then ``dy`` is made dense, as for any rule):
+  a function that only moves its argument's elements keeps an index loop over its output
+  O(len(x[t])) per step backward.
 
 A `Call` is the record of one call: ``call.args``, ``call.y``, ``call["axis"]`` (a parameter
 by name, passed by position or by keyword, else NumPy's default; "no value" reads as None),
@@ -82,6 +87,7 @@ from ..core.dtypes import as_array
 from ..core.duck_arrays import is_duck_array
 from ..core.projection import NO_TANGENT_PROJECTOR, ProjectionError, ProjectTo, _has_tangent
 from ..core.registry import EVERY_COTANGENT_PULLBACKS, dual_form, frule, rrule
+from ..core.sparse import SparseCotangent
 from ..core.tangents import AbstractZero, NoTangent, Tangent, ZeroTangent
 from ..core.thunks import Thunk, unthunk
 
@@ -395,12 +401,13 @@ class _Rule:
 
     __slots__ = ("f", "name", "cotangents", "every", "pushforward", "prepare", "check",
                  "refused", "keeps_values", "positions", "defaults", "has_formula",
-                 "refused_from", "source")
+                 "refused_from", "source", "sparse")
 
     def __init__(self, f: Any, cotangents: tuple, every: Formula = None,
                  pushforward: Callable = multilinear, prepare: Formula = None,
                  check: Formula = None, refused: Sequence[str] = ("out",),
-                 keeps_values: bool = True, calls: Callable | None = None):
+                 keeps_values: bool = True, calls: Callable | None = None,
+                 sparse: Formula = None):
         self.f, self.name, self.cotangents, self.every = calls or f, function_name(f), cotangents, every
         self.pushforward, self.prepare, self.check = pushforward, prepare, check
         self.keeps_values = keeps_values
@@ -410,6 +417,7 @@ class _Rule:
         self.refused_from = math.inf
         self.has_formula = tuple(c is not None for c in cotangents)
         self.source = f
+        self.sparse = sparse
 
     def _read(self) -> None:
         """Read the function's parameters, once, at its first call (reading them at
@@ -662,6 +670,10 @@ class _Pullback(Call):
             dy = _output_cotangents(dy, self.y)
             is_zero = all(isinstance(part, AbstractZero) for part in dy)
         else:
+            if type(dy) is SparseCotangent and rule.sparse is not None:
+                moved = self._sparse(dy)
+                if moved is not None:
+                    return moved
             dy = unthunk(dy)
             is_zero = isinstance(dy, AbstractZero)
             if not is_zero:
@@ -681,6 +693,21 @@ class _Pullback(Call):
             else:
                 cotangents.append(project(rule.cotangent(self, unthunk(shared), position)))
         return tuple(cotangents)
+
+    def _sparse(self, dy: SparseCotangent) -> tuple | None:
+        """The cotangents for a sparse ``dy`` by the rule's ``sparse`` formula: the first
+        argument's still sparse, the others' none (they are options); None where it does not
+        apply (then ``dy`` is made dense)."""
+        project = self.projectors[0] if self.projectors else None
+        if project is None or self.projectors.count(None) != len(self.projectors) - 1:
+            return None
+        dy = self._project_output(dy)  # checks the shape; a sparse dy stays sparse
+        if type(dy) is not SparseCotangent:
+            return None
+        moved = self.rule.sparse(self, dy)
+        if moved is None:
+            return None
+        return (_NO_TANGENT, project(moved)) + (_NO_TANGENT,) * (len(self.projectors) - 1)
 
     def _project_output(self, dy: Any) -> Any:
         project = self.output or ProjectTo(self.y)
@@ -729,7 +756,8 @@ def _output_tangent(y: tuple | list, tangents: Sequence) -> Any:
 def define(f: Any, *cotangents: Formula, every: Formula = None,
            pushforward: Callable = multilinear, prepare: Formula = None,
            check: Formula = None, refused: Sequence[str] = ("out",),
-           keeps_values: bool = True, calls: Callable | None = None) -> None:
+           keeps_values: bool = True, calls: Callable | None = None,
+           sparse: Formula = None) -> None:
     """Register the rrule and the frule of ``f`` (see the module's docstring).
 
     >>> from chainrules.core.registry import recorded_whole
@@ -742,7 +770,8 @@ def define(f: Any, *cotangents: Formula, every: Formula = None,
     >>> frule((NoTangent(), np.ones(2), NoTangent()), scale, np.ones(2), 3)[1]
     array([3., 3.])
     """
-    rule = _Rule(f, cotangents, every, pushforward, prepare, check, refused, keeps_values, calls)
+    rule = _Rule(f, cotangents, every, pushforward, prepare, check, refused, keeps_values, calls,
+                 sparse)
     reverse = rule.reverse  # one bound method: the dual form belongs to this very rrule
     rrule.register(f, replace=True)(reverse)
     if pushforward is multilinear or pushforward is linear:

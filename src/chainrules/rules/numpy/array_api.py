@@ -25,6 +25,7 @@ from ...core.scalar_rule import scalar_rule
 from ...core.tangents import AbstractZero, ZeroTangent
 from . import linalg
 from ..define import define, dense_tangent, linear, normalize_axis_tuple, unsupported
+from .shape import moved_by_strides
 
 __all__: list[str] = []
 
@@ -48,7 +49,7 @@ if hasattr(np.linalg, "matmul"):  # NumPy 2.0
 for _transpose in (getattr(np, "matrix_transpose", None),
                    getattr(np.linalg, "matrix_transpose", None)):
     if _transpose is not None:
-        define(_transpose, _transpose_back)
+        define(_transpose, _transpose_back, sparse=moved_by_strides)
 
 
 

@@ -37,7 +37,8 @@ from ...core.registry import non_differentiable, writes_in_place
 from ...core.sparse import scatter_sum
 from ...core.tangents import AbstractZero, NoTangent, ZeroTangent
 from ..define import Call, define, dense_tangent, linear, normalize_axis_tuple, unsupported
-from .shape import _at_least, _promoted_join_back, _reshape_back, _reshape_forward
+from .shape import _at_least, _promoted_join_back, _reshape_back, _reshape_forward, \
+    moved_by_strides
 
 __all__: list[str] = []
 
@@ -538,7 +539,8 @@ define(np.append, _routed(0, (0, 1)), _routed(1, (0, 1)), pushforward=_routed_pu
 define(np.insert, _routed(0, (0, 2)), None, _routed(2, (0, 2)),
        pushforward=_routed_pushforward(0, 2))
 define(np.delete, _routed(0), pushforward=_routed_pushforward(0))
-define(np.rollaxis, lambda call, dy: np.moveaxis(dy, *reversed(_rollaxis_destination(call))))
+define(np.rollaxis, lambda call, dy: np.moveaxis(dy, *reversed(_rollaxis_destination(call))),
+       sparse=moved_by_strides)
 if getattr(np, "row_stack", np.vstack) is not np.vstack:  # NumPy 2.x: deprecated, separate
     define(np.row_stack, _promoted_join_back(_at_least(2), lambda shapes: 0))
 define(np.cross, _cross_cotangent(of_b=False), _cross_cotangent(of_b=True))

@@ -23,7 +23,7 @@ import numpy as np
 from ...core.broadcast import unbroadcast
 from ...core.dtypes import as_array, is_plain
 from ...core.registry import recorded_whole
-from ...core.sparse import scatter_sum
+from ...core.sparse import scatter_sum, through_reshape, through_view
 from ...core.tangents import AbstractZero
 from ..define import Call, define, linear, normalize_axis_tuple, unsupported
 
@@ -50,6 +50,18 @@ def _memory_order(name: str, x: np.ndarray, order: str) -> str:
 
 # --- reshape, ravel, transpose ---------------------------------------------------------------
 
+def moved_by_strides(call: Call, dy: Any) -> Any:
+    """The ``sparse`` formula (`define`) of a function that moves its argument's elements
+    by strides (transpose, flip): an index read of its output, ``x.T[t]``, keeps a sparse
+    cotangent."""
+    return through_view(dy, call.shape, call.apply)
+
+
+def _moved_in_order(call: Call, dy: Any) -> Any:
+    """The ``sparse`` formula of a reshape in C order (in F order: dense, as before)."""
+    return through_reshape(dy, call.shape) if _order(call) == "C" else None
+
+
 def _order(call: Call) -> str:
     return _memory_order(call.name, call.a, call["order"])
 
@@ -65,8 +77,10 @@ def _reshape_in_order(call: Call, dy: Any) -> Any:
         np.reshape(dy, call.a.shape, order=order)
 
 
-define(np.reshape, _reshape_in_order, pushforward=linear, check=_check_order)
-define(np.ravel, _reshape_in_order, pushforward=linear, check=_check_order)
+define(np.reshape, _reshape_in_order, pushforward=linear, check=_check_order,
+       sparse=_moved_in_order)
+define(np.ravel, _reshape_in_order, pushforward=linear, check=_check_order,
+       sparse=_moved_in_order)
 
 
 def _transpose_back(call: Call, dy: Any) -> Any:
@@ -76,7 +90,7 @@ def _transpose_back(call: Call, dy: Any) -> Any:
     return np.transpose(dy, np.argsort(normalize_axis_tuple(axes, call.a.ndim)))
 
 
-define(np.transpose, _transpose_back)
+define(np.transpose, _transpose_back, sparse=moved_by_strides)
 
 
 # --- joining: "reshape each element, concatenate along an axis" ----------------------------------
@@ -219,14 +233,17 @@ _split_rule(np.dsplit, lambda call: 2)
 
 # --- moving axes and elements around -------------------------------------------------------------
 
-define(np.swapaxes, lambda call, dy: call.apply(dy))
-define(np.moveaxis, lambda call, dy: np.moveaxis(dy, call["destination"], call["source"]))
-define(np.expand_dims, _reshape_back, keeps_values=False)
-define(np.squeeze, _reshape_back, keeps_values=False)
+define(np.swapaxes, lambda call, dy: call.apply(dy), sparse=moved_by_strides)
+define(np.moveaxis, lambda call, dy: np.moveaxis(dy, call["destination"], call["source"]),
+       sparse=moved_by_strides)
+define(np.expand_dims, _reshape_back, keeps_values=False,
+       sparse=lambda call, dy: through_reshape(dy, call.shape))
+define(np.squeeze, _reshape_back, keeps_values=False,
+       sparse=lambda call, dy: through_reshape(dy, call.shape))
 define(np.broadcast_to, lambda call, dy: unbroadcast(as_array(dy), call.shape),
        keeps_values=False)
 for _f in (np.flip, np.fliplr, np.flipud):
-    define(_f, lambda call, dy: call.apply(dy))
+    define(_f, lambda call, dy: call.apply(dy), sparse=moved_by_strides)
 
 
 def _triangle_back(call: Call, dy: Any) -> Any:

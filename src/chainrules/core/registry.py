@@ -26,7 +26,7 @@ from .tangents import NoTangent, ZeroTangent
 __all__ = ["RuleConfig", "DEFAULT_CONFIG", "RuleTable", "rrule", "frule", "non_differentiable", "NON_DIFFERENTIABLE",
            "PRIMITIVE_MARK", "UnusedRuleWarning", "recorded_whole", "writes_in_place",
            "WRITES_IN_PLACE", "add_lazy_loader", "load_lazy_rules", "DUAL_FORMS", "dual_form",
-           "NUMBER_FORMS", "NumberForm", "INDEX_READ", "EVERY_COTANGENT_PULLBACKS",
+           "NUMBER_FORMS", "NumberForm", "INDEX_READ", "PRODUCT_FORMS", "ProductForm", "EVERY_COTANGENT_PULLBACKS",
            "register_alias", "stands_for", "register_method", "positional_call", "carries_derivative",
            "KeywordArgumentError"]
 
@@ -691,6 +691,47 @@ class NumberForm:
         if type(value) is float or type(value) is int and not value:
             return kind(value)
         return value if type(value) is int else None
+
+
+PRODUCT_FORMS: dict = {}  # function -> its ProductForm
+
+
+class ProductForm:
+    """How an engine may record a product ``f(a, b)`` of two real arrays (``W @ h`` in an
+    RNN's step) without calling ``f``'s rrule ``rule``: as a record of the plain arguments,
+    whose cotangents its backward pass computes by the formulas themselves, without a
+    pullback object made and called per operation (the `NumberForm` of a product, whose
+    cotangent is not a partial times ``dy``).
+
+    - ``applies(a, b)``: whether the form covers these arguments (ndarrays both; the engine
+      checks their types, the form the rest: dimensions, dtypes);
+    - ``cotangents``: per argument, ``(a, b, dy) -> its cotangent`` for a ``dy`` of the
+      output's shape and dtype, of the argument's shape and dtype, a new array (the engine
+      adds later cotangents into it in place);
+    - ``pullback(payload)``: the pullback ``rule`` returns for the same call, for any other
+      cotangent (lazy, sparse, traced) and for the checking mode; ``payload`` is what an
+      engine records, ``(form, a, b)``.
+
+    A form is used only while ``rule`` is ``f``'s registered rrule: registering another rrule
+    for ``f`` turns it off.
+
+    >>> import numpy as np
+    >>> def scaled_outer(a, b): return 2.0 * np.multiply.outer(a, b)
+    >>> def scaled_outer_rule(a, b):
+    ...     return scaled_outer(a, b), lambda dy: (NoTangent(), 2.0 * dy @ b, 2.0 * a @ dy)
+    >>> form = ProductForm(scaled_outer_rule, lambda a, b: a.ndim == b.ndim == 1,
+    ...                    (lambda a, b, dy: 2.0 * dy @ b, lambda a, b, dy: 2.0 * a @ dy),
+    ...                    lambda payload: scaled_outer_rule(payload[1], payload[2])[1])
+    >>> form.cotangents[1](np.ones(2), np.ones(3), np.ones((2, 3)))
+    array([4., 4., 4.])
+    """
+
+    __slots__ = ("rule", "applies", "cotangents", "pullback")
+
+    def __init__(self, rule: Callable, applies: Callable, cotangents: tuple,
+                 pullback: Callable):
+        self.rule, self.applies, self.cotangents, self.pullback = \
+            rule, applies, cotangents, pullback
 
 
 class RuleConfig:

@@ -709,7 +709,8 @@ def _check_input_unused(tape: Any, node: int, again: bool) -> None:
             pullback = record[0]
             if type(pullback) is GetitemPullback and pullback.y_shape == () and \
                     not _has_ellipsis(pullback.index) or \
-                    type(pullback) is tuple and pullback[0].partials is INDEX_READ:
+                    type(pullback) is tuple and \
+                    getattr(pullback[0], "partials", None) is INDEX_READ:
                 continue  # x[i] reads a number: nothing keeps x
             if record[1] is _NUMPY_COPY:
                 continue  # a copy keeps nothing of x

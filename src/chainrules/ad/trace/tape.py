@@ -37,7 +37,8 @@ from ...core.config import RuleConfig
 from ...core.naming import function_name
 from ...core.scalar_rule import STAND_IN_SIZE
 from ...core.registry import (DUAL_FORMS, FIRST_ORDER_ONLY, INDEX_READ, NUMBER_FORMS, NumberForm,
-                             WRITES_IN_PLACE, KeywordArgumentError, positional_call, rrule)
+                              PRODUCT_FORMS, WRITES_IN_PLACE, KeywordArgumentError,
+                              positional_call, rrule)
 from ...core.tangents import NoTangent, Tangent
 from ...core.structure import (is_structure, leaves, replace_leaves, replace_paths,
                               tangent_at, tangent_from_paths)
@@ -317,7 +318,17 @@ def record_binary(function: Any, a: Any, b: Any) -> Any:
     if kind is _NDARRAY:
         form = _NUMBER_FORMS.get(function)
         if form is None or form.rule is not entry[0]:
-            pass
+            form = _PRODUCT_FORMS.get(function)  # W @ h
+            if form is not None and form.rule is entry[0] and type(first) is _NDARRAY and \
+                    type(second) is _NDARRAY and form.applies(first, second):
+                y = function(first, second)
+                records = tape.records
+                records.append(((form, first, second), function,
+                                record_meta(y.shape, y.dtype, _NDARRAY), first_node,
+                                second_node))
+                traced = _new_object(Traced)
+                traced.primal, traced.tape, traced.node = y, tape, len(records) - 1
+                return traced
         elif form.partials is INDEX_READ:
             if element and first.dtype in _FORM_DTYPES:  # x[i], u[k, i]
                 y = first[second]
@@ -397,6 +408,7 @@ def record_binary(function: Any, a: Any, b: Any) -> Any:
 
 
 _NUMBER_FORMS = NUMBER_FORMS
+_PRODUCT_FORMS = PRODUCT_FORMS
 _NDARRAY = np.ndarray
 # The number types recorded by NumberForms, each with its records' meta; their array dtypes
 _F64, _F32 = np.float64, np.float32

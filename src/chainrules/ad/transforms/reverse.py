@@ -29,7 +29,7 @@ from ...core.accumulate import accumulate, owned_copy, owned_sum
 from ...core.check_error import CheckError
 from ...core.checking import is_checking
 from ...core.naming import function_name
-from ...core.registry import EVERY_COTANGENT_PULLBACKS, INDEX_READ, NumberForm
+from ...core.registry import EVERY_COTANGENT_PULLBACKS, INDEX_READ, NumberForm, ProductForm
 from ...core.sparse import SparseCotangent, SparseSum
 from ...core.tangents import AbstractZero, NoTangent
 from ...core.thunks import InplaceableThunk, Thunk, unthunk
@@ -177,13 +177,17 @@ def _backward(records: list, seeds: list, retain: bool) -> tuple[list, bytearray
             elif kind is not _FLOAT64_TYPE:  # (hvp's number records meet plain floats here)
                 # a small array's elementwise operation (`_record_array_form`)
                 if (kind is Thunk or kind is InplaceableThunk) and record[2][2] is None and \
-                        type(form) is NumberForm:
+                        (type(form) is NumberForm or type(form) is ProductForm):
                     cotangent = unthunk(cotangent)  # (a reduction's cotangents are lazy)
                     kind = type(cotangent)
-                if kind is _NDARRAY and record[2][2] is None and type(form) is NumberForm and \
-                        _pull_array_form(slots, owned, records, record, form, pullback,
-                                         cotangent):
-                    continue
+                if kind is _NDARRAY and record[2][2] is None:
+                    if type(form) is NumberForm:
+                        if _pull_array_form(slots, owned, records, record, form, pullback,
+                                            cotangent):
+                            continue
+                    elif type(form) is ProductForm and _pull_product_form(
+                            slots, owned, records, record, form, pullback, cotangent):
+                        continue
             pullback = form.pullback(pullback)
         if type(pullback) in OWNING_PULLBACKS:
             if type(pullback) is WritePullback and owned[node] == 1 and \
@@ -226,6 +230,8 @@ def _backward(records: list, seeds: list, retain: bool) -> tuple[list, bytearray
                 raise _wrote_into_dy(error, record[1])
             finally:
                 cotangent.setflags(write=True)
+        elif type(pullback) in _EVERY and min(record[3:]) >= 0:
+            cotangents = pullback(cotangent, True)  # (a lazy dy: a matmul chain's)
         else:
             cotangents = pullback(cotangent)
         if type(cotangents) is not tuple or len(cotangents) != len(record) - 2:
@@ -292,6 +298,29 @@ def _pull_array_form(slots: list, owned: bytearray, records: list, record: tuple
         if slots[parent] is None:
             slots[parent] = part
             owned[parent] = part is not cotangent
+        else:
+            _contribute(slots, owned, records, parent, part, record[1], position)
+    return True
+
+
+def _pull_product_form(slots: list, owned: bytearray, records: list, record: tuple,
+                       form: ProductForm, payload: tuple, cotangent: np.ndarray) -> bool:
+    """The cotangents of a `ProductForm`'s record (``W @ h``): each argument's formula at
+    the recorded arguments, a new array, which becomes its slot's own buffer or is added
+    into the slot. False, with nothing added, where ``dy`` is not of the output's shape and
+    dtype: then the rule's own pullback, which projects."""
+    shape, dtype, _ = record[2]
+    if cotangent.dtype is not dtype or cotangent.shape != shape:
+        return False
+    a, b = payload[1], payload[2]
+    for position, cotangent_of in enumerate(form.cotangents, 1):
+        parent = record[position + 2]
+        if parent < 0:
+            continue
+        part = cotangent_of(a, b, cotangent)
+        if slots[parent] is None:
+            slots[parent] = part
+            owned[parent] = 1
         else:
             _contribute(slots, owned, records, parent, part, record[1], position)
     return True

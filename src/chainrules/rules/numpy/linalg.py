@@ -52,6 +52,7 @@ import numpy as np
 from ...core.accumulate import accumulate
 from ...core.broadcast import unbroadcast
 from ...core.dtypes import as_array
+from ...core.registry import PRODUCT_FORMS, ProductForm, rrule
 from ...core.tangents import AbstractZero, Tangent, ZeroTangent
 from ..define import Call, define, dense_tangent
 from .indexing import _is_traced_array
@@ -111,15 +112,31 @@ def _is_array(x: Any) -> bool:
     return type(x) is np.ndarray or _is_traced_array(x)
 
 
+def _matrix_product_da(a, b, dy):
+    """The cotangent of ``a`` in ``a @ b``, a real matrix times a real vector or matrix."""
+    if b.ndim == 2:
+        return dy @ b.T
+    # np.outer is np.multiply.outer of vectors; traced values have the function only
+    return np.multiply.outer(dy, b) if type(dy) is np.ndarray and type(b) is np.ndarray \
+        else np.outer(dy, b)
+
+
+def _matrix_product_db(a, b, dy):
+    """The cotangent of ``b`` in ``a @ b``, a real matrix times a vector or matrix."""
+    return a.T @ dy
+
+
+def _is_matrix_product(a, b) -> bool:
+    """Whether ``a @ b`` is a real matrix times a vector or a matrix of its dtype: the
+    products of `_matrix_product_da`, `_matrix_product_db` and of matmul's `ProductForm`."""
+    return a.ndim == 2 and 1 <= b.ndim <= 2 and a.dtype == b.dtype and a.dtype.kind == "f"
+
+
 def _matmul_da(call, dy):
     a, b = call.args[:2]
     if _is_array(a) and _is_array(b) and a.ndim == 2 \
             and b.dtype.kind == "f" and 1 <= b.ndim <= 2:  # real matrix-vector or matrix-matrix
-        if b.ndim == 2:
-            return dy @ b.T
-        # np.outer is np.multiply.outer of vectors; traced values have the function only
-        return np.multiply.outer(dy, b) if type(dy) is np.ndarray and type(b) is np.ndarray \
-            else np.outer(dy, b)
+        return _matrix_product_da(a, b, dy)
     a, b = as_array(a), as_array(b)
     matrix_b = b[:, None] if b.ndim == 1 else b
     da = _matmul_dy(dy, a.ndim, b.ndim) @ H(matrix_b)
@@ -130,7 +147,7 @@ def _matmul_db(call, dy):
     a, b = call.args[:2]
     if _is_array(a) and _is_array(b) and a.ndim == 2 \
             and a.dtype.kind == "f" and 1 <= b.ndim <= 2:  # real matrix times vector or matrix
-        return a.T @ dy
+        return _matrix_product_db(a, b, dy)
     a, b = as_array(a), as_array(b)
     matrix_a = a[None, :] if a.ndim == 1 else a
     db = H(matrix_a) @ _matmul_dy(dy, a.ndim, b.ndim)
@@ -981,6 +998,10 @@ def _tensorinv_forward(call: Call, da: Any, *ind: Any) -> Any:
 # --- the table: function, then the cotangent of each positional argument ---------------------
 
 define(np.matmul, _matmul_da, _matmul_db, refused=("out", "axes", "axis"))
+_matmul_rule = rrule.lookup(np.matmul)[0]
+PRODUCT_FORMS[np.matmul] = ProductForm(  # W @ h recorded as its arguments (core.registry)
+    _matmul_rule, _is_matrix_product, (_matrix_product_da, _matrix_product_db),
+    lambda payload: _matmul_rule(payload[1], payload[2])[1])
 define(np.dot, _product(_dot_axes, of_b=False), _product(_dot_axes, of_b=True))
 define(np.tensordot, _product(_tensordot_axes, of_b=False), _product(_tensordot_axes, of_b=True))
 define(np.inner, _product(_inner_axes, of_b=False), _product(_inner_axes, of_b=True))

@@ -1,0 +1,197 @@
+"""Product forms (`chainrules.core.registry.ProductForm`): ``W @ h`` and ``np.matmul(W, H)``
+of a real matrix and a real vector or matrix of its dtype, recorded as the two arguments,
+whose cotangents the backward pass computes by matmul's own formulas, without a pullback
+object per operation (an RNN step's product: 142k -> 78k instructions, callgrind).
+
+Gradients are checked against central differences and against backpropagation written by
+hand; what the path leaves to the rule (complex, mixed dtypes, 1-d first arguments, stacks,
+lazy and sparse cotangents), sums into owned buffers, repeated passes, second derivatives, the
+checking mode and a rule registered over matmul's."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import chainrules as cr
+from chainrules.ad.trace import tape as tape_module
+from chainrules.core.registry import PRODUCT_FORMS
+
+from .finite_differences import numerical_gradient
+
+RNG = np.random.default_rng(7)
+A = RNG.normal(size=(4, 3))
+B = RNG.normal(size=(3, 2))
+V = RNG.normal(size=3)
+
+
+def _records(f, *args):
+    """(function, whether recorded by its form) for each record of tracing ``f(*args)``."""
+    made = []
+    original = tape_module.Tape.__init__
+
+    def remember(self, *a, **k):
+        original(self, *a, **k)
+        made.append(self)
+
+    tape_module.Tape.__init__ = remember
+    try:
+        cr.vjp(f, *args)
+    finally:
+        tape_module.Tape.__init__ = original
+    return [(record[1], type(record[0]) is tuple) for record in made[-1].records
+            if record[0] is not None]
+
+
+def _by_form(f, *args) -> bool:
+    return (np.matmul, True) in _records(f, *args)
+
+
+CASES = {  # name: (loss of a and b, a, b, whether the form records it)
+    "matrix @ vector": (lambda a, b: np.sum(np.sin(a @ b)), A, V, True),
+    "matrix @ matrix": (lambda a, b: np.sum((a @ b) ** 2), A, B, True),
+    "np.matmul": (lambda a, b: np.sum(np.cos(np.matmul(a, b))), A, B, True),
+    "float32": (lambda a, b: np.sum(np.sin(a @ b)), A.astype(np.float32),
+                V.astype(np.float32), True),
+    "vector @ matrix (the rule)": (lambda a, b: np.sum(np.sin(a @ b)), V, B, False),
+    "mixed dtypes (the rule)": (lambda a, b: np.sum(np.sin(a @ b)), A,
+                                V.astype(np.float32), False),
+    "complex (the rule)": (lambda a, b: np.sum(np.abs(a @ b) ** 2), A + 1j * A[::-1],
+                           V - 0.5j, False),
+    "stacks (the rule)": (lambda a, b: np.sum(np.sin(a @ b)), np.stack([A, 2 * A]), B,
+                          False),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_products_against_central_differences(name):
+    loss, a, b, by_form = CASES[name]
+    ga, gb = cr.grad(loss, argnums=(0, 1))(a, b)
+    assert ga.dtype == a.dtype and gb.dtype == b.dtype  # float32 stays float32
+    # central differences in float64 (a float32 argument's at float32's precision)
+    wide_a, wide_b = (x.astype(np.result_type(x.dtype, np.float64)) for x in (a, b))
+    single = np.float32 in (a.dtype, b.dtype)
+    tolerance = dict(rtol=1e-3, atol=1e-4) if single else dict(rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(ga, numerical_gradient(lambda a: loss(a, wide_b), wide_a),
+                               **tolerance)
+    np.testing.assert_allclose(gb, numerical_gradient(lambda b: loss(wide_a, b), wide_b),
+                               **tolerance)
+    assert _by_form(loss, a, b) is by_form
+
+
+def test_a_constant_on_either_side():
+    gv = cr.grad(lambda v: np.sum(np.sin(A @ v)))(V)
+    np.testing.assert_allclose(gv, A.T @ np.cos(A @ V), rtol=1e-12)
+    ga = cr.grad(lambda a: np.sum(np.sin(a @ V)))(A)
+    np.testing.assert_allclose(ga, np.outer(np.cos(A @ V), V), rtol=1e-12)
+    assert _by_form(lambda v: np.sum(A @ v), V) and _by_form(lambda a: np.sum(a @ V), A)
+
+
+def test_an_rnn_against_backpropagation_by_hand():
+    rng = np.random.default_rng(3)
+    W, U = rng.normal(scale=0.4, size=(6, 6)), rng.normal(size=(6, 7))
+
+    def rnn(W, U):
+        h = np.zeros(6)
+        for t in range(U.shape[1]):
+            h = np.tanh(W @ h + U[:, t])
+        return np.sum(h * h)
+
+    hs = [np.zeros(6)]
+    for t in range(U.shape[1]):
+        hs.append(np.tanh(W @ hs[-1] + U[:, t]))
+    dW, dU = np.zeros_like(W), np.zeros_like(U)
+    dh = 2 * hs[-1]
+    for t in reversed(range(U.shape[1])):
+        da = dh * (1 - hs[t + 1] ** 2)
+        dU[:, t] = da
+        dW += np.outer(da, hs[t])
+        dh = W.T @ da
+    gW, gU = cr.grad(rnn, argnums=(0, 1))(W, U)
+    np.testing.assert_allclose(gW, dW, rtol=1e-12)
+    np.testing.assert_allclose(gU, dU, rtol=1e-12)
+    assert _by_form(rnn, W, U)
+
+
+def test_one_array_in_several_products_and_a_chain_of_them():
+    # W's cotangent: the first product's new array, the others added into it in place
+    def chain(W, h):
+        for _ in range(4):
+            h = W @ h
+        return np.sum(h) + np.sum(W @ W)
+
+    W, h = A[:3] / 2, V
+    gW, gh = cr.grad(chain, argnums=(0, 1))(W, h)
+    np.testing.assert_allclose(gW, numerical_gradient(lambda W: chain(W, h), W), rtol=1e-6)
+    np.testing.assert_allclose(gh, np.linalg.matrix_power(W, 4).T @ np.ones(3), rtol=1e-12)
+    before = W.copy()
+    cr.grad(chain, argnums=(0, 1))(W, h)
+    assert np.array_equal(W, before)  # the engine adds only into buffers it owns
+
+
+def test_repeated_backward_passes_and_lazy_or_sparse_cotangents():
+    y, pullback = cr.vjp(lambda a: a @ B, A)
+    dy = RNG.normal(size=(4, 2))
+    np.testing.assert_allclose(pullback(dy)[0], dy @ B.T, rtol=1e-12)
+    np.testing.assert_allclose(pullback(2 * dy)[0], 2 * dy @ B.T, rtol=1e-12)
+    # a sparse cotangent (an index read of the product) and a broadcast one: the rule's pullback
+    f = lambda a: (a @ B)[1, 0] * 3.0 + np.sum(np.broadcast_to(a @ B, (2, 4, 2)))
+    expected = 3.0 * np.outer(np.eye(4)[1], B[:, 0]) + 2 * np.ones((4, 2)) @ B.T
+    np.testing.assert_allclose(cr.grad(f)(A), expected, rtol=1e-12)
+
+
+def test_writes_after_use_do_not_reach_the_arguments_kept():
+    # the record keeps b and h as they were multiplied; the writes make new versions
+    def f(a):
+        h = np.ones(3)
+        y = a @ h
+        h[0] = 5.0
+        b = a * 1.0
+        z = V @ b.T
+        b[0, 0] = 5.0
+        return np.sum(y) + np.sum(z) + np.sum(b @ b.T) + np.sum(a @ h)
+
+    np.testing.assert_allclose(cr.grad(f)(A), numerical_gradient(f, A), rtol=1e-6)
+
+
+@pytest.mark.parametrize("order", ["hessian", "hvp", "grad of grad"])
+def test_second_derivatives_through_products(order):
+    def f(a):
+        return np.sum(np.sin(a @ V))
+
+    hessian = np.einsum("ik,j,l->ijkl", np.diag(-np.sin(A @ V)), V, V)
+    direction = RNG.normal(size=A.shape)
+    expected = np.einsum("ijkl,kl->ij", hessian, direction)
+    if order == "hessian":
+        np.testing.assert_allclose(cr.hessian(f)(A), hessian, rtol=1e-10, atol=1e-12)
+    elif order == "hvp":
+        np.testing.assert_allclose(cr.hvp(f, A, direction), expected, rtol=1e-10, atol=1e-12)
+    else:
+        got = cr.grad(lambda a: np.sum(cr.grad(f)(a) * direction))(A)
+        np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-12)
+
+
+def test_the_checking_mode_checks_the_products_records():
+    with cr.checking():
+        np.testing.assert_allclose(cr.grad(lambda a: np.sum(np.sin(a @ V)))(A),
+                                   np.outer(np.cos(A @ V), V), rtol=1e-12)
+    big = np.full((2, 2), 1e308)
+    with cr.checking(), pytest.raises(cr.CheckError, match="matmul"):
+        cr.grad(lambda a: np.sum(a @ big))(np.full((1, 2), 1e-10))  # inf from a finite dy
+
+
+def test_a_rule_registered_over_matmuls_is_used():
+    original = cr.rrule.lookup(np.matmul)[0]
+    assert PRODUCT_FORMS[np.matmul].rule is original
+
+    def halved(a, b):
+        y, pullback = original(a, b)
+        return y, lambda dy: tuple(c if type(c) is cr.NoTangent else 0.5 * cr.unthunk(c)
+                                   for c in pullback(dy))
+
+    cr.rrule.register(np.matmul, replace=True)(halved)
+    try:
+        np.testing.assert_allclose(cr.grad(lambda v: np.sum(A @ v))(V), 0.5 * A.sum(0))
+    finally:
+        cr.rrule.register(np.matmul, replace=True)(original)
+    np.testing.assert_allclose(cr.grad(lambda v: np.sum(A @ v))(V), A.sum(0))

@@ -305,3 +305,89 @@ def test_an_operator_and_its_ufunc_take_one_path():
     assert NUMBER_FORMS.get(operator.mul) is NUMBER_FORMS.get(np.multiply) or \
         operator.mul not in NUMBER_FORMS
     assert [by for _, by in _records(lambda x: np.multiply(x, 2.0), X)] == [True]
+
+
+# --- np.sum(x) of a small array: an index read of every element (`_record_total`) -----------
+
+def test_total_sums_are_index_reads_of_every_element():
+    def f(x):
+        return np.sum(np.sin(x) * x) + x.sum() * 2.0 + np.sum(x) * np.sum(x * x)
+
+    s, q = X.sum(), (X * X).sum()
+    expected = np.cos(X) * X + np.sin(X) + 2.0 + q + s * 2 * X
+    assert np.allclose(_check(f, X.copy()), expected, rtol=1e-12)
+    assert [by for function, by in _records(f, X) if function is np.sum] == [True] * 4
+    x32 = X.astype(np.float32)
+    gradient = cr.grad(lambda x: np.sum(x) * np.sum(x))(x32)
+    assert gradient.dtype == np.float32 and np.allclose(gradient, 2 * x32.sum(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("case", ["axis", "keepdims", "large", "complex", "integers",
+                                  "a number"])
+def test_what_the_total_sum_leaves_to_the_rule(case):
+    x = {"large": np.linspace(0.1, 1.0, STAND_IN_SIZE), "complex": X + 0.5j,
+         "a number": X}.get(case, X)
+    f = {"axis": lambda x: np.sum(np.sum(x, 0) * W),
+         "keepdims": lambda x: np.sum(np.sum(x, keepdims=True) * x),
+         "large": lambda x: np.sum(x) * 3.0,
+         "complex": lambda x: np.real(np.sum(x) * (1 - 2j)),
+         "integers": lambda x: np.sum(np.arange(3)) * np.sum(x),  # np.arange: a constant
+         "a number": lambda x: np.sum(x[1]) * x[0]}[case]
+    expected = {"axis": np.full(5, W.sum()), "keepdims": np.full(5, 2 * X.sum()),
+                "large": np.full(x.shape, 3.0),
+                "complex": np.full(x.shape, 1 + 2j), "integers": np.full(5, 3.0),
+                "a number": np.array([X[1], X[0], 0, 0, 0])}[case]
+    assert np.allclose(cr.grad(f)(x), expected, rtol=1e-12)
+    by_form = [by for function, by in _records(f, x) if function is np.sum]
+    assert by_form.count(True) == (1 if case in ("axis", "keepdims", "integers") else 0)
+
+
+def test_a_total_sums_cotangent_reaches_any_rule_and_owned_buffers():
+    # dy at every position: added into x's buffer in place, and handed to cumsum's pullback
+    def f(x):
+        c = np.cumsum(x)
+        return np.sum(c) + np.sum(x) + np.sum(x[1:] * 2.0)
+
+    expected = np.arange(5, 0, -1.0) + 1.0 + np.array([0.0, 2, 2, 2, 2])
+    assert np.allclose(cr.grad(f)(X), expected, rtol=1e-12)
+    y, pullback = cr.vjp(lambda x: np.sum(x), X)
+    assert np.array_equal(pullback(2.0)[0], np.full(5, 2.0))
+    assert np.array_equal(pullback(3.0)[0], np.full(5, 3.0))  # the records reused
+
+
+@pytest.mark.parametrize("order", ["hessian", "hvp", "grad of grad"])
+def test_second_derivatives_through_total_sums(order):
+    def f(x):
+        return sum(np.sum(np.sin(x * k)) for k in (1.0, 2.0)) * np.sum(x)
+
+    def gradient(x):
+        return (np.cos(x) + 2 * np.cos(2 * x)) * x.sum() + np.sum(np.sin(x) + np.sin(2 * x))
+
+    rows = [(gradient(X + 1e-6 * e) - gradient(X - 1e-6 * e)) / 2e-6 for e in np.eye(5)]
+    hessian = np.array(rows)
+    v = np.array([1.0, -2.0, 0.5, 3.0, 0.25])
+    if order == "hessian":
+        assert np.allclose(cr.hessian(f)(X), hessian, rtol=1e-6, atol=1e-8)
+    elif order == "hvp":
+        assert np.allclose(cr.hvp(f, X, v), hessian @ v, rtol=1e-6, atol=1e-8)
+    else:
+        got = cr.grad(lambda x: np.sum(cr.grad(f)(x) * v))(X)
+        assert np.allclose(got, hessian @ v, rtol=1e-6, atol=1e-8)
+
+
+def test_a_rule_registered_over_sums_turns_its_form_off():
+    original = cr.rrule.lookup(np.sum)[0]
+
+    def doubled(*args, **kwargs):
+        y, pullback = original(*args, **kwargs)
+        return y, lambda dy: tuple(c if type(c) is cr.NoTangent else 2 * cr.unthunk(c)
+                                   for c in pullback(dy))
+
+    cr.rrule.register(np.sum, replace=True)(doubled)
+    try:
+        assert np.allclose(cr.grad(lambda x: np.sum(x))(X), 2.0)
+    finally:
+        cr.rrule.register(np.sum, replace=True)(original)
+    assert np.allclose(cr.grad(lambda x: np.sum(x))(X), 1.0)
+    with cr.checking():
+        assert np.allclose(cr.grad(lambda x: np.sum(np.sin(x)))(X), np.cos(X), rtol=1e-12)

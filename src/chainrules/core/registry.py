@@ -613,7 +613,8 @@ NUMBER_FORMS: dict = {}  # function -> its NumberForm
 EVERY_COTANGENT_PULLBACKS: set = set()
 
 
-# `NumberForm.partials` of an index read: ``x[i]`` of a float64 array and an integer.
+# `NumberForm.partials` of an index read: ``x[i]`` of a float64 array and an integer; and of
+# ``np.sum(x)``, a read of every element (index ``...``), whose cotangent is ``dy`` at each.
 INDEX_READ = "index read"
 
 
@@ -629,7 +630,8 @@ class NumberForm:
       arguments as the ufunc saw them: a Python float, or int 0, as a float64), or ``None``
       for an argument without a derivative: the argument's cotangent is ``partial * dy``. ``partials`` is `INDEX_READ` for ``x[i]``
       (``a`` a float64 array, ``b`` an index selecting one element: an integer, or a tuple
-      such as ``(k, i)``): ``a``'s cotangent is ``dy`` at position ``b``;
+      such as ``(k, i)``): ``a``'s cotangent is ``dy`` at position ``b``; and for a total sum
+      ``compute(a)`` of a small float array (``np.sum``), recorded with the index ``...``;
     - ``keeps_output``: whether a partial reads ``y``;
     - ``pullback(payload)`` is the pullback ``rule`` returns for the same call, for any
       cotangent the engine does not handle inline. ``payload`` is what an engine records:

@@ -243,7 +243,7 @@ def record_unary(function: Any, x: "Traced") -> Any:
     kind = type(x.primal)
     if kind is _F64 or kind is _F32:
         form = _NUMBER_FORMS.get(function)
-        if form is not None and form.rule is entry[0]:  # as in record_binary
+        if form is not None and form.rule is entry[0] and form.partials is not INDEX_READ:
             y = form.compute(x.primal)
             if type(y) is kind:
                 records = tape.records
@@ -465,6 +465,25 @@ def _record_array_form(tape: "Tape", function: Any, form: NumberForm, a: Any, b:
     return traced
 
 
+def _record_total(tape: "Tape", function: Any, form: NumberForm, x: np.ndarray,
+                  node: int) -> Any:
+    """Record ``np.sum(x)`` of a float64 or float32 array of fewer than `STAND_IN_SIZE`
+    elements by its `NumberForm`, as an index read of every element (``x[...]``): the backward
+    pass adds ``dy`` into x's buffer at every position, as it adds ``x[i]``'s at ``i``.
+    ``None`` where it does not apply (other dtypes, larger arrays: the rule, as before)."""
+    if x.dtype not in _FORM_DTYPES or x.size >= STAND_IN_SIZE:
+        return None
+    y = form.compute(x)
+    if type(y) not in _FORM_NUMBERS:
+        return None
+    records = tape.records
+    records.append(((form, Ellipsis, records[node][2][0], x.dtype), function,
+                    _FORM_NUMBERS[type(y)], node))
+    traced = _new_object(Traced)
+    traced.primal, traced.tape, traced.node = y, tape, len(records) - 1
+    return traced
+
+
 def _integers(index: tuple) -> bool:
     """Whether the tuple ``index`` holds Python integers only (``u[k, i]``)."""
     for part in index:
@@ -558,6 +577,12 @@ def _apply(tape: Tape, function: Any, primals: tuple, parents: tuple, kwargs: di
     elif needs_config is None:  # declared non-differentiable: computed, not recorded
         return function(*primals, **kwargs)
     else:
+        if len(primals) == 1 and type(primals[0]) is _NDARRAY and not kwargs:
+            form = _NUMBER_FORMS.get(function)  # np.sum(x): an index read of x[...]
+            if form is not None and form.rule is rule and form.partials is INDEX_READ:
+                recorded = _record_total(tape, function, form, primals[0], parents[0])
+                if recorded is not None:
+                    return recorded
         for primal in primals:
             if type(primal) is Traced and primal.tape.runs_dual_forms:
                 recorded = _record_dual(tape, function, rule, primals, parents, kwargs)
@@ -593,7 +618,7 @@ def _record_dual(tape: Tape, function: Any, rule: Any, primals: tuple, parents: 
     if len(primals) == 1 and type(primals[0].primal) in _FORM_NUMBERS:
         # np.sin(x[i]): by the NumberForm, on numbers (as in record_binary)
         form = _NUMBER_FORMS.get(function)
-        if form is not None and form.rule is rule:
+        if form is not None and form.rule is rule and form.partials is not INDEX_READ:
             recorded = level.record_numbers(tape, function, form, primals, parents)
             if recorded is not None:
                 return recorded

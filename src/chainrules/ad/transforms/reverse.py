@@ -176,9 +176,11 @@ def _backward(records: list, seeds: list, retain: bool) -> tuple[list, bytearray
                         continue
             elif kind is not _FLOAT64_TYPE:  # (hvp's number records meet plain floats here)
                 # a small array's elementwise operation (`_record_array_form`)
-                if (kind is Thunk or kind is InplaceableThunk) and record[2][2] is None and \
+                if (kind is Thunk or kind is InplaceableThunk or kind is SparseCotangent) and \
+                        record[2][2] is None and \
                         (type(form) is NumberForm or type(form) is ProductForm):
-                    cotangent = unthunk(cotangent)  # (a reduction's cotangents are lazy)
+                    # (a reduction's cotangents are lazy; a sum's and an index read's sparse)
+                    cotangent = unthunk(cotangent)
                     kind = type(cotangent)
                 if kind is _NDARRAY and record[2][2] is None:
                     if type(form) is NumberForm:

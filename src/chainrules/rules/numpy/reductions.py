@@ -29,7 +29,7 @@ import numpy as np
 
 from ...core.broadcast import unbroadcast
 from ...core.dtypes import as_array, cast_to, is_plain
-from ...core.registry import recorded_whole
+from ...core.registry import INDEX_READ, NUMBER_FORMS, NumberForm, recorded_whole, rrule
 from ...core.sparse import scatter_sum
 from ...core.tangents import NoTangent, ZeroTangent
 from ...core.thunks import InplaceableThunk, Thunk
@@ -79,6 +79,14 @@ def _spread(call: Call, dy: Any, divide_by: Any = 1) -> Any:
 
 
 define(np.sum, _spread, refused=_REDUCTION_REFUSES, keeps_values=False)
+_sum_rule = rrule.lookup(np.sum)[0]
+_add_reduce = np.add.reduce  # np.sum(x) of an ndarray, without fromnumeric's Python layer
+# np.sum(x) of a small float array, to a number: its cotangent is dy at every position, an
+# index read of x[...] (an engine records it as one: `NumberForm`); any other cotangent goes
+# to the rule's pullback, made for an array of x's shape and dtype (it reads nothing else).
+NUMBER_FORMS[np.sum] = NumberForm(
+    _sum_rule, lambda x: _add_reduce(x, None), INDEX_READ, False,
+    lambda payload: _sum_rule(np.broadcast_to(payload[3].type(0), payload[2]))[1])
 define(np.mean, lambda call, dy: _spread(call, dy, divide_by=call.axes.count),
        refused=_REDUCTION_REFUSES, keeps_values=False)
 

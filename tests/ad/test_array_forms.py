@@ -391,3 +391,104 @@ def test_a_rule_registered_over_sums_turns_its_form_off():
     assert np.allclose(cr.grad(lambda x: np.sum(x))(X), 1.0)
     with cr.checking():
         assert np.allclose(cr.grad(lambda x: np.sum(np.sin(x)))(X), np.cos(X), rtol=1e-12)
+
+
+# --- slice reads: X[:, j], x[2:5] recorded as index reads (`record_binary`) -----------------
+
+M = np.arange(1.0, 13.0).reshape(3, 4) / 7.0
+
+
+def _slices_of(f, x) -> list:
+    return [by for function, by in _records(f, x) if function is operator.getitem]
+
+
+@pytest.mark.parametrize("index", [(slice(None), 1), slice(1, 3), (slice(None, None, -1), 2),
+                                   (1, slice(None, None, 2)), (slice(0, 2), slice(1, 4)),
+                                   (slice(3, 1),)], ids=repr)
+def test_slice_reads_against_closed_forms(index):
+    weights = np.linspace(-1.0, 2.0, M[index].size).reshape(M[index].shape)
+
+    def f(x):
+        return np.sum(np.sin(x[index]) * weights) + np.sum(x[index] * x[index])
+
+    expected = np.zeros_like(M)
+    np.add.at(expected, index, np.cos(M[index]) * weights + 2 * M[index])
+    assert np.allclose(_check(f, M.copy()), expected, rtol=1e-12)
+    assert _slices_of(f, M) == [True, True, True]
+
+
+def test_a_column_loop_adds_into_one_owned_buffer():
+    def columns(X):
+        return sum(np.sum(np.sin(X[:, j]) * X[:, j]) for j in range(X.shape[1]))
+
+    X = np.random.default_rng(5).uniform(size=(6, 40))
+    gradient = cr.grad(columns)(X)
+    assert np.allclose(gradient, np.cos(X) * X + np.sin(X), rtol=1e-12)
+    assert set(_slices_of(columns, X)) == {True}
+
+
+@pytest.mark.parametrize("case", ["integer array", "mask", "ellipsis", "new axis",
+                                  "integers", "complex", "numpy integer"])
+def test_what_the_slice_read_leaves_to_the_rule(case):
+    x = {"integers": np.arange(12).reshape(3, 4), "complex": M + 1j}.get(case, M)
+    index = {"integer array": (slice(None), np.array([0, 0, 2])), "mask": M > 0.8,
+             "ellipsis": (Ellipsis, 1), "new axis": (None, slice(1, 3)),
+             "numpy integer": (slice(None), np.int64(2))}.get(case, (slice(None), 1))
+    if case == "integers":  # an integer array is a constant: its slice too, no record
+        assert cr.grad(lambda y: np.sum(x[index] * y))(2.0) == np.sum(x[index])
+        return
+    f = lambda x: np.real(np.sum(x[index] * (1 - 1j)))  # noqa: E731
+    expected = np.zeros(x.shape)
+    np.add.at(expected, index, 1.0)
+    gradient = cr.grad(f)(x)
+    assert np.allclose(gradient, expected * (1 + 1j if case == "complex" else 1), rtol=1e-12)
+    assert _slices_of(f, x) == [False]
+
+
+def test_a_slices_cotangent_of_another_shape_or_lazy_goes_through():
+    # y's cotangents: a broadcast view (the rule's pullback) and x[0]'s sparse one
+    def f(x):
+        y = x[:, 1:3]
+        return np.sum(np.broadcast_to(y, (2, 3, 2))) + y[0, 1] * 5.0 + np.sum(y[1])
+
+    expected = np.zeros_like(M)
+    expected[:, 1:3] = 2.0
+    expected[0, 2] += 5.0
+    expected[1, 1:3] += 1.0
+    assert np.allclose(cr.grad(f)(M), expected, rtol=1e-12)
+    with cr.checking():
+        assert np.allclose(cr.grad(f)(M), expected, rtol=1e-12)
+
+
+def test_writes_after_a_slice_read():
+    def f(x):
+        x = x * 1.0
+        v = x[:, 1]  # a view, followed: it sees the write
+        w = np.sin(x[0, :2])
+        x[1, 1] = 7.0
+        return np.sum(v * v) + np.sum(w)
+
+    def expected(x):
+        g = np.zeros_like(x)
+        g[:, 1] = 2 * x[:, 1]
+        g[1, 1] = 0.0  # written over before v was read
+        g[0, :2] += np.cos(x[0, :2])
+        return g
+
+    assert np.allclose(cr.grad(f)(M), expected(M), rtol=1e-12)
+
+
+@pytest.mark.parametrize("order", ["hessian", "hvp", "grad of grad"])
+def test_second_derivatives_through_slice_reads(order):
+    def f(x):
+        return sum(np.sum(np.sin(x[:, j]) * x[:, j]) for j in range(x.shape[1]))
+
+    diagonal = (2 * np.cos(M) - M * np.sin(M)).ravel()
+    v = np.random.default_rng(2).normal(size=M.shape)
+    if order == "hessian":
+        assert np.allclose(cr.hessian(f)(M).reshape(12, 12), np.diag(diagonal), rtol=1e-12)
+    elif order == "hvp":
+        assert np.allclose(cr.hvp(f, M, v), diagonal.reshape(M.shape) * v, rtol=1e-12)
+    else:
+        got = cr.grad(lambda x: np.sum(cr.grad(f)(x) * v))(M)
+        assert np.allclose(got, diagonal.reshape(M.shape) * v, rtol=1e-12)

@@ -709,9 +709,9 @@ def _check_input_unused(tape: Any, node: int, again: bool) -> None:
             pullback = record[0]
             if type(pullback) is GetitemPullback and pullback.y_shape == () and \
                     not _has_ellipsis(pullback.index) or \
-                    type(pullback) is tuple and \
+                    type(pullback) is tuple and record[2][2] is not None and \
                     getattr(pullback[0], "partials", None) is INDEX_READ:
-                continue  # x[i] reads a number: nothing keeps x
+                continue  # x[i] reads a number (np.sum(x) adds them): nothing keeps x
             if record[1] is _NUMPY_COPY:
                 continue  # a copy keeps nothing of x
             user = function_name(record[1])

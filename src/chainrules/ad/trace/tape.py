@@ -330,12 +330,16 @@ def record_binary(function: Any, a: Any, b: Any) -> Any:
                 traced.primal, traced.tape, traced.node = y, tape, len(records) - 1
                 return traced
         elif form.partials is INDEX_READ:
-            if element and first.dtype in _FORM_DTYPES:  # x[i], u[k, i]
+            if (element or _basic(second)) and first.dtype in _FORM_DTYPES:
+                # x[i], u[k, i] (a number); X[:, j], x[2:5] (a view): read at the index
                 y = first[second]
-                if type(y) in _FORM_NUMBERS:
+                meta = _FORM_NUMBERS.get(type(y))
+                if meta is None and type(y) is _NDARRAY:
+                    meta = record_meta(y.shape, y.dtype, _NDARRAY)
+                if meta is not None:
                     records = tape.records
                     records.append(((form, second, records[first_node][2][0], first.dtype),
-                                    function, _FORM_NUMBERS[type(y)], first_node, -1))
+                                    function, meta, first_node, -1))
                     traced = _new_object(Traced)
                     traced.primal, traced.tape, traced.node = y, tape, len(records) - 1
                     return traced
@@ -482,6 +486,19 @@ def _record_total(tape: "Tape", function: Any, form: NumberForm, x: np.ndarray,
     traced = _new_object(Traced)
     traced.primal, traced.tape, traced.node = y, tape, len(records) - 1
     return traced
+
+
+def _basic(index: Any) -> bool:
+    """Whether ``index`` is a slice, or a tuple of slices and Python integers (``X[:, j]``):
+    a read of a view, each position once."""
+    if type(index) is slice:
+        return True
+    if type(index) is not tuple:
+        return False
+    for part in index:
+        if type(part) is not int and type(part) is not slice:
+            return False
+    return True
 
 
 def _integers(index: tuple) -> bool:

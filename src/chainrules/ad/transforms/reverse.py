@@ -184,8 +184,12 @@ def _backward(records: list, seeds: list, retain: bool) -> tuple[list, bytearray
                     kind = type(cotangent)
                 if kind is _NDARRAY and record[2][2] is None:
                     if type(form) is NumberForm:
-                        if _pull_array_form(slots, owned, records, record, form, pullback,
-                                            cotangent):
+                        if form.partials is INDEX_READ:
+                            if _pull_index_read(slots, owned, records, record, pullback,
+                                                cotangent):
+                                continue
+                        elif _pull_array_form(slots, owned, records, record, form, pullback,
+                                              cotangent):
                             continue
                     elif type(form) is ProductForm and _pull_product_form(
                             slots, owned, records, record, form, pullback, cotangent):
@@ -302,6 +306,26 @@ def _pull_array_form(slots: list, owned: bytearray, records: list, record: tuple
             owned[parent] = part is not cotangent
         else:
             _contribute(slots, owned, records, parent, part, record[1], position)
+    return True
+
+
+def _pull_index_read(slots: list, owned: bytearray, records: list, record: tuple,
+                     payload: tuple, cotangent: np.ndarray) -> bool:
+    """The cotangent of a slice read's record (``X[:, j]``, `record_binary`): ``dy`` added
+    into x's buffer at the index when the pass owns one, else given as a `SparseCotangent`
+    (O(size of the slice), never O(size of x)). False, with nothing added, where ``dy`` is
+    not of the slice's shape and dtype: then the rule's own pullback, which projects."""
+    if cotangent.dtype is not payload[3] or cotangent.shape != record[2][0]:
+        return False
+    parent = record[3]
+    old = slots[parent]
+    if owned[parent] == 1 and type(old) is _NDARRAY:
+        old[payload[1]] += cotangent
+    elif old is None:
+        slots[parent] = SparseCotangent(payload[1], cotangent, payload[2], payload[3])
+    else:
+        _contribute(slots, owned, records, parent, SparseCotangent(
+            payload[1], cotangent, payload[2], payload[3]), record[1], 1)
     return True
 
 

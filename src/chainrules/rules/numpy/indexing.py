@@ -141,9 +141,14 @@ class GetitemPullback:
 
 
 def _index_read_pullback(payload: tuple) -> GetitemPullback:
-    """The pullback of ``x[i]`` (a float array, an index of one element) from the payload
-    ``(form, i, shape of x, dtype of x)`` an engine recorded by the `NumberForm` below."""
-    return GetitemPullback(payload[1], payload[2], (), payload[3])
+    """The pullback of ``x[i]`` (a float array; an index of one element, or of slices and
+    integers) from the payload ``(form, i, shape of x, dtype of x)`` an engine recorded by
+    the `NumberForm` below."""
+    index, shape = payload[1], payload[2]
+    one = type(index) is int and len(shape) == 1 or type(index) is tuple and \
+        len(index) == len(shape) and all(type(p) is int for p in index)
+    y_shape = () if one else np.broadcast_to(np.zeros((), payload[3]), shape)[index].shape
+    return GetitemPullback(index, shape, y_shape, payload[3])
 
 
 NUMBER_FORMS[operator.getitem] = NumberForm(_getitem_rule, operator.getitem, INDEX_READ, False,

@@ -336,12 +336,12 @@ def test_engine_skips_declared_functions_and_uses_a_rule_registered_later():
 def test_defined_pullbacks_compute_every_cotangent_for_the_engine(monkeypatch):
     # A `define`d rule's pullback thunks each of several cotangents for other callers; the
     # engine, which reads them all when no argument is constant, asks for them computed.
-    # (np.dot's: A @ b is recorded by matmul's ProductForm, without a pullback object.)
+    # (np.inner's: A @ b and np.dot(A, b) are recorded by matmul's ProductForm, without one.)
     from chainrules.core.registry import EVERY_COTANGENT_PULLBACKS
     from chainrules.core.thunks import Thunk
 
     A, b = np.array([[1.0, 2.0], [3.0, -1.0]]), np.array([0.5, -2.0])
-    _, pullback = cr.rrule(np.dot, A, b)
+    _, pullback = cr.rrule(np.inner, A, b)
     assert type(pullback) in EVERY_COTANGENT_PULLBACKS
     lazy, computed = pullback(np.ones(2)), pullback(np.ones(2), True)
     assert all(type(c) is Thunk for c in lazy[1:])
@@ -352,12 +352,12 @@ def test_defined_pullbacks_compute_every_cotangent_for_the_engine(monkeypatch):
     kind = type(pullback)
     original = kind.__call__
     monkeypatch.setattr(kind, "__call__", lambda self, dy, every=False: (
-        self.rule.f is np.dot and asked.append(every)) or original(self, dy, every))
+        self.rule.f is np.inner and asked.append(every)) or original(self, dy, every))
     w = np.array([1.0, -1.0])
-    gA, gb = cr.grad(lambda A, b: np.sum(w * np.dot(A, b) ** 2), argnums=(0, 1))(A, b)
+    gA, gb = cr.grad(lambda A, b: np.sum(w * np.inner(A, b) ** 2), argnums=(0, 1))(A, b)
     y = A @ b
     assert np.allclose(gA, np.outer(2 * w * y, b)) and np.allclose(gb, A.T @ (2 * w * y))
     assert asked == [True]
     asked.clear()
-    assert np.allclose(cr.grad(lambda b: np.sum(np.dot(A, b)))(b), A.T @ np.ones(2))
+    assert np.allclose(cr.grad(lambda b: np.sum(np.inner(A, b)))(b), A.T @ np.ones(2))
     assert asked == [False]  # A a constant: its cotangent is not asked for, so not computed

@@ -1,7 +1,8 @@
-"""Product forms (`chainrules.core.registry.ProductForm`): ``W @ h`` and ``np.matmul(W, H)``
-of a real matrix and a real vector or matrix of its dtype, recorded as the two arguments,
-whose cotangents the backward pass computes by matmul's own formulas, without a pullback
-object per operation (an RNN step's product: 142k -> 78k instructions, callgrind).
+"""Product forms (`chainrules.core.registry.ProductForm`): ``W @ h``, ``np.matmul(W, H)``
+and ``np.dot(W, h)`` of a real matrix and a real vector or matrix of its dtype, recorded as
+the two arguments, whose cotangents the backward pass computes by matmul's own formulas,
+without a pullback object per operation (an RNN step's product: 142k -> 78k instructions,
+callgrind).
 
 Gradients are checked against central differences and against backpropagation written by
 hand; what the path leaves to the rule (complex, mixed dtypes, 1-d first arguments, stacks,
@@ -44,13 +45,17 @@ def _records(f, *args):
 
 
 def _by_form(f, *args) -> bool:
-    return (np.matmul, True) in _records(f, *args)
+    records = _records(f, *args)
+    return (np.matmul, True) in records or (np.dot, True) in records
 
 
 CASES = {  # name: (loss of a and b, a, b, whether the form records it)
     "matrix @ vector": (lambda a, b: np.sum(np.sin(a @ b)), A, V, True),
     "matrix @ matrix": (lambda a, b: np.sum((a @ b) ** 2), A, B, True),
     "np.matmul": (lambda a, b: np.sum(np.cos(np.matmul(a, b))), A, B, True),
+    "np.dot": (lambda a, b: np.sum(np.cos(np.dot(a, b))), A, V, True),
+    "np.dot of vectors (the rule)": (lambda a, b: np.sin(np.dot(a, b)), V, V[::-1].copy(),
+                                     False),
     "float32": (lambda a, b: np.sum(np.sin(a @ b)), A.astype(np.float32),
                 V.astype(np.float32), True),
     "vector @ matrix (the rule)": (lambda a, b: np.sum(np.sin(a @ b)), V, B, False),

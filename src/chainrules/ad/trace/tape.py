@@ -321,14 +321,8 @@ def record_binary(function: Any, a: Any, b: Any) -> Any:
             form = _PRODUCT_FORMS.get(function)  # W @ h
             if form is not None and form.rule is entry[0] and type(first) is _NDARRAY and \
                     type(second) is _NDARRAY and form.applies(first, second):
-                y = function(first, second)
-                records = tape.records
-                records.append(((form, first, second), function,
-                                record_meta(y.shape, y.dtype, _NDARRAY), first_node,
-                                second_node))
-                traced = _new_object(Traced)
-                traced.primal, traced.tape, traced.node = y, tape, len(records) - 1
-                return traced
+                return _record_product(tape, function, form, (first, second),
+                                       (first_node, second_node))
         elif form.partials is INDEX_READ:
             if (element or _basic(second)) and first.dtype in _FORM_DTYPES:
                 # x[i], u[k, i] (a number); X[:, j], x[2:5] (a view): read at the index
@@ -469,6 +463,19 @@ def _record_array_form(tape: "Tape", function: Any, form: NumberForm, a: Any, b:
     return traced
 
 
+def _record_product(tape: "Tape", function: Any, form: Any, primals: tuple,
+                    parents: tuple) -> "Traced":
+    """Record ``function(a, b)`` by its `ProductForm` (``form.applies(a, b)``): the two
+    arguments, whose cotangents the backward pass computes by the form's formulas."""
+    a, b = primals
+    y = function(a, b)
+    records = tape.records
+    records.append(((form, a, b), function, record_meta(y.shape, y.dtype, _NDARRAY)) + parents)
+    traced = _new_object(Traced)
+    traced.primal, traced.tape, traced.node = y, tape, len(records) - 1
+    return traced
+
+
 def _record_total(tape: "Tape", function: Any, form: NumberForm, x: np.ndarray,
                   node: int) -> Any:
     """Record ``np.sum(x)`` of a float64 or float32 array of fewer than `STAND_IN_SIZE`
@@ -600,6 +607,11 @@ def _apply(tape: Tape, function: Any, primals: tuple, parents: tuple, kwargs: di
                 recorded = _record_total(tape, function, form, primals[0], parents[0])
                 if recorded is not None:
                     return recorded
+        elif len(primals) == 2 and type(primals[0]) is _NDARRAY and \
+                type(primals[1]) is _NDARRAY and not kwargs:
+            form = _PRODUCT_FORMS.get(function)  # np.dot(W, h): as W @ h in record_binary
+            if form is not None and form.rule is rule and form.applies(*primals):
+                return _record_product(tape, function, form, primals, parents)
         for primal in primals:
             if type(primal) is Traced and primal.tape.runs_dual_forms:
                 recorded = _record_dual(tape, function, rule, primals, parents, kwargs)

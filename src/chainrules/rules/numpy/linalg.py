@@ -998,11 +998,13 @@ def _tensorinv_forward(call: Call, da: Any, *ind: Any) -> Any:
 # --- the table: function, then the cotangent of each positional argument ---------------------
 
 define(np.matmul, _matmul_da, _matmul_db, refused=("out", "axes", "axis"))
-_matmul_rule = rrule.lookup(np.matmul)[0]
-PRODUCT_FORMS[np.matmul] = ProductForm(  # W @ h recorded as its arguments (core.registry)
-    _matmul_rule, _is_matrix_product, (_matrix_product_da, _matrix_product_db),
-    lambda payload: _matmul_rule(payload[1], payload[2])[1])
 define(np.dot, _product(_dot_axes, of_b=False), _product(_dot_axes, of_b=True))
+for _product_function in (np.matmul, np.dot):  # of a matrix, np.dot(W, h) is W @ h
+    PRODUCT_FORMS[_product_function] = ProductForm(  # recorded as the arguments: core.registry
+        rrule.lookup(_product_function)[0], _is_matrix_product,
+        (_matrix_product_da, _matrix_product_db),
+        lambda payload, rule=rrule.lookup(_product_function)[0]: rule(payload[1],
+                                                                      payload[2])[1])
 define(np.tensordot, _product(_tensordot_axes, of_b=False), _product(_tensordot_axes, of_b=True))
 define(np.inner, _product(_inner_axes, of_b=False), _product(_inner_axes, of_b=True))
 define(np.vdot, _vdot_da, _vdot_db)

@@ -80,16 +80,26 @@ setitem.__qualname__ = setitem.__name__ = "setitem (an array write, a[index] = v
 
 # --- the active levels, innermost last (a thread's own stack) -----------------------------
 
-_local = threading.local()
+class _ThreadState(threading.local):
+    """This thread's own: its active levels, the views it follows (`_views`), and whether
+    views are being computed again (``refreshing``). Every attribute exists from the first
+    access (a missing one would make each read raise and catch an AttributeError, 0.35 us:
+    once per slice read)."""
+
+    refreshing = False
+
+    def __init__(self) -> None:
+        self.levels: list = []
+        self.views: dict = {}
+
+
+_local = _ThreadState()
 # np.copy as NumPy defines it (a trace replaces the name in NumPy's namespace)
 _NUMPY_COPY = np.copy
 
 
 def _levels() -> list:
-    levels = getattr(_local, "levels", None)
-    if levels is None:
-        levels = _local.levels = []
-    return levels
+    return _local.levels
 
 
 class _LevelState:
@@ -281,10 +291,7 @@ def read_view(source: Any, view: Any, redo: Any) -> Any:
 def _views() -> dict:
     """id(base) -> (weak reference to base, [its views' `_ViewReference`]), for this
     thread."""
-    views = getattr(_local, "views", None)
-    if views is None:
-        views = _local.views = {}
-    return views
+    return _local.views
 
 
 class _ViewReference(weakref.ref):
@@ -313,8 +320,7 @@ def track_view(source: Any, result: Any, redo: Any) -> Any:
     plain = result
     while type(plain) is Traced:  # primal_value, inline: this runs for every slice read
         plain = plain.primal
-    if type(plain) is not np.ndarray or plain.base is None or getattr(_local, "refreshing",
-                                                                      False):
+    if type(plain) is not np.ndarray or plain.base is None or _local.refreshing:
         return result
     if type(source) is not Traced:  # `_numpy_makes_a_view` replaying a view on plain values
         return result
@@ -467,7 +473,7 @@ def _write_number(target: Any, index: Any, value: Any) -> bool:
     and recorded as `write` would, without its general cases. False when it does not apply."""
     tape, storage = target.tape, target.primal
     if type(storage) is not np.ndarray or tape.forward or not tape.active or tape.finished or \
-            getattr(_local, "views", None) or not _is_element(index, storage.ndim) or \
+            _local.views or not _is_element(index, storage.ndim) or \
             storage.base is not None or not storage.flags.writeable or \
             _primal_refs(target) > (_MINIMUM or _minimum())[0]:
         return False
@@ -483,7 +489,7 @@ def _write_number_of_pair(target: Any, index: Any, value: Any) -> bool:
     writes read), as `write` would through both traces. False when it does not apply."""
     tape, pair, number = target.tape, target.primal, value.primal
     if type(pair) is not Traced or number.tape is not pair.tape or tape.forward or \
-            not tape.active or tape.finished or getattr(_local, "views", None):
+            not tape.active or tape.finished or _local.views:
         return False
     trace, storage, tangent = pair.tape, pair.primal, pair.node
     if not trace.one_direction or trace.finished or type(storage) is not np.ndarray or \

@@ -455,8 +455,10 @@ def _record_array_form(tape: "Tape", function: Any, form: NumberForm, a: Any, b:
     if type(y) is not _NDARRAY or y.dtype is not dtype or y.shape != shape:
         return None
     records = tape.records
-    records.append(((form, a, b, y if form.keeps_output else None), function,
-                    record_meta(shape, dtype, _NDARRAY)) +
+    meta = records[a_node if a_node >= 0 else b_node][2]  # the traced argument's: y's too
+    if meta[1] is not dtype or meta[2] is not None or meta[0] != shape:
+        meta = record_meta(shape, dtype, _NDARRAY)
+    records.append(((form, a, b, y if form.keeps_output else None), function, meta) +
                    ((a_node,) if b is None else (a_node, b_node)))
     traced = _new_object(Traced)
     traced.primal, traced.tape, traced.node = y, tape, len(records) - 1

@@ -43,8 +43,9 @@ LOOPS = {
     "expand_dims": lambda U: sum(np.sum(np.expand_dims(U, 1)[t, 0, 2:] ** 2)
                                  for t in range(4)),
     "mask": lambda U: np.sum(U.T[U.T > 0] ** 2),
-    "x.mT[t]": lambda U: sum(np.sum(U.mT[t] ** 2) for t in range(2)),
 }
+if hasattr(np.ndarray, "mT"):  # NumPy 2.0
+    LOOPS["x.mT[t]"] = lambda U: sum(np.sum(U.mT[t] ** 2) for t in range(2))
 if hasattr(np, "matrix_transpose"):  # NumPy 2.0
     LOOPS["matrix_transpose"] = lambda U: sum(np.sum(np.matrix_transpose(U)[t, 1] ** 2)
                                               for t in range(4))

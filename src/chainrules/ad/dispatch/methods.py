@@ -22,6 +22,7 @@ from __future__ import annotations
 import dis
 import linecache
 import operator
+from operator import itemgetter as _item
 import re
 import sys
 from typing import Any
@@ -270,7 +271,7 @@ class _ArrayInterface:
         if type(primal) is _NDARRAY or type(primal) is Traced and \
                 type(primal.primal) is not _F64 and \
                 type(primal_value(primal)) is _NDARRAY:  # a view, if basic indexing: followed
-            return writes.read_view(self, y, lambda base: base[index])
+            return writes.read_view(self, y, _item(index))
         return y
 
     def __setitem__(self, index, value):

@@ -320,37 +320,40 @@ def track_view(source: Any, result: Any, redo: Any) -> Any:
     plain = result
     while type(plain) is Traced:  # primal_value, inline: this runs for every slice read
         plain = plain.primal
-    if type(plain) is not np.ndarray or plain.base is None or _local.refreshing:
+    if type(plain) is not np.ndarray:
         return result
-    if type(source) is not Traced:  # `_numpy_makes_a_view` replaying a view on plain values
-        return result
-    levels = _levels()
-    if not levels or source.tape is not levels[-1]:
+    base = plain.base  # a view's base is the array owning the memory: found without a call
+    if base is None or type(source) is not Traced:  # (not Traced: `_numpy_makes_a_view`
+        return result                               # replaying a view on plain values)
+    state = _local
+    levels = state.levels
+    if not levels or source.tape is not levels[-1] or state.refreshing:
         return result
     storage = source.primal
     while type(storage) is Traced:
         storage = storage.primal
     if type(storage) is not np.ndarray:
         return result
-    base = plain.base  # a view's base is the array owning the memory: found without a call
     if not ((base is storage or base is storage.base) and plain.size) and \
             not np.may_share_memory(plain, storage):
         return result
     if type(result) is not Traced:
         result = _constant_as(source, result)
-    for known in weakref.getweakrefs(source):  # a followed view: its views follow its root
-        if type(known) is _ViewReference:
-            root = known.root()
-            if root is not None:
-                composed = _composed(known.redo, redo)
-                if not _numpy_makes_a_view(composed, root):
-                    return result  # a copy in NumPy (the ravel of a reversed view)
-                source, redo = root, composed
-            break
-    views = _views()
+    views = state.views
     entry = views.get(id(source))
     if entry is None or entry[0]() is not source:  # weak: the registry keeps no array alive
-        entry = views[id(source)] = (weakref.ref(source), [])
+        for known in weakref.getweakrefs(source):  # a followed view: its views follow its root
+            if type(known) is _ViewReference:
+                root = known.root()
+                if root is not None:
+                    composed = _composed(known.redo, redo)
+                    if not _numpy_makes_a_view(composed, root):
+                        return result  # a copy in NumPy (the ravel of a reversed view)
+                    source, redo = root, composed
+                break
+        entry = views.get(id(source))
+        if entry is None or entry[0]() is not source:
+            entry = views[id(source)] = (weakref.ref(source), [])
     reference = _ViewReference(result)
     reference.redo, reference.root = redo, entry[0]
     entry[1].append(reference)

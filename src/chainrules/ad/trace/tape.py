@@ -45,8 +45,9 @@ from ...core.structure import (is_structure, leaves, replace_leaves, replace_pat
 
 from .errors import NoRuleError, RuleError, TracingError
 from .traced import Traced, constant_result
-from .values import (NO_META, PLAIN, SCALAR_META, dtype_of, holds_traced, is_differentiable,
-                     is_float_leaf, is_plain_tuple, is_traced, record_meta, shape_of)
+from .values import (ARRAY_METAS, NO_META, PLAIN, SCALAR_META, dtype_of, holds_traced,
+                     is_differentiable, is_float_leaf, is_plain_tuple, is_traced, record_meta,
+                     shape_of)
 
 __all__ = ["Level", "Tape", "no_garbage_collection", "record", "record_unary", "record_binary",
            "record_output", "no_rule_message", "StructureArgument", "OWNING_PULLBACKS"]
@@ -270,10 +271,12 @@ def record_binary(function: Any, a: Any, b: Any) -> Any:
     """``record(function, (a, b), {})`` where ``a`` or ``b`` is traced: the hot path of
     Python's binary operators and of indexing. It calls the rule itself, and records a
     number output itself (as `record_output` does), since scalar loops are made of this."""
+    view = False
     if type(a) is Traced:
         tape, first, first_node = a.tape, a.primal, a.node
         kind = type(b)
-        # element: b is an integer or a tuple of integers (x[i], u[k, i]: an index read)
+        # element: b is an integer or a tuple of integers (x[i], u[k, i]: an index read); view:
+        # b is a slice and an integer (X[:, j], a view of a column, read with no call)
         if kind is int:
             second, second_node, element = b, -1, True
         elif kind is Traced:
@@ -284,6 +287,8 @@ def record_binary(function: Any, a: Any, b: Any) -> Any:
         elif kind is tuple:
             if len(b) == 2 and type(b[0]) is int and type(b[1]) is int:  # u[k, i]: no call
                 element = True
+            elif len(b) == 2 and type(b[0]) is slice and type(b[1]) is int:  # X[:, j]
+                element, view = False, True
             elif is_plain_tuple(b):
                 element = len(b) > 0 and type(b[0]) is int and _integers(b)
             else:
@@ -324,12 +329,13 @@ def record_binary(function: Any, a: Any, b: Any) -> Any:
                 return _record_product(tape, function, form, (first, second),
                                        (first_node, second_node))
         elif form.partials is INDEX_READ:
-            if (element or _basic(second)) and first.dtype in _FORM_DTYPES:
+            if (element or view or _basic(second)) and first.dtype in _FORM_DTYPES:
                 # x[i], u[k, i] (a number); X[:, j], x[2:5] (a view): read at the index
                 y = first[second]
                 meta = _FORM_NUMBERS.get(type(y))
                 if meta is None and type(y) is _NDARRAY:
-                    meta = record_meta(y.shape, y.dtype, _NDARRAY)
+                    meta = ARRAY_METAS.get((y.shape, y.dtype)) or \
+                        record_meta(y.shape, y.dtype, _NDARRAY)
                 if meta is not None:
                     records = tape.records
                     records.append(((form, second, records[first_node][2][0], first.dtype),
@@ -430,9 +436,10 @@ def _record_array_form(tape: "Tape", function: Any, form: NumberForm, a: Any, b:
     if form.partials is INDEX_READ:
         return None
     array = a if type(a) is _NDARRAY else b
-    dtype, shape = array.dtype, array.shape
+    dtype = array.dtype
     if (dtype is not _F64_DTYPE and dtype is not _F32_DTYPE) or array.size >= STAND_IN_SIZE:
         return None
+    shape = array.shape
     if b is None:
         if len(form.partials) != 1:
             return None
@@ -440,26 +447,29 @@ def _record_array_form(tape: "Tape", function: Any, form: NumberForm, a: Any, b:
     else:
         if len(form.partials) != 2:
             return None
-        for value, node in ((a, a_node), (b, b_node)):
-            kind = type(value)
-            if kind is _NDARRAY:
-                if value.dtype is not dtype or value.shape != shape:
-                    return None  # broadcast, or cast
-            elif node >= 0 or (kind is not float and kind is not int):
-                return None  # a traced number, a NumPy number, a bool...
+        other, other_node = (b, b_node) if array is a else (a, a_node)  # (array: a or b)
+        kind = type(other)
+        if kind is _NDARRAY:
+            if other.dtype is not dtype or other.shape != shape:
+                return None  # broadcast, or cast
+        elif other_node >= 0 or (kind is not float and kind is not int):
+            return None  # a traced number, a NumPy number, a bool...
         y = function(a, b)
-        if type(a) is not _NDARRAY and (type(a) is float or not a):
-            a = dtype.type(a)
-        elif type(b) is not _NDARRAY and (type(b) is float or not b):
-            b = dtype.type(b)
+        if kind is not _NDARRAY and (kind is float or not other):
+            other = dtype.type(other)  # a Python constant as the partials read it
+            if array is a:
+                b = other
+            else:
+                a = other
     if type(y) is not _NDARRAY or y.dtype is not dtype or y.shape != shape:
         return None
     records = tape.records
     meta = records[a_node if a_node >= 0 else b_node][2]  # the traced argument's: y's too
     if meta[1] is not dtype or meta[2] is not None or meta[0] != shape:
         meta = record_meta(shape, dtype, _NDARRAY)
-    records.append(((form, a, b, y if form.keeps_output else None), function, meta) +
-                   ((a_node,) if b is None else (a_node, b_node)))
+    payload = (form, a, b, y if form.keeps_output else None)
+    records.append((payload, function, meta, a_node) if b is None else
+                   (payload, function, meta, a_node, b_node))
     traced = _new_object(Traced)
     traced.primal, traced.tape, traced.node = y, tape, len(records) - 1
     return traced

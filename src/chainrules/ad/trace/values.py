@@ -21,7 +21,7 @@ from ...core.structure import is_structure, leaves
 from ...core.vector_spaces import VECTOR_SPACES
 from .traced import Traced, is_constant, primal_value
 
-__all__ = ["shape_of", "dtype_of", "record_meta", "SCALAR_META", "NO_META", "FLOAT_SCALARS", "PLAIN",
+__all__ = ["shape_of", "dtype_of", "record_meta", "ARRAY_METAS", "SCALAR_META", "NO_META", "FLOAT_SCALARS", "PLAIN",
            "is_differentiable", "is_traced", "is_plain_tuple", "holds_traced", "holds_variables", "is_float_leaf"]
 
 
@@ -39,7 +39,7 @@ FLOAT_SCALARS = frozenset({float, complex, np.float64, np.float32, np.float16, n
                             np.complex64, np.longdouble, np.clongdouble})
 SCALAR_META = {kind: ((), np.dtype(kind), kind) for kind in FLOAT_SCALARS}
 NO_META = (None, None, None)  # outputs that are not checked (structures, tuples)
-_metas: dict = {}
+ARRAY_METAS: dict = {}  # (shape, dtype) -> an array's meta: record_meta's, read on hot paths
 
 
 def record_meta(shape: tuple, dtype: np.dtype, kind: type) -> tuple:
@@ -48,11 +48,11 @@ def record_meta(shape: tuple, dtype: np.dtype, kind: type) -> tuple:
     if shape == () and kind in SCALAR_META:
         return SCALAR_META[kind]
     key = (shape, dtype)
-    meta = _metas.get(key)
+    meta = ARRAY_METAS.get(key)
     if meta is None:
-        if len(_metas) > 100_000:  # a bound, for programs that see endless distinct shapes
-            _metas.clear()
-        meta = _metas[key] = (shared_shape(shape), dtype, None)
+        if len(ARRAY_METAS) > 100_000:  # a bound, for programs that see endless distinct shapes
+            ARRAY_METAS.clear()
+        meta = ARRAY_METAS[key] = (shared_shape(shape), dtype, None)
     return meta
 
 

@@ -586,7 +586,7 @@ def _apply(tape: Tape, function: Any, primals: tuple, parents: tuple, kwargs: di
             f"{function_name(function)} was called on a traced value from a grad/vjp call that has "
             f"already returned. Traced values must not escape the function being "
             f"differentiated (store primal values, or return them as has_aux output).")
-    if max(parents, default=-1) < 0:
+    if not parents or max(parents) < 0:  # (max with a default= keyword: 2.5x the time)
         # Only constants (node -1: arrays the function created and wrote no traced value
         # into, ad/dispatch/writes.py): computed as plain NumPy, as forward mode does; an
         # array result is a constant too.

@@ -47,10 +47,12 @@ def generic_path():
 @contextlib.contextmanager
 def dual_records():
     """A Counter of the functions that forward traces record by their dual forms inside the
-    block (`ForwardTrace.record_dual` returning a value, or `ForwardTrace.record_numbers` on
-    numbers, by the rule's NumberForm)."""
+    block (`ForwardTrace.record_dual` returning a value, `ForwardTrace.record_numbers` on
+    numbers, by the rule's NumberForm, or `ForwardTrace.record_product` on arrays, by its
+    ProductForm)."""
     used: collections.Counter = collections.Counter()
-    originals = {name: getattr(ForwardTrace, name) for name in ("record_dual", "record_numbers")}
+    originals = {name: getattr(ForwardTrace, name)
+                 for name in ("record_dual", "record_numbers", "record_product")}
 
     def counting(original):
         def count(self, tape, function, *rest):

@@ -200,3 +200,78 @@ def test_a_rule_registered_over_matmuls_is_used():
     finally:
         cr.rrule.register(np.matmul, replace=True)(original)
     np.testing.assert_allclose(cr.grad(lambda v: np.sum(A @ v))(V), A.sum(0))
+
+
+# --- under hvp: the form on pairs (`ForwardTrace.record_product`, `_pull_product_pairs`) --
+
+def _products_on_pairs(f, x, v) -> tuple:
+    """``hvp(f, x, v)``, and how many products were recorded by the form on pairs."""
+    from chainrules.ad.transforms.forward import ForwardTrace
+
+    original = ForwardTrace.record_product
+    made = []
+
+    def counting(self, *args):
+        recorded = original(self, *args)
+        made.append(recorded is not None)
+        return recorded
+
+    ForwardTrace.record_product = counting
+    try:
+        return cr.hvp(f, x, v), made.count(True)
+    finally:
+        ForwardTrace.record_product = original
+
+
+def _rnn(W, U):
+    h = np.zeros(W.shape[0], dtype=W.dtype)
+    for t in range(U.shape[1]):
+        h = np.tanh(W @ h + U[:, t])
+    return np.sum(h * h)
+
+
+W6 = np.random.default_rng(11).normal(scale=0.4, size=(6, 6))
+U6 = np.random.default_rng(12).normal(size=(6, 5))
+HVP_CASES = {  # name: (f, x, products recorded on pairs: an rnn's first, of zeros, is not)
+    "an rnn in W": (lambda W: _rnn(W, U6), W6, 4),
+    "an rnn in U (W a constant)": (lambda U: _rnn(W6, U), U6, 4),
+    "np.dot": (lambda a: np.sum(np.cos(np.dot(a, V)) * np.dot(a, a[0])), A[:3], 2),
+    "matrix @ matrix, twice": (lambda a: np.sum(np.sin(a @ B) ** 2) + np.sum(a @ a.T @ a), A,
+                               3),
+    "a constant on the left": (lambda b: np.sum(np.exp(A @ b)), B, 1),
+    "a cotangent without tangent": (lambda a: np.sum(a @ V) + np.sum(np.sin(a) ** 2), A, 1),
+    "a sparse cotangent (the rule)": (lambda a: (a @ B)[1, 0] ** 3 + np.sum((a @ B) ** 2), A,
+                                      2),
+    "float32": (lambda W: _rnn(W, U6.astype(np.float32)), W6.astype(np.float32), 4),
+}
+
+
+@pytest.mark.parametrize("name", list(HVP_CASES))
+def test_products_under_hvp_against_central_differences_of_the_gradient(name):
+    f, x, expected_count = HVP_CASES[name]
+    direction = np.random.default_rng(13).normal(size=x.shape).astype(x.dtype)
+    got, count = _products_on_pairs(f, x, direction)
+    assert got.dtype == x.dtype and got.shape == x.shape
+    wide = x.astype(np.float64)
+    gradient = cr.grad(f)
+    step = 1e-6
+    expected = (gradient(wide + step * direction) - gradient(wide - step * direction)) / (
+        2 * step)
+    single = x.dtype == np.float32
+    tolerance = dict(rtol=2e-3, atol=2e-3) if single else dict(rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(got, expected, **tolerance)
+    assert count == expected_count
+    with cr.checking():  # the checking mode's pullbacks agree
+        np.testing.assert_allclose(cr.hvp(f, x, direction), got, rtol=1e-10, atol=1e-12)
+
+
+def test_a_hessian_through_products_on_pairs_against_its_closed_form():
+    # f(W) = sum(sin(W @ v)): d2f/dW_ij dW_kl = -sin(W v)_i v_j v_l [i == k]
+    hessian = np.einsum("ik,j,l->ijkl", np.diag(-np.sin(A @ V)), V, V)
+    np.testing.assert_allclose(cr.hessian(lambda a: np.sum(np.sin(a @ V)))(A), hessian,
+                               rtol=1e-10, atol=1e-12)
+    direction = RNG.normal(size=A.shape)
+    got, count = _products_on_pairs(lambda a: np.sum(np.sin(a @ V)), A, direction)
+    np.testing.assert_allclose(got, np.einsum("ijkl,kl->ij", hessian, direction), rtol=1e-10,
+                               atol=1e-12)
+    assert count == 1

@@ -714,6 +714,11 @@ class ProductForm:
       cotangent (lazy, sparse, traced) and for the checking mode; ``payload`` is what an
       engine records, ``(form, a, b)``.
 
+    The product is bilinear, and each formula reads ``dy`` and the other argument only,
+    linearly in each: so an engine running forward over reverse (``hvp``) may record it on
+    values with tangents too, the output's tangent being ``f(da, b) + f(a, db)`` and each
+    cotangent's the formula at ``ddy`` plus the formula at the other argument's tangent.
+
     A form is used only while ``rule`` is ``f``'s registered rrule: registering another rrule
     for ``f`` turns it off.
 

@@ -381,6 +381,12 @@ def record_binary(function: Any, a: Any, b: Any) -> Any:
                                                 (first_node, second_node))
                 if recorded is not None:
                     return recorded
+            form = _PRODUCT_FORMS.get(function)  # W @ h under hvp: its ProductForm on pairs
+            if form is not None and form.rule is entry[0]:
+                recorded = outer.record_product(tape, function, form, (first, second),
+                                                (first_node, second_node))
+                if recorded is not None:
+                    return recorded
             recorded = outer.record_dual(tape, function, found[1], (first, second),
                                          (first_node, second_node), _NO_KEYWORDS)
             if recorded is not None:
@@ -661,6 +667,12 @@ def _record_dual(tape: Tape, function: Any, rule: Any, primals: tuple, parents: 
         form = _NUMBER_FORMS.get(function)
         if form is not None and form.rule is rule and form.partials is not INDEX_READ:
             recorded = level.record_numbers(tape, function, form, primals, parents)
+            if recorded is not None:
+                return recorded
+    elif len(primals) == 2 and not kwargs:  # np.dot(W, h): as W @ h in record_binary
+        form = _PRODUCT_FORMS.get(function)
+        if form is not None and form.rule is rule:
+            recorded = level.record_product(tape, function, form, primals, parents)
             if recorded is not None:
                 return recorded
     return level.record_dual(tape, function, found[1], primals, parents, kwargs)

@@ -254,6 +254,46 @@ class ForwardTrace(Level):
             return user_error_or_retry(function, primals, kwargs, lambda: self.record_dual(
                 tape, function, dual, primals, parents, kwargs))
 
+    def record_product(self, tape: Level, function: Any, form: Any, primals: tuple,
+                       parents: tuple) -> Any:
+        """`record_dual` for a `ProductForm` (``W @ h`` under ``hvp``), without the rule's
+        dual form: the output and its tangent ``f(dW, h) + f(W, dh)`` (the product is
+        bilinear) computed here, and recorded on ``tape`` as the two arguments, each a value
+        of this trace holding an array and its tangent, or a plain array (a constant); the
+        backward pass computes their cotangents with their tangents by the form's formulas
+        (`chainrules.ad.transforms.reverse`). ``None`` where it does not apply (then
+        `record_dual`)."""
+        a, b = primals
+        da = db = None
+        if type(a) is Traced:
+            if a.tape is not self:
+                return None
+            a, da = a.primal, a.node
+            if type(da) is not np.ndarray:
+                return None  # a zero, lazy or batched tangent
+        if type(b) is Traced:
+            if b.tape is not self:
+                return None
+            b, db = b.primal, b.node
+            if type(db) is not np.ndarray:
+                return None
+        if type(a) is not np.ndarray or type(b) is not np.ndarray or not form.applies(a, b) \
+                or da is not None and (da.dtype is not a.dtype or da.shape != a.shape) \
+                or db is not None and (db.dtype is not b.dtype or db.shape != b.shape):
+            return None
+        y = function(a, b)
+        dy = function(da, b) if da is not None else function(a, db)
+        if da is not None and db is not None:
+            dy += function(a, db)
+        pair = _new_object(Traced)
+        pair.primal, pair.tape, pair.node = y, self, dy
+        records = tape.records
+        records.append(((form,) + primals, function,
+                        record_meta(y.shape, y.dtype, np.ndarray)) + parents)
+        recorded = _new_object(Traced)
+        recorded.primal, recorded.tape, recorded.node = pair, tape, len(records) - 1
+        return recorded
+
     def record_numbers(self, tape: Level, function: Any, form: Any, primals: tuple,
                        parents: tuple) -> Any:
         """`record_dual` for a `NumberForm` on float64 or float32 numbers (``x[i] ** 3`` in

@@ -174,6 +174,10 @@ def _backward(records: list, seeds: list, retain: bool) -> tuple[list, bytearray
                                 _contribute(slots, owned, records, parent, part, record[1],
                                             position)
                         continue
+                elif type(form) is ProductForm and _pull_product_pairs(
+                        slots, owned, records, record, form, pullback[1], pullback[2],
+                        cotangent):
+                    continue  # W @ h under hvp: a cotangent with its tangent
             elif kind is not _FLOAT64_TYPE:  # (hvp's number records meet plain floats here)
                 # a small array's elementwise operation (`_record_array_form`)
                 if (kind is Thunk or kind is InplaceableThunk or kind is SparseCotangent) and \
@@ -309,6 +313,61 @@ def _pull_array_form(slots: list, owned: bytearray, records: list, record: tuple
     return True
 
 
+def _pull_product_pairs(slots: list, owned: bytearray, records: list, record: tuple,
+                        form: ProductForm, a: Any, b: Any, cotangent: Any) -> bool:
+    """`_pull_product_form` under ``hvp`` (`ForwardTrace.record_product`): the arguments and
+    the cotangent ``dy`` values of one forward trace holding an array and its tangent, or
+    plain arrays. Each formula reads ``dy`` and the other argument only, linearly in each
+    (the product is bilinear), so the cotangent's tangent is the formula at ``ddy`` plus the
+    formula at the other argument's tangent; both are new arrays, the slot's own pair. False,
+    with nothing added, where ``dy`` is not of the output's shape and dtype."""
+    shape, dtype, _ = record[2]
+    trace = None
+    ddy = da = db = None
+    if type(cotangent) is Traced:
+        trace, dy, ddy = cotangent.tape, cotangent.primal, cotangent.node
+        if type(ddy) is not _NDARRAY or ddy.dtype is not dtype or ddy.shape != shape:
+            return False
+    else:
+        dy = cotangent
+    if type(a) is Traced:
+        if trace is not None and a.tape is not trace:
+            return False
+        trace, a, da = a.tape, a.primal, a.node
+    if type(b) is Traced:
+        if trace is not None and b.tape is not trace:
+            return False
+        trace, b, db = b.tape, b.primal, b.node
+    if type(dy) is not _NDARRAY or dy.dtype is not dtype or dy.shape != shape:
+        return False
+    cotangent_of_a, cotangent_of_b = form.cotangents
+    for position, parent in ((1, record[3]), (2, record[4])):
+        if parent < 0:
+            continue
+        if position == 1:
+            value = cotangent_of_a(a, b, dy)
+            tangent = cotangent_of_a(a, db, dy) if db is not None else None
+            if ddy is not None:
+                term = cotangent_of_a(a, b, ddy)
+                tangent = term if tangent is None else tangent + term
+        else:
+            value = cotangent_of_b(a, b, dy)
+            tangent = cotangent_of_b(da, b, dy) if da is not None else None
+            if ddy is not None:
+                term = cotangent_of_b(a, b, ddy)
+                tangent = term if tangent is None else tangent + term
+        if tangent is None:  # (a constant argument's, at a plain dy)
+            part = value
+        else:
+            part = Traced(value, trace, tangent)
+        if slots[parent] is None:
+            slots[parent] = part
+            owned[parent] = 1 if tangent is None else _OWNED_PAIR
+        else:
+            _contribute(slots, owned, records, parent, part, record[1], position)
+    return True
+
+
 def _pull_index_read(slots: list, owned: bytearray, records: list, record: tuple,
                      payload: tuple, cotangent: np.ndarray) -> bool:
     """The cotangent of a slice read's record (``X[:, j]``, `record_binary`): ``dy`` added
@@ -336,9 +395,11 @@ def _pull_product_form(slots: list, owned: bytearray, records: list, record: tup
     into the slot. False, with nothing added, where ``dy`` is not of the output's shape and
     dtype: then the rule's own pullback, which projects."""
     shape, dtype, _ = record[2]
+    a, b = payload[1], payload[2]
+    if type(a) is Traced or type(b) is Traced:  # (recorded under hvp)
+        return _pull_product_pairs(slots, owned, records, record, form, a, b, cotangent)
     if cotangent.dtype is not dtype or cotangent.shape != shape:
         return False
-    a, b = payload[1], payload[2]
     for position, cotangent_of in enumerate(form.cotangents, 1):
         parent = record[position + 2]
         if parent < 0:

@@ -48,11 +48,12 @@ def generic_path():
 def dual_records():
     """A Counter of the functions that forward traces record by their dual forms inside the
     block (`ForwardTrace.record_dual` returning a value, `ForwardTrace.record_numbers` on
-    numbers, by the rule's NumberForm, or `ForwardTrace.record_product` on arrays, by its
-    ProductForm)."""
+    numbers or `ForwardTrace.record_arrays` on small arrays, by the rule's NumberForm, or
+    `ForwardTrace.record_product` on arrays, by its ProductForm)."""
     used: collections.Counter = collections.Counter()
     originals = {name: getattr(ForwardTrace, name)
-                 for name in ("record_dual", "record_numbers", "record_product")}
+                 for name in ("record_dual", "record_numbers", "record_arrays",
+                                "record_product")}
 
     def counting(original):
         def count(self, tape, function, *rest):

@@ -887,6 +887,10 @@ def _number_pairs(partials: tuple, table: tuple | None, args: tuple, y: Any, tan
                        partial if type(partial) is int else partial(y, *args)
                        for partial, arg in zip(partials, args)]
     if type(dy) not in _REAL_SCALARS or (ddy is not None and type(ddy) not in _REAL_SCALARS):
+        if type(dy) is np.ndarray and type(y) is np.ndarray:
+            pairs = _array_pairs(table, args, y, tangents, derivatives, dy, ddy, needed)
+            if pairs is not None:
+                return pairs
         general = _ElementwiseDual(partials, table, args, y, args, tangents)
         general.derivatives = [_UNKNOWN if d is None else d for d in derivatives]
         return general(dy, ddy, needed)  # a cotangent that is an array, or complex
@@ -909,6 +913,43 @@ def _number_pairs(partials: tuple, table: tuple | None, args: tuple, y: Any, tan
             cotangent = _SCALAR_PROJECTORS[kind](cotangent)
         if tangent is not None and type(tangent) is not kind:
             tangent = _SCALAR_PROJECTORS[kind](tangent)
+        pairs.append((cotangent, tangent))
+    return tuple(pairs)
+
+
+def _array_pairs(table: tuple | None, args: tuple, y: np.ndarray, tangents: tuple,
+                 derivatives: list, dy: np.ndarray, ddy: Any, needed: tuple) -> tuple | None:
+    """`_number_pairs` on real arrays (``np.tanh(h)`` of a small array under ``hvp``): the
+    pairs where ``dy``, ``ddy``, each argument differentiated and each product have the
+    output's shape and real dtype, so that there is no broadcasting to undo and nothing to
+    project; ``None`` otherwise (then `_ElementwiseDual`)."""
+    dtype, shape = y.dtype, y.shape
+    if dtype.kind != "f" or dy.dtype is not dtype or dy.shape != shape or ddy is not None and (
+            type(ddy) is not np.ndarray or ddy.dtype is not dtype or ddy.shape != shape):
+        return None
+    pairs = []
+    for i, derivative in enumerate(derivatives):
+        if derivative is None or not needed[i]:
+            pairs.append(None)
+            continue
+        arg = args[i]
+        if type(arg) is not np.ndarray or arg.dtype is not dtype or arg.shape != shape:
+            return None
+        one = type(derivative) is int and derivative == 1
+        cotangent = dy if one else derivative * dy
+        tangent = None if ddy is None else ddy if one else derivative * ddy
+        if table is not None:
+            for h, dx in zip(table[i], tangents):
+                if h is not None and dx is not None:
+                    term = (dx if h == 1 else h * dx) if type(h) is int else \
+                        h(y, *args) * dx
+                    term = term * dy
+                    tangent = term if tangent is None else tangent + term
+        if type(cotangent) is not np.ndarray or cotangent.dtype is not dtype or \
+                cotangent.shape != shape or tangent is not None and (
+                    type(tangent) is not np.ndarray or tangent.dtype is not dtype
+                    or tangent.shape != shape):
+            return None  # a partial that casts or broadcasts
         pairs.append((cotangent, tangent))
     return tuple(pairs)
 

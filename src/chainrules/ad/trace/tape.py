@@ -374,11 +374,17 @@ def record_binary(function: Any, a: Any, b: Any) -> Any:
         if found is not None and found[0] is entry[0] and not outer.finished:
             # numbers of a forward trace (a scalar loop under hvp): the NumberForm, as above
             form = _NUMBER_FORMS.get(function)
-            if form is not None and form.rule is entry[0] and (
-                    type(outer_value.primal) in _FORM_NUMBERS if form.partials is not INDEX_READ
-                    else element):
-                recorded = outer.record_numbers(tape, function, form, (first, second),
-                                                (first_node, second_node))
+            if form is not None and form.rule is entry[0]:
+                if form.partials is not INDEX_READ and type(outer_value.primal) is _NDARRAY:
+                    # h + x, h * 0.9 on small arrays: the form on arrays (as above)
+                    recorded = outer.record_arrays(tape, function, form, (first, second),
+                                                   (first_node, second_node))
+                elif type(outer_value.primal) in _FORM_NUMBERS \
+                        if form.partials is not INDEX_READ else element:
+                    recorded = outer.record_numbers(tape, function, form, (first, second),
+                                                    (first_node, second_node))
+                else:
+                    recorded = None
                 if recorded is not None:
                     return recorded
             form = _PRODUCT_FORMS.get(function)  # W @ h under hvp: its ProductForm on pairs
@@ -662,11 +668,15 @@ def _record_dual(tape: Tape, function: Any, rule: Any, primals: tuple, parents: 
             return None
     if level.finished:
         return None
-    if len(primals) == 1 and type(primals[0].primal) in _FORM_NUMBERS:
-        # np.sin(x[i]): by the NumberForm, on numbers (as in record_binary)
+    if len(primals) == 1 and not kwargs:
+        # np.sin(x[i]), np.tanh(h): by the NumberForm, on numbers or small arrays (as in
+        # record_binary)
         form = _NUMBER_FORMS.get(function)
         if form is not None and form.rule is rule and form.partials is not INDEX_READ:
-            recorded = level.record_numbers(tape, function, form, primals, parents)
+            kind = type(primals[0].primal)
+            recorded = level.record_numbers(tape, function, form, primals, parents) \
+                if kind in _FORM_NUMBERS else level.record_arrays(
+                    tape, function, form, primals, parents) if kind is _NDARRAY else None
             if recorded is not None:
                 return recorded
     elif len(primals) == 2 and not kwargs:  # np.dot(W, h): as W @ h in record_binary

@@ -32,6 +32,7 @@ from ...core.naming import function_name
 from ...core.projection import ProjectTo
 from ...core.pushforward import pushforward_from_pullbacks
 from ...core.registry import INDEX_READ, NumberForm, frule, rrule
+from ...core.scalar_rule import STAND_IN_SIZE
 from ...core.structure import (is_structure, leaves, replace_paths, tangent_at,
                               tangent_from_paths)
 from ...core.tangents import AbstractZero, NoTangent, ZeroTangent
@@ -40,7 +41,8 @@ from ..trace.errors import NoRuleError, RuleError
 from ..trace.tape import Level, no_rule_message, record_output
 from ..trace.float_errors import user_error_or_retry
 from ..trace.traced import Traced, constant_result, primal_value
-from ..trace.values import PLAIN, is_differentiable, is_plain_tuple, record_meta
+from ..trace.values import (ARRAY_METAS, PLAIN, is_differentiable, is_plain_tuple,
+                            record_meta)
 
 __all__ = ["ForwardTrace"]
 
@@ -419,6 +421,102 @@ class ForwardTrace(Level):
         except (FloatingPointError, RuntimeWarning):  # the user's error state: the general path
             return None
 
+    def record_arrays(self, tape: Level, function: Any, form: Any, primals: tuple,
+                      parents: tuple) -> Any:
+        """`record_numbers` for small float64 or float32 arrays of one shape and dtype
+        (``np.tanh(h)``, ``h + x`` in an RNN's step under ``hvp``), as the tape records them
+        at order 1 (`chainrules.ad.trace.tape`): each argument a value of this trace holding
+        such an array and its tangent, a plain such array (a constant) or a Python number (a
+        constant); the output and its tangent computed here from the function and the form's
+        partials. A form with constant partials (add, subtract) is recorded as at order 1,
+        its cotangent's tangent passed on as it is; any other keeps the partials' values for
+        its `_NumberDual` pullback. ``None`` where it does not apply (then `record_dual`)."""
+        partials = form.partials
+        if partials is INDEX_READ or len(partials) != len(primals):
+            return None
+        values = []
+        tangents = []
+        shape = dtype = None
+        for primal in primals:
+            if type(primal) is Traced:
+                if primal.tape is not self:
+                    return None
+                value, tangent = primal.primal, primal.node
+                if type(value) is not np.ndarray:
+                    return None  # a value of a third level
+                if type(tangent) is not np.ndarray:
+                    if not issubclass(type(tangent), AbstractZero):
+                        return None  # a lazy or batched tangent
+                    values.append(value)  # a zero tangent (an array the function created)
+                    tangents.append(None)
+                    continue
+                if dtype is None:
+                    shape, dtype = value.shape, value.dtype
+                    if (dtype is not _F64_DTYPE and dtype is not _F32_DTYPE) or \
+                            value.size >= STAND_IN_SIZE:
+                        return None
+                if value.dtype is not dtype or value.shape != shape or \
+                        tangent.dtype is not dtype or tangent.shape != shape:
+                    return None
+            elif type(primal) is np.ndarray or type(primal) is float or type(primal) is int:
+                value, tangent = primal, None
+            else:
+                return None  # a NumPy number, a bool, a list...
+            values.append(value)
+            tangents.append(tangent)
+        for position, value in enumerate(values):
+            kind = type(value)
+            if kind is np.ndarray:
+                if value.dtype is not dtype or value.shape != shape:
+                    return None  # broadcast, or cast
+            elif kind is float or not value:
+                values[position] = dtype.type(value)  # a constant as the partials read it
+        try:
+            y = function(*values)
+            if type(y) is not np.ndarray or y.dtype is not dtype or y.shape != shape:
+                return None
+            if form.payloads:
+                # constant partials (add, subtract): the order-1 record, whose cotangent's
+                # tangent is passed on as it is (zero second derivatives)
+                dy = None
+                for partial, tangent in zip(partials, tangents):
+                    if tangent is None or partial is None:
+                        continue
+                    term = tangent if partial == 1 else partial * tangent
+                    dy = term if dy is None else dy + term
+                payload = (form, values[0], values[1] if len(values) == 2 else None, None)
+            else:
+                if form.pullback_dual is None:
+                    return None
+                derivatives = []
+                dy = None
+                for partial, value, tangent, parent in zip(partials, values, tangents,
+                                                           parents):
+                    if partial is None or type(value) is int or \
+                            tangent is None and parent < 0:
+                        derivatives.append(None)
+                        continue
+                    derivative = partial if type(partial) is int else partial(y, *values)
+                    derivatives.append(derivative)
+                    if tangent is not None:
+                        term = (tangent if derivative == 1 else derivative * tangent) \
+                            if type(derivative) is int else derivative * tangent
+                        dy = term if dy is None else dy + term
+                payload = (_NUMBER_DUAL, form, tuple(values), y, tuple(tangents), derivatives,
+                           self, tuple([parent >= 0 for parent in parents]), function)
+            if type(dy) is not np.ndarray or dy.dtype is not dtype or dy.shape != shape:
+                return None  # no tangent (the general path knows zeros), or a cast
+        except (FloatingPointError, RuntimeWarning):  # the user's error state: the general path
+            return None
+        traced = _new_object(Traced)
+        traced.primal, traced.tape, traced.node = y, self, dy
+        records = tape.records
+        records.append((payload, function, ARRAY_METAS.get((shape, dtype)) or
+                        record_meta(shape, dtype, np.ndarray)) + parents)
+        recorded = _new_object(Traced)
+        recorded.primal, recorded.tape, recorded.node = traced, tape, len(records) - 1
+        return recorded
+
     def structure_tangent(self, arg: Any, primal: Any, found: list) -> Any:
         """The tangent of a structure argument holding this trace's values ``found`` (``(path,
         value)`` pairs): the structure of their tangents."""
@@ -637,6 +735,7 @@ _TRACED_NUMBER_META = {kind: ((), np.dtype(kind), kind) for kind in _NUMBERS}
 # has a tangent too, from the arguments' tangents).
 _DUAL_NUMBER_META = {kind: ((), np.dtype(kind), None) for kind in _NUMBERS}
 _F64, _F32 = np.float64, np.float32  # the numbers a NumberForm records
+_F64_DTYPE, _F32_DTYPE = np.dtype(_F64), np.dtype(_F32)  # and the arrays
 _OTHER = object()  # a tangent that is not a plain value
 _OTHER_NUMBERS = frozenset({np.float16, np.longdouble, np.clongdouble})  # not in `_VALUES`
 

@@ -142,13 +142,16 @@ def _backward(records: list, seeds: list, retain: bool) -> tuple[list, bytearray
                                     slots, owned, records, second_parent, second, record[1], 2)
                         continue
             elif kind is Traced:  # (a value's cotangent under hvp)
-                if type(form) is NumberForm and \
-                        type(cotangent.primal) is record[2][2] and \
-                        type(cotangent.node) is record[2][2]:
+                if type(form) is NumberForm and (
+                        type(cotangent.primal) is record[2][2] and
+                        type(cotangent.node) is record[2][2] or
+                        record[2][2] is None and form.payloads and
+                        _array_pair(cotangent, record[2])):
                     # Under hvp, a cotangent with its tangent, for a form linear with constant
                     # partials: x[i]'s added into the two buffers of x's owned pair
                     # (`chainrules.ad.trace.pairs`) as a plain one is above; add's and
-                    # subtract's the pair itself or its negative
+                    # subtract's (on numbers, or on small arrays: `ForwardTrace.record_arrays`)
+                    # the pair itself or its negative
                     if form.partials is INDEX_READ:
                         parent = record[3]
                         old = slots[parent]
@@ -278,6 +281,15 @@ def _backward(records: list, seeds: list, retain: bool) -> tuple[list, bytearray
                 else:
                     _contribute(slots, owned, records, parent, cotangent, record[1], position)
     return slots, owned
+
+
+def _array_pair(cotangent: Traced, meta: tuple) -> bool:
+    """Whether a cotangent with its tangent (under ``hvp``) holds two arrays of the record's
+    shape and dtype, ``meta``."""
+    primal, tangent = cotangent.primal, cotangent.node
+    return type(primal) is _NDARRAY and type(tangent) is _NDARRAY and \
+        primal.dtype is meta[1] and tangent.dtype is meta[1] and \
+        primal.shape == meta[0] and tangent.shape == meta[0]
 
 
 def _pull_array_form(slots: list, owned: bytearray, records: list, record: tuple, form: Any,

@@ -434,76 +434,91 @@ class ForwardTrace(Level):
         partials = form.partials
         if partials is INDEX_READ or len(partials) != len(primals):
             return None
-        values = []
-        tangents = []
-        shape = dtype = None
-        for primal in primals:
-            if type(primal) is Traced:
-                if primal.tape is not self:
+        if len(primals) == 1:
+            return self._record_array(tape, function, form, primals[0], parents)
+        a, b = primals  # two arguments: unrolled
+        da = db = None
+        if type(a) is Traced:
+            if a.tape is not self:
+                return None
+            a, da = a.primal, a.node
+            if type(a) is not np.ndarray:
+                return None  # a value of a third level
+            if type(da) is not np.ndarray:
+                if not issubclass(type(da), AbstractZero):
+                    return None  # a lazy or batched tangent
+                da = None  # a zero tangent (an array the function created): a constant
+        if type(b) is Traced:
+            if b.tape is not self:
+                return None
+            b, db = b.primal, b.node
+            if type(b) is not np.ndarray:
+                return None
+            if type(db) is not np.ndarray:
+                if not issubclass(type(db), AbstractZero):
                     return None
-                value, tangent = primal.primal, primal.node
-                if type(value) is not np.ndarray:
-                    return None  # a value of a third level
-                if type(tangent) is not np.ndarray:
-                    if not issubclass(type(tangent), AbstractZero):
-                        return None  # a lazy or batched tangent
-                    values.append(value)  # a zero tangent (an array the function created)
-                    tangents.append(None)
-                    continue
-                if dtype is None:
-                    shape, dtype = value.shape, value.dtype
-                    if (dtype is not _F64_DTYPE and dtype is not _F32_DTYPE) or \
-                            value.size >= STAND_IN_SIZE:
-                        return None
-                if value.dtype is not dtype or value.shape != shape or \
-                        tangent.dtype is not dtype or tangent.shape != shape:
-                    return None
-            elif type(primal) is np.ndarray or type(primal) is float or type(primal) is int:
-                value, tangent = primal, None
-            else:
-                return None  # a NumPy number, a bool, a list...
-            values.append(value)
-            tangents.append(tangent)
-        for position, value in enumerate(values):
-            kind = type(value)
-            if kind is np.ndarray:
-                if value.dtype is not dtype or value.shape != shape:
-                    return None  # broadcast, or cast
-            elif kind is float or not value:
-                values[position] = dtype.type(value)  # a constant as the partials read it
+                db = None
+        array = a if da is not None else b if db is not None else None
+        if array is None:
+            return None  # no tangent: the general path knows zeros
+        shape, dtype = array.shape, array.dtype
+        if (dtype is not _F64_DTYPE and dtype is not _F32_DTYPE) or \
+                array.size >= STAND_IN_SIZE or \
+                da is not None and (da.dtype is not dtype or da.shape != shape) or \
+                db is not None and (db.dtype is not dtype or db.shape != shape):
+            return None
+        # each argument an array of that shape and dtype, or a Python number: a constant, as
+        # the partials read it (a float, or int 0, of the dtype; another int as it is)
+        kind = type(a)
+        if kind is np.ndarray:
+            if a is not array and (a.dtype is not dtype or a.shape != shape):
+                return None  # broadcast, or cast
+        elif kind is float or kind is int and not a:
+            a = dtype.type(a)
+        elif kind is not int:
+            return None  # a NumPy number, a bool, a list...
+        kind = type(b)
+        if kind is np.ndarray:
+            if b is not array and (b.dtype is not dtype or b.shape != shape):
+                return None
+        elif kind is float or kind is int and not b:
+            b = dtype.type(b)
+        elif kind is not int:
+            return None
+        first, second = partials
         try:
-            y = function(*values)
+            y = function(a, b)
             if type(y) is not np.ndarray or y.dtype is not dtype or y.shape != shape:
                 return None
             if form.payloads:
                 # constant partials (add, subtract): the order-1 record, whose cotangent's
                 # tangent is passed on as it is (zero second derivatives)
-                dy = None
-                for partial, tangent in zip(partials, tangents):
-                    if tangent is None or partial is None:
-                        continue
-                    term = tangent if partial == 1 else partial * tangent
+                dy = None if da is None or first is None else da if first == 1 else \
+                    first * da
+                if db is not None and second is not None:
+                    term = db if second == 1 else second * db
                     dy = term if dy is None else dy + term
-                payload = (form, values[0], values[1] if len(values) == 2 else None, None)
+                payload = (form, a, b, None)
             else:
                 if form.pullback_dual is None:
                     return None
-                derivatives = []
-                dy = None
-                for partial, value, tangent, parent in zip(partials, values, tangents,
-                                                           parents):
-                    if partial is None or type(value) is int or \
-                            tangent is None and parent < 0:
-                        derivatives.append(None)
-                        continue
-                    derivative = partial if type(partial) is int else partial(y, *values)
-                    derivatives.append(derivative)
-                    if tangent is not None:
-                        term = (tangent if derivative == 1 else derivative * tangent) \
-                            if type(derivative) is int else derivative * tangent
-                        dy = term if dy is None else dy + term
-                payload = (_NUMBER_DUAL, form, tuple(values), y, tuple(tangents), derivatives,
-                           self, tuple([parent >= 0 for parent in parents]), function)
+                # the partials of the arguments the tape differentiates, kept for the pullback
+                if first is None or type(a) is int or da is None and parents[0] < 0:
+                    first = None
+                elif type(first) is not int:
+                    first = first(y, a, b)
+                if second is None or type(b) is int or db is None and parents[1] < 0:
+                    second = None
+                elif type(second) is not int:
+                    second = second(y, a, b)
+                dy = None if da is None or first is None else \
+                    (da if first == 1 else first * da) if type(first) is int else first * da
+                if db is not None and second is not None:
+                    term = (db if second == 1 else second * db) if type(second) is int \
+                        else second * db
+                    dy = term if dy is None else dy + term
+                payload = (_NUMBER_DUAL, form, (a, b), y, (da, db), [first, second], self,
+                           (parents[0] >= 0, parents[1] >= 0), function)
             if type(dy) is not np.ndarray or dy.dtype is not dtype or dy.shape != shape:
                 return None  # no tangent (the general path knows zeros), or a cast
         except (FloatingPointError, RuntimeWarning):  # the user's error state: the general path
@@ -513,6 +528,50 @@ class ForwardTrace(Level):
         records = tape.records
         records.append((payload, function, ARRAY_METAS.get((shape, dtype)) or
                         record_meta(shape, dtype, np.ndarray)) + parents)
+        recorded = _new_object(Traced)
+        recorded.primal, recorded.tape, recorded.node = traced, tape, len(records) - 1
+        return recorded
+
+    def _record_array(self, tape: Level, function: Any, form: Any, x: Any,
+                      parents: tuple) -> Any:
+        """`record_arrays` of a function of one array (``np.tanh(h)``), unrolled."""
+        if type(x) is not Traced or x.tape is not self:
+            return None
+        value, tangent = x.primal, x.node
+        if type(value) is not np.ndarray or type(tangent) is not np.ndarray:
+            return None  # a value of a third level; a zero, lazy or batched tangent
+        shape, dtype = value.shape, value.dtype
+        if (dtype is not _F64_DTYPE and dtype is not _F32_DTYPE) or \
+                value.size >= STAND_IN_SIZE or tangent.dtype is not dtype or \
+                tangent.shape != shape:
+            return None
+        partial = form.partials[0]
+        if partial is None:
+            return None
+        try:
+            y = function(value)
+            if type(y) is not np.ndarray or y.dtype is not dtype or y.shape != shape:
+                return None
+            if form.payloads:  # (negative)
+                dy = tangent if partial == 1 else partial * tangent
+                payload = (form, value, None, None)
+            else:
+                if form.pullback_dual is None:
+                    return None
+                derivative = partial if type(partial) is int else partial(y, value)
+                dy = (tangent if derivative == 1 else derivative * tangent) \
+                    if type(derivative) is int else derivative * tangent
+                payload = (_NUMBER_DUAL, form, (value,), y, (tangent,), [derivative], self,
+                           (parents[0] >= 0,), function)
+            if type(dy) is not np.ndarray or dy.dtype is not dtype or dy.shape != shape:
+                return None  # a cast
+        except (FloatingPointError, RuntimeWarning):  # the user's error state: the general path
+            return None
+        traced = _new_object(Traced)
+        traced.primal, traced.tape, traced.node = y, self, dy
+        records = tape.records
+        records.append((payload, function, ARRAY_METAS.get((shape, dtype)) or
+                        record_meta(shape, dtype, np.ndarray), parents[0]))
         recorded = _new_object(Traced)
         recorded.primal, recorded.tape, recorded.node = traced, tape, len(records) - 1
         return recorded

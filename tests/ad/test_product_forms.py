@@ -261,8 +261,11 @@ def test_products_under_hvp_against_central_differences_of_the_gradient(name):
     tolerance = dict(rtol=2e-3, atol=2e-3) if single else dict(rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(got, expected, **tolerance)
     assert count == expected_count
-    with cr.checking():  # the checking mode's pullbacks agree
-        np.testing.assert_allclose(cr.hvp(f, x, direction), got, rtol=1e-10, atol=1e-12)
+    with cr.checking():  # the checking mode's pullbacks agree (W's outer products summed
+        # in another order: float32's rounding)
+        np.testing.assert_allclose(cr.hvp(f, x, direction), got,
+                                   **(dict(rtol=1e-5, atol=1e-6) if single else
+                                      dict(rtol=1e-10, atol=1e-12)))
 
 
 def test_a_hessian_through_products_on_pairs_against_its_closed_form():
@@ -275,3 +278,94 @@ def test_a_hessian_through_products_on_pairs_against_its_closed_form():
     np.testing.assert_allclose(got, np.einsum("ijkl,kl->ij", hessian, direction), rtol=1e-10,
                                atol=1e-12)
     assert count == 1
+
+
+# --- W @ h's outer products summed by one matrix product (`_defer_outer` in reverse.py) ----
+
+def _outer_sums(f, *args, hvp=None) -> tuple:
+    """The gradient of ``f`` (or ``hvp(f, *hvp)``) and, for each sum of deferred outer
+    products, (the number of products, and of the matrix's numbers)."""
+    from chainrules.ad.transforms import reverse
+
+    original = reverse._add_outer_sum
+    sums = []
+
+    def counting(slots, owned, records, node, entry):
+        lefts, rights = entry[1] + entry[3], entry[2] + entry[4]
+        sums.append((len(entry[1]), len(lefts) * (lefts[0].size + rights[0].size),
+                     lefts[0].size * rights[0].size))
+        return original(slots, owned, records, node, entry)
+
+    reverse._add_outer_sum = counting
+    try:
+        result = cr.hvp(*hvp) if hvp is not None else cr.grad(f, argnums=(0, 1))(*args)
+    finally:
+        reverse._add_outer_sum = original
+    return result, sums
+
+
+def _rnn_by_hand(W, U):
+    hs = [np.zeros(W.shape[0], W.dtype)]
+    for t in range(U.shape[1]):
+        hs.append(np.tanh(W @ hs[-1] + U[:, t]))
+    dW, dU = np.zeros_like(W), np.zeros_like(U)
+    dh = 2 * hs[-1]
+    for t in reversed(range(U.shape[1])):
+        da = dh * (1 - hs[t + 1] ** 2)
+        dU[:, t] = da
+        dW += np.outer(da, hs[t])
+        dh = W.T @ da
+    return dW, dU
+
+
+@pytest.mark.parametrize("shape, steps", [((8, 8), 40), ((3, 3), 1), ((5, 5), 9)])
+def test_outer_products_summed_in_batches_no_larger_than_the_matrix(shape, steps):
+    rng = np.random.default_rng(5)
+    W, U = rng.normal(scale=0.4, size=shape), rng.normal(size=(shape[0], steps))
+    (gW, gU), sums = _outer_sums(_rnn, W, U)
+    dW, dU = _rnn_by_hand(W, U)
+    np.testing.assert_allclose(gW, dW, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(gU, dU, rtol=1e-12, atol=1e-14)
+    # every step's outer product (the first's, of zeros, too), in batches of
+    # rows * columns // (rows + columns): never more numbers than the matrix holds
+    batch = max(1, shape[0] * shape[1] // (shape[0] + shape[1]))
+    assert sum(count for count, _, _ in sums) == steps
+    assert max(count for count, _, _ in sums) == min(batch, steps)
+    assert all(kept <= max(matrix, shape[0] + shape[1]) for _, kept, matrix in sums)
+
+
+def test_a_wide_matrix_in_float32_and_other_cotangents_of_it():
+    rng = np.random.default_rng(6)
+    W = rng.normal(scale=0.3, size=(3, 7)).astype(np.float32)
+    h0 = rng.normal(size=7).astype(np.float32)
+
+    def f(W, h0):  # W read by a product at each step, and by a sum and an index read
+        total = np.sum(W ** 2) + W[1, 2] * 3
+        for _ in range(6):
+            total = total + np.sum(np.sin(W @ h0))
+            h0 = np.concatenate([np.tanh(W @ h0), h0[3:]])
+        return total
+
+    (gW, gh), sums = _outer_sums(f, W, h0)
+    assert gW.dtype == np.float32 and gh.dtype == np.float32 and len(sums) > 1
+    wide = W.astype(np.float64), h0.astype(np.float64)
+    np.testing.assert_allclose(gW, numerical_gradient(lambda W: f(W, wide[1]), wide[0]),
+                               rtol=1e-3, atol=1e-4)
+    np.testing.assert_allclose(gh, numerical_gradient(lambda h: f(wide[0], h), wide[1]),
+                               rtol=1e-3, atol=1e-4)
+
+
+def test_outer_products_with_their_tangents_under_hvp():
+    rng = np.random.default_rng(8)
+    W, U = rng.normal(scale=0.4, size=(6, 6)), rng.normal(size=(6, 12))
+    direction = rng.normal(size=W.shape)
+    f = lambda W: _rnn(W, U)  # noqa: E731
+    got, sums = _outer_sums(f, hvp=(f, W, direction))
+    step = 1e-6
+    gradient = cr.grad(f)
+    expected = (gradient(W + step * direction) - gradient(W - step * direction)) / (2 * step)
+    np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-8)
+    # every step's but the first (W @ h of the zeros the function created: the rule's)
+    assert sum(count for count, _, _ in sums) == 11
+    # each batch: the values' products and the tangents' (two per step), bounded as above
+    assert all(kept <= matrix for _, kept, matrix in sums)

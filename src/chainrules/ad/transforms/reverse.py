@@ -67,7 +67,10 @@ def _backward(records: list, seeds: list, retain: bool) -> tuple[list, bytearray
     handed: dict = {}  # node -> the traced buffer an owning pullback handed to its slot
     for node, cotangent in seeds:
         _contribute(slots, owned, records, node, cotangent, None, 0)
+    pending: dict = {}  # node -> outer products of its cotangent, to sum (`_defer_outer`)
     for node in range(count - 1, -1, -1):
+        if pending and node in pending:
+            _add_outer_sum(slots, owned, records, node, pending.pop(node))
         cotangent = slots[node]
         if cotangent is None:
             continue
@@ -179,7 +182,7 @@ def _backward(records: list, seeds: list, retain: bool) -> tuple[list, bytearray
                         continue
                 elif type(form) is ProductForm and _pull_product_pairs(
                         slots, owned, records, record, form, pullback[1], pullback[2],
-                        cotangent):
+                        cotangent, pending):
                     continue  # W @ h under hvp: a cotangent with its tangent
             elif kind is not _FLOAT64_TYPE:  # (hvp's number records meet plain floats here)
                 # a small array's elementwise operation (`_record_array_form`)
@@ -199,7 +202,8 @@ def _backward(records: list, seeds: list, retain: bool) -> tuple[list, bytearray
                                               cotangent):
                             continue
                     elif type(form) is ProductForm and _pull_product_form(
-                            slots, owned, records, record, form, pullback, cotangent):
+                            slots, owned, records, record, form, pullback, cotangent,
+                            pending):
                         continue
             pullback = form.pullback(pullback)
         if type(pullback) in OWNING_PULLBACKS:
@@ -326,7 +330,8 @@ def _pull_array_form(slots: list, owned: bytearray, records: list, record: tuple
 
 
 def _pull_product_pairs(slots: list, owned: bytearray, records: list, record: tuple,
-                        form: ProductForm, a: Any, b: Any, cotangent: Any) -> bool:
+                        form: ProductForm, a: Any, b: Any, cotangent: Any,
+                        pending: dict) -> bool:
     """`_pull_product_form` under ``hvp`` (`ForwardTrace.record_product`): the arguments and
     the cotangent ``dy`` values of one forward trace holding an array and its tangent, or
     plain arrays. Each formula reads ``dy`` and the other argument only, linearly in each
@@ -356,6 +361,16 @@ def _pull_product_pairs(slots: list, owned: bytearray, records: list, record: tu
     for position, parent in ((1, record[3]), (2, record[4])):
         if parent < 0:
             continue
+        if position == 1 and form.outer_of_a is not None and form.outer_of_a(a, b):
+            # W @ h: outer(dy, h) and its tangent outer(dy, dh) + outer(ddy, h), summed later
+            terms = []
+            if db is not None:
+                terms.append((dy, db))
+            if ddy is not None:
+                terms.append((ddy, b))
+            _defer_outer(pending, slots, owned, records, parent, record[1], dy, b, trace,
+                         terms)
+            continue
         if position == 1:
             value = cotangent_of_a(a, b, dy)
             tangent = cotangent_of_a(a, db, dy) if db is not None else None
@@ -380,6 +395,51 @@ def _pull_product_pairs(slots: list, owned: bytearray, records: list, record: tu
     return True
 
 
+def _defer_outer(pending: dict, slots: list, owned: bytearray, records: list, node: int,
+                 function: Any, left: np.ndarray, right: np.ndarray, trace: Any,
+                 tangent_terms: Any) -> None:
+    """Add the cotangent ``np.multiply.outer(left, right)`` (with the tangent the sum of
+    the outer products of ``tangent_terms``' pairs, under ``hvp``) to ``node``'s, later:
+    kept as its two vectors in ``pending[node]``, and summed with the node's other such
+    cotangents by one matrix product (`_add_outer_sum`) when the pass reaches the node, or
+    once they hold as many numbers as the matrix (so they never take more memory than one
+    buffer of it). An RNN's ``W @ h``: one product per such batch of steps instead of an
+    outer product and a sum into W's buffer at each step."""
+    entry = pending.get(node)
+    if entry is not None and trace is not None and entry[0] is not trace:
+        if entry[0] is not None:  # (another forward trace's: summed now)
+            _add_outer_sum(slots, owned, records, node, pending.pop(node))
+            entry = None
+        else:
+            entry[0] = trace
+    if entry is None:
+        rows, columns = left.shape[0], right.shape[0]
+        entry = pending[node] = [trace, [], [], [], [], function,
+                                 max(1, rows * columns // (rows + columns))]
+    entry[1].append(left)
+    entry[2].append(right)
+    for tangent_left, tangent_right in tangent_terms:
+        entry[3].append(tangent_left)
+        entry[4].append(tangent_right)
+    if len(entry[1]) + len(entry[3]) >= entry[6]:
+        _add_outer_sum(slots, owned, records, node, pending.pop(node))
+
+
+def _add_outer_sum(slots: list, owned: bytearray, records: list, node: int,
+                   entry: list) -> None:
+    """Add the outer products kept by `_defer_outer` to ``node``'s cotangent: ``sum_k
+    outer(l_k, r_k)`` as the one matrix product ``L.T @ R`` (and the tangent's likewise)."""
+    trace, lefts, rights, tangent_lefts, tangent_rights, function, _ = entry
+    part = np.array(lefts).T @ np.array(rights)
+    if tangent_lefts:
+        part = Traced(part, trace, np.array(tangent_lefts).T @ np.array(tangent_rights))
+    if slots[node] is None:
+        slots[node] = part
+        owned[node] = _OWNED_PAIR if tangent_lefts else 1
+    else:
+        _contribute(slots, owned, records, node, part, function, 1)
+
+
 def _pull_index_read(slots: list, owned: bytearray, records: list, record: tuple,
                      payload: tuple, cotangent: np.ndarray) -> bool:
     """The cotangent of a slice read's record (``X[:, j]``, `record_binary`): ``dy`` added
@@ -401,20 +461,28 @@ def _pull_index_read(slots: list, owned: bytearray, records: list, record: tuple
 
 
 def _pull_product_form(slots: list, owned: bytearray, records: list, record: tuple,
-                       form: ProductForm, payload: tuple, cotangent: np.ndarray) -> bool:
+                       form: ProductForm, payload: tuple, cotangent: np.ndarray,
+                       pending: dict) -> bool:
     """The cotangents of a `ProductForm`'s record (``W @ h``): each argument's formula at
     the recorded arguments, a new array, which becomes its slot's own buffer or is added
     into the slot. False, with nothing added, where ``dy`` is not of the output's shape and
-    dtype: then the rule's own pullback, which projects."""
+    dtype: then the rule's own pullback, which projects. A matrix's cotangent that is an
+    outer product (``W @ h``'s: `ProductForm.outer_of_a`) is summed with the others of its
+    node by one matrix product (`_defer_outer`)."""
     shape, dtype, _ = record[2]
     a, b = payload[1], payload[2]
     if type(a) is Traced or type(b) is Traced:  # (recorded under hvp)
-        return _pull_product_pairs(slots, owned, records, record, form, a, b, cotangent)
+        return _pull_product_pairs(slots, owned, records, record, form, a, b, cotangent,
+                                   pending)
     if cotangent.dtype is not dtype or cotangent.shape != shape:
         return False
     for position, cotangent_of in enumerate(form.cotangents, 1):
         parent = record[position + 2]
         if parent < 0:
+            continue
+        if position == 1 and form.outer_of_a is not None and form.outer_of_a(a, b):
+            _defer_outer(pending, slots, owned, records, parent, record[1], cotangent, b,
+                         None, ())
             continue
         part = cotangent_of(a, b, cotangent)
         if slots[parent] is None:

@@ -1004,7 +1004,8 @@ for _product_function in (np.matmul, np.dot):  # of a matrix, np.dot(W, h) is W 
         rrule.lookup(_product_function)[0], _is_matrix_product,
         (_matrix_product_da, _matrix_product_db),
         lambda payload, rule=rrule.lookup(_product_function)[0]: rule(payload[1],
-                                                                      payload[2])[1])
+                                                                      payload[2])[1],
+        lambda a, b: b.ndim == 1)  # W @ h: W's cotangent is np.multiply.outer(dy, h)
 define(np.tensordot, _product(_tensordot_axes, of_b=False), _product(_tensordot_axes, of_b=True))
 define(np.inner, _product(_inner_axes, of_b=False), _product(_inner_axes, of_b=True))
 define(np.vdot, _vdot_da, _vdot_db)

@@ -374,17 +374,18 @@ def record_binary(function: Any, a: Any, b: Any) -> Any:
         if found is not None and found[0] is entry[0] and not outer.finished:
             # numbers of a forward trace (a scalar loop under hvp): the NumberForm, as above
             form = _NUMBER_FORMS.get(function)
-            if form is not None and form.rule is entry[0]:
-                if form.partials is not INDEX_READ and type(outer_value.primal) is _NDARRAY:
-                    # h + x, h * 0.9 on small arrays: the form on arrays (as above)
-                    recorded = outer.record_arrays(tape, function, form, (first, second),
-                                                   (first_node, second_node))
-                elif type(outer_value.primal) in _FORM_NUMBERS \
-                        if form.partials is not INDEX_READ else element:
-                    recorded = outer.record_numbers(tape, function, form, (first, second),
-                                                    (first_node, second_node))
-                else:
-                    recorded = None
+            if form is not None and form.rule is entry[0] and (
+                    type(outer_value.primal) in _FORM_NUMBERS if form.partials is not INDEX_READ
+                    else element):
+                recorded = outer.record_numbers(tape, function, form, (first, second),
+                                                (first_node, second_node))
+                if recorded is not None:
+                    return recorded
+            elif form is not None and type(outer_value.primal) is _NDARRAY and \
+                    form.rule is entry[0] and form.partials is not INDEX_READ:
+                # h + x, h * 0.9 on small arrays: the form on arrays (as above)
+                recorded = outer.record_arrays(tape, function, form, (first, second),
+                                               (first_node, second_node))
                 if recorded is not None:
                     return recorded
             form = _PRODUCT_FORMS.get(function)  # W @ h under hvp: its ProductForm on pairs

@@ -430,9 +430,9 @@ def _add_outer_sum(slots: list, owned: bytearray, records: list, node: int,
     """Add the outer products kept by `_defer_outer` to ``node``'s cotangent: ``sum_k
     outer(l_k, r_k)`` as the one matrix product ``L.T @ R`` (and the tangent's likewise)."""
     trace, lefts, rights, tangent_lefts, tangent_rights, function, _ = entry
-    part = np.array(lefts).T @ np.array(rights)
+    part = _ROWS(lefts).T @ _ROWS(rights)
     if tangent_lefts:
-        part = Traced(part, trace, np.array(tangent_lefts).T @ np.array(tangent_rights))
+        part = Traced(part, trace, _ROWS(tangent_lefts).T @ _ROWS(tangent_rights))
     if slots[node] is None:
         slots[node] = part
         owned[node] = _OWNED_PAIR if tangent_lefts else 1
@@ -752,6 +752,10 @@ def _source_name(function: Any) -> str:
 _NO_TANGENT = NoTangent()
 # `owned[node]` of a slot holding an `owned_pair_sum` (1: any other owned accumulator).
 _OWNED_PAIR = 2
+# NumPy's own np.array, taken at import: under hvp the backward pass runs inside the forward
+# trace, whose namespace's np.array looks for traced values in the list
+# (ad/dispatch/creation.py)
+_ROWS = np.array
 _FLOAT64 = np.dtype(np.float64)
 _EVERY = EVERY_COTANGENT_PULLBACKS
 _FLOAT64_TYPE = np.float64

@@ -48,12 +48,13 @@ def generic_path():
 def dual_records():
     """A Counter of the functions that forward traces record by their dual forms inside the
     block (`ForwardTrace.record_dual` returning a value, `ForwardTrace.record_numbers` on
-    numbers or `ForwardTrace.record_arrays` on small arrays, by the rule's NumberForm, or
+    numbers, `ForwardTrace.record_arrays` on small arrays or `ForwardTrace.record_total` for
+    ``np.sum``, by the rule's NumberForm, or
     `ForwardTrace.record_product` on arrays, by its ProductForm)."""
     used: collections.Counter = collections.Counter()
     originals = {name: getattr(ForwardTrace, name)
                  for name in ("record_dual", "record_numbers", "record_arrays",
-                                "record_product")}
+                                "record_product", "record_total")}
 
     def counting(original):
         def count(self, tape, function, *rest):
@@ -669,14 +670,26 @@ def _size(value) -> int:
 
 def _second_order_work(run) -> int:
     """What ``run()`` costs at order 2, counted (load cannot change it): operations recorded
-    on reverse tapes; operations forward traces run, by frules or by dual forms, and the
-    elements of their outputs; the elements of the cotangents that dual pullbacks return (a
-    dense array per element read would show in these)."""
+    on reverse tapes; operations forward traces run, by frules, by dual forms or by the
+    number and product forms, and the elements of their outputs; the elements of the
+    cotangents that dual pullbacks return (a dense array per element read would show in
+    these)."""
     from chainrules.ad.transforms import forward
 
     total = [0]
     tape_exit, apply, record_dual = Tape.__exit__, ForwardTrace.apply, ForwardTrace.record_dual
     dual_pullback = forward._DualPullback.__call__
+    forms = {name: getattr(ForwardTrace, name)
+             for name in ("record_numbers", "record_arrays", "record_product",
+                          "record_total")}
+
+    def counting_form(original):
+        def count(self, *args):
+            out = original(self, *args)
+            if out is not None:
+                total[0] += 1 + _size(out)
+            return out
+        return count
 
     def counting_exit(self, *exc):
         total[0] += len(self.records)
@@ -700,12 +713,16 @@ def _second_order_work(run) -> int:
     Tape.__exit__, ForwardTrace.apply, ForwardTrace.record_dual = \
         counting_exit, counting_apply, counting_record_dual
     forward._DualPullback.__call__ = counting_pullback
+    for name, original in forms.items():
+        setattr(ForwardTrace, name, counting_form(original))
     try:
         run()
     finally:
         Tape.__exit__, ForwardTrace.apply, ForwardTrace.record_dual = \
             tape_exit, apply, record_dual
         forward._DualPullback.__call__ = dual_pullback
+        for name, original in forms.items():
+            setattr(ForwardTrace, name, original)
     return total[0]
 
 

@@ -124,6 +124,9 @@ def _compared_with_eager(acc: Any, t: Any) -> Any:
     return result
 
 
+# NumPy's own, bound at import (a backward pass under hvp runs while NumPy's namespace holds
+# the trace's creation functions: `chainrules.core.sparse`)
+_ZEROS, _ARRAY = np.zeros, np.array
 _CHECKED = (np.ndarray, np.generic, int, float, complex, Tangent)
 
 
@@ -199,11 +202,11 @@ def owned_copy(t: Any) -> Any:
         return SparseSum(t.shape, t.dtype).add(t) if t.is_traced else t.dense()
     if issubclass(type(t), InplaceableThunk) and not t.is_computed and t.shape is not None \
             and t.dtype is not None:
-        return _checked_add(t, np.zeros(t.shape, t.dtype))
+        return _checked_add(t, _ZEROS(t.shape, t.dtype))
     if issubclass(type(t), AbstractThunk):
         t = t.unthunk()
     if issubclass(type(t), np.ndarray):
-        return np.array(t, copy=True, subok=False)
+        return _ARRAY(t, copy=True, subok=False)
     if issubclass(type(t), Tangent):
         return Tangent(t.primal_type, {k: owned_copy(v) for k, v in t.items()})
     if issubclass(type(t), (tuple, list, dict)):
@@ -301,7 +304,7 @@ def _eager_sum(acc: Any, t: Any) -> Any:
     if issubclass(type(t), SparseCotangent) and issubclass(type(acc), np.ndarray) and \
             acc.shape == t.shape and not t.is_traced:
         # acc + dense(t), without building dense(t): copy acc into the result dtype, add t.
-        result = np.array(acc, dtype=np.promote_types(acc.dtype, t.dtype), copy=True)
+        result = _ARRAY(acc, dtype=np.promote_types(acc.dtype, t.dtype), copy=True)
         return t.add_into(result)
     if issubclass(type(t), AbstractThunk):
         t = t.unthunk()

@@ -31,6 +31,10 @@ _axis_positions = np.arange(0, dtype=np.intp)
 _NUMBERS = frozenset({float, complex, np.float64, np.float32, np.float16, np.complex128,
                       np.complex64})
 _INT = {int}
+# NumPy's own, bound at import: a backward pass run under a forward trace (hvp) calls this
+# while NumPy's namespace holds the trace's creation functions, which would register each
+# buffer as an array the differentiated function created
+_ZEROS = np.zeros
 # NumPy's own: while a trace runs, np.zeros is the engine's stand-in for user code's arrays
 _zeros = np.zeros
 _PLAIN_KINDS = _NUMBERS | {np.ndarray, int}
@@ -155,7 +159,7 @@ class SparseCotangent(AbstractThunk):
             if self.like is not None:
                 return scatter_like(self.like, self.dtype, (self.index,), (self.values,))
             return scatter_sum(self.shape, self.dtype, (self.index,), self.values)
-        out = np.zeros(self.shape, self.dtype)
+        out = _ZEROS(self.shape, self.dtype)
         if self._classify() == _GROUPED:
             positions, sums = self._groups
             out[positions] = sums

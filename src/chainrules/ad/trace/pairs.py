@@ -19,7 +19,7 @@ from ...core.sparse import SparseCotangent
 from ...core.tangents import AbstractZero
 from .traced import Traced
 
-__all__ = ["owned_pair_sum", "add_pair_in_place", "is_array_pair"]
+__all__ = ["owned_pair_sum", "add_pair_in_place", "is_array_pair", "dense_pair"]
 
 # Plain values that a pair holds as its value and its tangent.
 _PAIR_VALUES = frozenset({float, complex, np.float64, np.float32, np.complex128, np.complex64,
@@ -74,6 +74,26 @@ def add_pair_in_place(total: Any, t: Any) -> bool:
     total.primal = accumulate(total.primal, value, owned=True)
     total.node = accumulate(total.node, tangent, owned=True)
     return True
+
+
+def dense_pair(cotangent: SparseCotangent) -> Any:
+    """A sparse cotangent whose values are a pair (``np.sum(x)``'s or ``x[:, j]``'s, under
+    ``hvp``) as a pair of two new dense buffers, its value's and its tangent's (as a plain
+    one is `SparseCotangent.dense`); ``None`` for any other (a zero tangent, traced values of
+    another kind).
+
+    >>> from chainrules.ad.transforms.api import ENGINE_CONFIG
+    >>> from chainrules.ad.transforms.forward import ForwardTrace
+    >>> trace = ForwardTrace(ENGINE_CONFIG)
+    >>> pair = Traced(np.float64(2.0), trace, np.float64(3.0))
+    >>> dense = dense_pair(SparseCotangent(1, pair, (3,), np.float64))
+    >>> dense.primal, dense.node
+    (array([0., 2., 0.]), array([0., 3., 0.]))
+    """
+    parts = _sparse_parts(cotangent)
+    if parts is None or type(parts[2]) is not SparseCotangent:
+        return None
+    return Traced(parts[1].dense(), parts[0], parts[2].dense())
 
 
 def is_array_pair(value: Any) -> bool:

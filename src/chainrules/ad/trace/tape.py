@@ -376,7 +376,7 @@ def record_binary(function: Any, a: Any, b: Any) -> Any:
             form = _NUMBER_FORMS.get(function)
             if form is not None and form.rule is entry[0] and (
                     type(outer_value.primal) in _FORM_NUMBERS if form.partials is not INDEX_READ
-                    else element):
+                    else element or view or _basic(second)):
                 recorded = outer.record_numbers(tape, function, form, (first, second),
                                                 (first_node, second_node))
                 if recorded is not None:
@@ -673,11 +673,15 @@ def _record_dual(tape: Tape, function: Any, rule: Any, primals: tuple, parents: 
         # np.sin(x[i]), np.tanh(h): by the NumberForm, on numbers or small arrays (as in
         # record_binary)
         form = _NUMBER_FORMS.get(function)
-        if form is not None and form.rule is rule and form.partials is not INDEX_READ:
+        if form is not None and form.rule is rule:
             kind = type(primals[0].primal)
-            recorded = level.record_numbers(tape, function, form, primals, parents) \
-                if kind in _FORM_NUMBERS else level.record_arrays(
-                    tape, function, form, primals, parents) if kind is _NDARRAY else None
+            if form.partials is INDEX_READ:  # np.sum(x): a read of x[...], as at order 1
+                recorded = level.record_total(tape, function, form, primals[0], parents[0]) \
+                    if kind is _NDARRAY else None
+            else:
+                recorded = level.record_numbers(tape, function, form, primals, parents) \
+                    if kind in _FORM_NUMBERS else level.record_arrays(
+                        tape, function, form, primals, parents) if kind is _NDARRAY else None
             if recorded is not None:
                 return recorded
     elif len(primals) == 2 and not kwargs:  # np.dot(W, h): as W @ h in record_binary

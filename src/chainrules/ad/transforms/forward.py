@@ -304,7 +304,9 @@ class ForwardTrace(Level):
         record's plain values only if a cotangent reaches it (`_NumberDual`). ``None`` where
         it does not apply (then `record_dual`)."""
         try:
-            if form.partials is INDEX_READ:  # x[i]: linear, its pullback reads only i
+            if form.partials is INDEX_READ:
+                # x[i], X[:, j] (a view: the caller checks that the index is basic): linear,
+                # its pullback reads only the index
                 x, index = primals
                 if type(x) is not Traced or x.tape is not self:
                     return None
@@ -314,11 +316,15 @@ class ForwardTrace(Level):
                     return None
                 y = value[index]
                 kind = type(y)
-                if kind is not _F64 and kind is not _F32:
+                if kind is _F64 or kind is _F32:
+                    meta = _TRACED_NUMBER_META[kind]  # a plain cotangent: the inline read
+                elif kind is np.ndarray and (y.dtype is _F64_DTYPE or y.dtype is _F32_DTYPE):
+                    meta = ARRAY_METAS.get((y.shape, y.dtype)) or \
+                        record_meta(y.shape, y.dtype, np.ndarray)
+                else:
                     return None
                 dy = tangent[index]
                 payload = (form, index, tangent.shape, value.dtype)
-                meta = _TRACED_NUMBER_META[kind]  # a plain cotangent: the inline index read
             elif len(primals) == 2:  # binary operators: the arguments unrolled
                 a, b = primals
                 da = db = None
@@ -420,6 +426,36 @@ class ForwardTrace(Level):
             return recorded
         except (FloatingPointError, RuntimeWarning):  # the user's error state: the general path
             return None
+
+    def record_total(self, tape: Level, function: Any, form: Any, x: Any,
+                     parent: int) -> Any:
+        """`record_numbers` of ``np.sum(x)`` (the form's ``compute``) for a value ``x`` of
+        this trace holding a float64 or float32 array of fewer than `STAND_IN_SIZE` elements
+        and its tangent: recorded as at order 1, an index read of ``x[...]``, its tangent the
+        tangent's sum. ``None`` where it does not apply (then `record_dual`)."""
+        if x.tape is not self:
+            return None
+        value, tangent = x.primal, x.node
+        if type(value) is not np.ndarray or type(tangent) is not np.ndarray or \
+                (value.dtype is not _F64_DTYPE and value.dtype is not _F32_DTYPE) or \
+                tangent.dtype is not value.dtype or tangent.shape != value.shape or \
+                value.size >= STAND_IN_SIZE:
+            return None  # (larger arrays: the rule, as at order 1)
+        try:
+            y, dy = form.compute(value), form.compute(tangent)
+        except (FloatingPointError, RuntimeWarning):  # the user's error state: the general path
+            return None
+        kind = type(y)
+        if (kind is not _F64 and kind is not _F32) or type(dy) is not kind:
+            return None
+        traced = _new_object(Traced)
+        traced.primal, traced.tape, traced.node = y, self, dy
+        records = tape.records
+        records.append(((form, Ellipsis, tangent.shape, value.dtype), function,
+                        _TRACED_NUMBER_META[kind], parent))
+        recorded = _new_object(Traced)
+        recorded.primal, recorded.tape, recorded.node = traced, tape, len(records) - 1
+        return recorded
 
     def record_arrays(self, tape: Level, function: Any, form: Any, primals: tuple,
                       parents: tuple) -> Any:
@@ -627,8 +663,11 @@ class _NumberDualPullback:
             pairs = form.pullback_dual(args, y, tangents, derivatives, dy.primal, dy.node,
                                        needed)
         else:
-            return _DualPullback(partial(form.pullback_dual, args, y, tangents, derivatives),
-                                 trace, needed, self.payload)(dy)
+            dy = unthunk(dy)  # a sparse or lazy cotangent (np.sum(h)'s, X[:, j]'s): dense
+            if type(dy) is not kind:
+                return _DualPullback(partial(form.pullback_dual, args, y, tangents,
+                                             derivatives), trace, needed, self.payload)(dy)
+            pairs = form.pullback_dual(args, y, tangents, derivatives, dy, None, needed)
         return _traced_cotangents(trace, pairs)
 
 

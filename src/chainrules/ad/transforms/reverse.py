@@ -36,7 +36,7 @@ from ...core.thunks import InplaceableThunk, Thunk, unthunk
 
 from ..dispatch.writes import WritePullback
 from ..trace.errors import RuleError
-from ..trace.pairs import add_pair_in_place, is_array_pair, owned_pair_sum
+from ..trace.pairs import add_pair_in_place, dense_pair, is_array_pair, owned_pair_sum
 from ..trace.tape import OWNING_PULLBACKS, StructureArgument
 from ..trace.traced import Traced
 
@@ -148,7 +148,8 @@ def _backward(records: list, seeds: list, retain: bool) -> tuple[list, bytearray
                 if type(form) is NumberForm and (
                         type(cotangent.primal) is record[2][2] and
                         type(cotangent.node) is record[2][2] or
-                        record[2][2] is None and form.payloads and
+                        record[2][2] is None and (form.payloads or
+                                                  form.partials is INDEX_READ) and
                         _array_pair(cotangent, record[2])):
                     # Under hvp, a cotangent with its tangent, for a form linear with constant
                     # partials: x[i]'s added into the two buffers of x's owned pair
@@ -163,8 +164,15 @@ def _backward(records: list, seeds: list, retain: bool) -> tuple[list, bytearray
                             old.primal[pullback[1]] += cotangent.primal
                             old.node[pullback[1]] += cotangent.node
                         else:  # the first or second: summed into a pair by `_contribute`
-                            _contribute(slots, owned, records, parent, SparseCotangent(
-                                pullback[1], cotangent, pullback[2], pullback[3]), record[1], 1)
+                            part = SparseCotangent(pullback[1], cotangent, pullback[2],
+                                                   pullback[3])
+                            if old is None and type(records[parent][0]) is tuple:
+                                # a form's record (np.sum(np.sin(h))): a pair of dense buffers
+                                # for its pullback (an input's stays sparse: x[i] of a long x)
+                                dense = dense_pair(part)
+                                if dense is not None:
+                                    part = dense
+                            _contribute(slots, owned, records, parent, part, record[1], 1)
                         continue
                     if form.payloads:
                         for position, partial in enumerate(form.partials, 1):

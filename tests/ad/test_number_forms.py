@@ -262,3 +262,28 @@ def test_float32_scalar_loop_with_constants_of_both_kinds():
     gradient = cr.grad(f)(x)
     assert gradient.dtype == np.float32
     assert np.allclose(gradient, x - 2 + 0.25, rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_maximum_and_minimum_of_numbers_split_ties_evenly(dtype):
+    # np.maximum(x[i], c) in a scalar loop (a ReLU) by its NumberForm: 1 where x[i] wins,
+    # 1/2 at a tie, 0 where it loses; the constant's cotangent is never computed
+    assert NUMBER_FORMS[np.maximum].rule is rrule._rules[np.maximum][0]
+    x = np.array([-1.0, 0.0, 0.5, 2.0, 0.5], dtype=dtype)
+
+    def f(x):
+        total = 0.0
+        for i in range(x.size):
+            total = total + np.maximum(x[i], 0.0) * 3.0 + np.minimum(x[i], x[2]) + \
+                np.fmax(x[i], 1.0) + np.fmin(x[i], -0.5)
+        return total
+
+    gradient = cr.grad(f)(x)
+    # 3 max(x_i, 0): 3 * (0, 1/2, 1, 1, 1); min(x_i, x_2): 1 to x_0 and x_1 (below 0.5), a
+    # tie at i = 2 (1/2 + 1/2 to x_2), 1 to x_2 at i = 3, 1/2 to x_4 and x_2 at i = 4;
+    # fmax(x_i, 1): 1 to x_3; fmin(x_i, -0.5): 1 to x_0
+    expected = np.array([0 + 1 + 1, 1.5 + 1, 3 + 1 + 1 + 0.5, 3 + 1, 3 + 0.5])
+    assert gradient.dtype == dtype
+    np.testing.assert_allclose(gradient, expected, rtol=1e-6)
+    recorded = cr.grad(lambda x: np.maximum(x[0], 0.0))  # and one number's, as its rule's
+    assert recorded(np.array([0.0], dtype=dtype)).tolist() == [0.5]

@@ -214,3 +214,27 @@ def test_a_negative_real_base_with_complex_exponents():
     np.testing.assert_allclose(gradient, numerical_gradient(loss, b), rtol=1e-6)
     np.testing.assert_allclose(cr.jvp(loss, (b,), (np.ones(3, complex),))[1],
                                np.sum(np.real(np.conj(expected))), rtol=1e-12)
+
+
+@pytest.mark.parametrize("function, partial", [
+    (np.maximum, lambda a, b: (b > a) + 0.5 * (b == a)),
+    (np.power, lambda a, b: a ** b * np.log(a)),
+    (np.multiply, lambda a, b: a),
+])
+def test_a_numbers_cotangent_next_to_an_array_is_deferred(function, partial):
+    # np.maximum(h, 0.7): the engine never asks for the constant's cotangent, a sum over the
+    # array of its partial; the pullback defers it (the array's own stays as it was)
+    from chainrules.core.registry import rrule
+    from chainrules.core.thunks import Thunk, unthunk
+
+    a = np.array([0.5, 0.7, 1.5, 2.0])
+    b = 0.7
+    dy = np.array([1.0, -2.0, 3.0, 0.5])
+    _, pullback = rrule(function, a, b)
+    _, _, cotangent = pullback(dy)
+    assert type(cotangent) is Thunk and not cotangent.is_computed
+    value = unthunk(cotangent)
+    assert type(value) is float
+    np.testing.assert_allclose(value, np.sum(partial(a, b) * dy), rtol=1e-14)
+    _, _, number = rrule(function, 1.2, b)[1](1.5)  # numbers: computed at once, as before
+    assert type(number) is float

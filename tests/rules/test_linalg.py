@@ -71,6 +71,12 @@ CASES = [
     case(np.dot, 2.5, normal(3, dtype=C128)),
     case(np.dot, normal(2, 3), np.float32(1.5)),
     case(np.dot, normal(2, 2, 3), normal(2, 3, 2)),
+    # two vectors (a number: dy times the other), mixed dtypes projected
+    case(np.dot, normal(4, dtype=F32), normal(4)),
+    case(np.dot, normal(4), normal(4, dtype=C128)),
+    case(np.matmul, normal(5), normal(5)),
+    case(np.matmul, normal(5, dtype=F32), normal(5, dtype=C128)),
+    case(np.inner, normal(3, dtype=C128), normal(3)),
     # vdot, inner, outer: conjugate-linear, last-axis and flattened products
     case(np.vdot, normal(2, 3, dtype=C128), normal(3, 2, dtype=C128)),
     case(np.vdot, normal(4), normal(4, dtype=C128)),
@@ -85,6 +91,8 @@ CASES = [
     case(np.tensordot, normal(2, 3, 4, dtype=C128), normal(4, 2, 2, dtype=C128), ([2, 0], [0, 1])),
     case(np.tensordot, normal(2, 3, 4), normal(2, 4, 3), ([1, 2], [2, 1])),
     case(np.tensordot, normal(2, 3), normal(3, 2), 0),
+    case(np.tensordot, normal(3), normal(2), 0),  # two vectors, no axis: their outer product
+    case(np.tensordot, normal(3), normal(3), 1),
     case(np.tensordot, normal(2, 3, dtype=F32), normal(3, 2, dtype=F32), axes=1),
     case(np.tensordot, normal(2, 3), normal(3, 4), (-1, 0)),
     # einsum: explicit and implicit outputs, ellipsis, repeated labels, traces, sublists

@@ -454,10 +454,16 @@ def _number_cotangent(partial: Partial, arg: Any, y: Any, a: Any, b: Any, dy: An
 def _deferred_cotangent(arg: Any, partial: Partial, y: Any, values: tuple, dy: Any) -> Any:
     """The cotangent of one of several arguments; an array's is thunked, since the engine
     does not need the cotangents of constant arguments, unless it costs nothing to make (a
-    constant partial and nothing to sum: ``dy`` itself for ``add``)."""
-    if type(arg) is np.ndarray and arg.ndim and partial is not None and (
-            type(partial) is not int or type(dy) is not np.ndarray or arg.shape != dy.shape) and (
-            arg.dtype.kind in "fc" or ProjectTo(arg) is not NO_TANGENT_PROJECTOR):
+    constant partial and nothing to sum: ``dy`` itself for ``add``); so is a float's next
+    to an array (``np.maximum(h, 0.0)``: its partial over the array, then summed)."""
+    if partial is None:
+        return _argument_cotangent(arg, partial, y, values, dy)
+    if type(arg) is np.ndarray:
+        if arg.ndim and (type(partial) is not int or type(dy) is not np.ndarray or
+                         arg.shape != dy.shape) and (
+                arg.dtype.kind in "fc" or ProjectTo(arg) is not NO_TANGENT_PROJECTOR):
+            return Thunk(lambda: _argument_cotangent(arg, partial, y, values, dy))
+    elif type(dy) is np.ndarray and dy.ndim and type(arg) in _INEXACT_NUMBERS:
         return Thunk(lambda: _argument_cotangent(arg, partial, y, values, dy))
     return _argument_cotangent(arg, partial, y, values, dy)
 

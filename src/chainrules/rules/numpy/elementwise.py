@@ -146,12 +146,16 @@ scalar_rule(np.radians, lambda y, x: np.pi / 180, second=0)
 scalar_rule(np.rad2deg, lambda y, x: 180 / np.pi, second=0)
 scalar_rule(np.degrees, lambda y, x: 180 / np.pi, second=0)
 scalar_rule(np.heaviside, lambda y, a, b: 0 * a, lambda y, a, b: np.where(np.asarray(a) == 0, 1.0, 0.0))
+# on_scalars: the ufunc itself (NaNs and signed zeros as NumPy treats them), so that numbers
+# take the NumberForm path of scalar loops (np.maximum(x[i], 0.0))
 scalar_rule(np.maximum, lambda y, a, b: _ties(a, b, np.greater), lambda y, a, b: _ties(b, a, np.greater),
-            second=(0, 0, 0))
+            second=(0, 0, 0), on_scalars=np.maximum)
 scalar_rule(np.minimum, lambda y, a, b: _ties(a, b, np.less), lambda y, a, b: _ties(b, a, np.less),
-            second=(0, 0, 0))
-scalar_rule(np.fmax, lambda y, a, b: _ties(a, b, np.greater), lambda y, a, b: _ties(b, a, np.greater))
-scalar_rule(np.fmin, lambda y, a, b: _ties(a, b, np.less), lambda y, a, b: _ties(b, a, np.less))
+            second=(0, 0, 0), on_scalars=np.minimum)
+scalar_rule(np.fmax, lambda y, a, b: _ties(a, b, np.greater), lambda y, a, b: _ties(b, a, np.greater),
+            on_scalars=np.fmax)
+scalar_rule(np.fmin, lambda y, a, b: _ties(a, b, np.less), lambda y, a, b: _ties(b, a, np.less),
+            on_scalars=np.fmin)
 
 
 def _in_place(ufunc, temporary):
@@ -164,7 +168,17 @@ def _in_place(ufunc, temporary):
 
 def _ties(a, b, better):
     """1 where ``a`` wins, 1/2 where they tie (the gradient is split evenly), else 0."""
+    kind = type(a) if type(a) in _REAL_NUMBERS else type(b) if type(b) in _REAL_NUMBERS \
+        else None
+    if kind is not None and type(a) in _PYTHON_OR_REAL and type(b) in _PYTHON_OR_REAL:
+        # two numbers (a scalar loop's): a number of their NumPy type, without array calls
+        wins = a > b if better is np.greater else a < b
+        return kind(1.0 if wins else 0.5 if a == b else 0.0)
     return np.where(better(a, b), 1.0, np.where(as_array(a) == b, 0.5, 0.0))
+
+
+_REAL_NUMBERS = frozenset({np.float64, np.float32, np.float16})
+_PYTHON_OR_REAL = _REAL_NUMBERS | {float, int}
 
 
 # --- non-holomorphic functions of complex numbers --------------------------------------------

@@ -137,6 +137,8 @@ def _matmul_da(call, dy):
     if _is_array(a) and _is_array(b) and a.ndim == 2 \
             and b.dtype.kind == "f" and 1 <= b.ndim <= 2:  # real matrix-vector or matrix-matrix
         return _matrix_product_da(a, b, dy)
+    if _is_array(a) and _is_array(b) and a.ndim == 1 and b.ndim == 1:
+        return dy * conj(b)  # two vectors: a number times the other
     a, b = as_array(a), as_array(b)
     matrix_b = b[:, None] if b.ndim == 1 else b
     da = _matmul_dy(dy, a.ndim, b.ndim) @ H(matrix_b)
@@ -148,6 +150,8 @@ def _matmul_db(call, dy):
     if _is_array(a) and _is_array(b) and a.ndim == 2 \
             and a.dtype.kind == "f" and 1 <= b.ndim <= 2:  # real matrix times vector or matrix
         return _matrix_product_db(a, b, dy)
+    if _is_array(a) and _is_array(b) and a.ndim == 1 and b.ndim == 1:
+        return dy * conj(a)
     a, b = as_array(a), as_array(b)
     matrix_a = a[None, :] if a.ndim == 1 else a
     db = H(matrix_a) @ _matmul_dy(dy, a.ndim, b.ndim)
@@ -206,6 +210,8 @@ def _product(axes_of, of_b: bool):
         if np.ndim(a) == 0 or np.ndim(b) == 0:
             own, other = (b, a) if of_b else (a, b)
             return unbroadcast(dy * conj(as_array(other)), np.shape(own))
+        if _is_array(a) and _is_array(b) and a.ndim == 1 and b.ndim == 1 and np.ndim(dy) == 0:
+            return dy * conj(a if of_b else b)  # two vectors' inner product: dy times the other
         return _tensordot_cotangent(dy, a, b, *axes_of(call), of_b)
     return cotangent
 

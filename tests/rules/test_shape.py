@@ -347,3 +347,21 @@ def test_resize_sums_the_copies():
     x, w = normal(3), normal(2, 4)
     expected = np.bincount(np.arange(8) % 3, weights=w.ravel())
     np.testing.assert_allclose(cr.grad(lambda x: np.sum(w * np.resize(x, (2, 4))))(x), expected)
+
+
+def test_a_list_of_arrays_projects_fitting_cotangents_at_once_and_others_by_projectto():
+    from chainrules.core.projection import ProjectTo
+    from chainrules.core.tangents import Tangent
+    from chainrules.rules.define import project_onto
+
+    a, b = np.ones((2, 3)), np.ones(4, dtype=np.float32)
+    fitting = [np.full((2, 3), 2.0), np.full(4, 3.0, dtype=np.float32)]
+    projected = project_onto([a, b])(fitting)
+    assert type(projected) is Tangent and projected[0] is fitting[0] and projected[1] is fitting[1]
+    wide = [np.full((2, 3), 2.0 + 1j), np.full(4, 3.0)]  # complex onto real, float64 onto float32
+    projected = project_onto((a, b))(wide)
+    expected = ProjectTo((a, b))(wide)
+    assert projected.primal_type is tuple and projected[1].dtype == np.float32
+    for key in (0, 1):
+        np.testing.assert_array_equal(projected[key], expected[key])
+    np.testing.assert_array_equal(projected[0], np.full((2, 3), 2.0))

@@ -126,12 +126,35 @@ class _ProjectNumbers:
         return Tangent(type(primal), dict(enumerate(values)))
 
 
+class _ProjectArrays:
+    """The projector onto a list or tuple of float or complex ndarrays (``np.concatenate([a,
+    b])``, ``np.stack(rows)``): a list or tuple of cotangents that already fit, each of its
+    element's shape and dtype, becomes the `Tangent` at once; any other cotangent goes to
+    `ProjectTo`."""
+
+    __slots__ = ("primal",)
+
+    def __init__(self, x: list | tuple):
+        self.primal = x
+
+    def __call__(self, cotangent: Any) -> Any:
+        primal = self.primal
+        if type(cotangent) in (list, tuple) and len(cotangent) == len(primal):
+            for value, x in zip(cotangent, primal):
+                if type(value) is not np.ndarray or value.dtype is not x.dtype or \
+                        value.shape != x.shape:
+                    break
+            else:
+                return Tangent(type(primal), dict(enumerate(cotangent)))
+        return ProjectTo(primal)(cotangent)
+
+
 def project_onto(x: Any) -> Any:
     """The projector onto the array-like ``x``'s tangent space, or ``None`` if ``x`` has none.
 
     That is `ProjectTo`, which projects a list or tuple element by element (from a list of
     cotangents or from an array stacking them), but a flat list of numbers of one type is
-    projected in one step.
+    projected in one step, and a list of float arrays without a walk when the cotangents fit.
 
     >>> project_onto([1.0, 2.0])(np.array([0.5, 1 + 1j]))
     Tangent[list](0: 0.5, 1: 1.0)
@@ -141,6 +164,9 @@ def project_onto(x: Any) -> Any:
     if type(x) is not np.ndarray and isinstance(x, (list, tuple)):
         if x and type(x[0]) in _NUMBER_TYPES and all(type(e) is type(x[0]) for e in x):
             return _ProjectNumbers(x)
+        if x and type(x) in (list, tuple) and all(
+                type(e) is np.ndarray and e.dtype.kind in "fc" for e in x):
+            return _ProjectArrays(x)
         return ProjectTo(x) if _has_tangent(x) else None
     project = ProjectTo(x)
     return None if project is NO_TANGENT_PROJECTOR else project

@@ -532,3 +532,79 @@ def test_second_derivatives_through_creation(build):
     # d/dx sum(w * 3 x^2) = 6 w x: the constants add nothing.
     gradient = cr.grad(lambda x: np.sum(cr.grad(first)(x) * weights))(x)
     np.testing.assert_allclose(gradient, 6 * weights * x, rtol=1e-5)
+
+
+# --- np.array([a, b, c]) of traced numbers: one record, no structure walk ------------------------
+
+def _stacking(monkeypatch) -> list:
+    """Calls of `_stacked_numbers` that recorded (``True``) or left the call to the general
+    path (``False``)."""
+    from chainrules.ad.dispatch import creation
+
+    taken: list = []
+    original = creation._stacked_numbers
+
+    def spy(*args):
+        result = original(*args)
+        taken.append(result is not None)
+        return result
+
+    monkeypatch.setattr(creation, "_stacked_numbers", spy)
+    return taken
+
+
+@pytest.mark.parametrize("name", ["array", "asarray", "ascontiguousarray"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_list_of_traced_numbers_is_one_record(monkeypatch, name, dtype):
+    taken = _stacking(monkeypatch)
+    x = np.array([0.3, -1.2, 2.0], dtype=dtype)
+
+    def f(x):
+        v = getattr(np, name)([x[0] * x[1], x[2] ** 2, x[0]])  # (looked up while traced)
+        return np.sum(v * np.arange(1.0, 4.0, dtype=dtype))
+
+    gradient = cr.grad(f)(x)
+    a, b, c = x.astype(np.float64)
+    np.testing.assert_allclose(gradient, [b + 3, a, 4 * c], rtol=1e-6)
+    assert gradient.dtype == dtype and taken == [True]
+
+
+def test_stacked_numbers_with_constants_a_dtype_and_a_tuple(monkeypatch):
+    taken = _stacking(monkeypatch)
+    x = np.array([0.5, 2.0])
+    f = lambda x: np.sum(np.asarray((x[0], 2.0, x[1] * x[0], 3), dtype=float) ** 2)  # noqa
+    a, b = x
+    np.testing.assert_allclose(cr.grad(f)(x), [2 * a + 2 * a * b * b, 2 * a * a * b], rtol=1e-12)
+    assert taken == [True]
+    np.testing.assert_allclose(cr.grad(f)(x), numerical_gradient(f, x), rtol=1e-7)
+
+
+@pytest.mark.parametrize("build, expected, why", [
+    (lambda x: np.array([x[0].astype(np.float32), 1.5]), [0.75, 0.0],
+     "a Python float widens float32"),
+    (lambda x: np.array([x[0], x[1]], dtype=np.float32), [0.75, 12.0], "another dtype asked for"),
+    (lambda x: np.array([x[0], np.float32(x[1])]), [0.75, 12.0], "numbers of two types"),
+    (lambda x: np.array([[x[0]], [x[1]]]), [0.75, 12.0], "nested lists"),
+    (lambda x: np.array([x[0], x[1]], ndmin=2), [0.75, 12.0], "another keyword"),
+])
+def test_what_the_stacked_numbers_leave_to_the_general_path(monkeypatch, build, expected, why):
+    taken = _stacking(monkeypatch)
+    x = np.array([0.5, 2.0])  # (exact in float32)
+    f = lambda x: np.sum(np.asarray(build(x), dtype=np.float64) ** 3)  # noqa: E731
+    np.testing.assert_allclose(cr.grad(f)(x), expected, rtol=1e-12)  # 3 x^2 where read
+    assert True not in taken[:1], why
+
+
+def test_stacked_numbers_at_order_2():
+    x, v = np.array([0.7, -0.4, 1.3]), np.array([1.0, -2.0, 0.5])
+    f = lambda x: np.sum(np.array([x[0] * x[1], x[2] ** 3]) ** 2)  # noqa: E731
+    a, b, c = x
+    H = np.array([[2 * b * b, 4 * a * b, 0], [4 * a * b, 2 * a * a, 0], [0, 0, 30 * c ** 4]])
+    np.testing.assert_allclose(cr.hvp(f, x, v), H @ v, rtol=1e-12)
+    np.testing.assert_allclose(cr.hessian(f)(x), H, rtol=1e-12)
+    # a cotangent that is traced by an outer level (grad of a vjp in the cotangent)
+    def inner(w):
+        return np.sum(cr.vjp(lambda x: np.array([x[0] * x[1], x[2] ** 3]), x)[1](w)[0] ** 2)
+    w = np.array([0.5, -1.5])
+    jacobian = np.array([[b, a, 0], [0, 0, 3 * c * c]])
+    np.testing.assert_allclose(cr.grad(inner)(w), 2 * jacobian @ (jacobian.T @ w), rtol=1e-12)

@@ -18,8 +18,10 @@ from typing import Any
 import numpy as np
 
 from ...core.structure import leaves, replace_leaves
+from ...core.tangents import AbstractZero, NoTangent
+from ...core.thunks import unthunk
 from ..trace.errors import TracingError
-from ..trace.tape import record
+from ..trace.tape import record, record_output
 from ..trace.traced import Traced, primal_value
 from ..trace.values import holds_traced
 from . import writes
@@ -43,6 +45,12 @@ def _creation(name: str) -> Any:
 
     def create(*args: Any, **kwargs: Any) -> Any:
         if args:
+            if len(args) == 1 and (type(args[0]) is list or type(args[0]) is tuple) and (
+                    not kwargs or len(kwargs) == 1 and "dtype" in kwargs):
+                # np.array([a, b, c]); np.asarray(..., dtype=float), as solve_ivp calls it
+                stacked = _stacked_numbers(original, args[0], kwargs.get("dtype"))
+                if stacked is not None:
+                    return stacked
             if holds_traced(args[0]):
                 return _create_traced(name, args, kwargs)
         elif first in kwargs and holds_traced(kwargs[first]):  # passed by keyword
@@ -62,6 +70,65 @@ def _creation(name: str) -> Any:
     create.__doc__ = original.__doc__
     create.__wrapped__ = original
     return create
+
+
+def _stacked_numbers(function: Any, elements: list | tuple, dtype: Any = None) -> Any:
+    """``np.array([a, b, c])`` of float64 (or float32) numbers of one reverse tape recording
+    at order 1, and Python numbers (constants; float64 only, which they would widen), with no
+    ``dtype`` or the numbers' own: recorded
+    as one record whose parents are the numbers, its pullback handing each one its number of
+    the cotangent (`_StackedNumbersPullback`), without the structure walks of the general path
+    (an ODE's right-hand side returns its derivatives so). ``None`` where it does not apply."""
+    tape = kind = None
+    primals, parents = [], []
+    for element in elements:
+        if type(element) is Traced:
+            if tape is None:
+                tape, kind = element.tape, type(element.primal)
+            elif element.tape is not tape or type(element.primal) is not kind:
+                return None
+            primals.append(element.primal)
+            parents.append(element.node)
+        elif type(element) is float or type(element) is int:
+            primals.append(element)
+            parents.append(-1)
+        else:
+            return None
+    if tape is None or (kind is not _F64 and kind is not _F32) or not tape.active or \
+            max(parents) < 0:
+        return None
+    y = function(primals) if dtype is None else function(primals, dtype=dtype)
+    if type(y) is not _NDARRAY or y.dtype.type is not kind:
+        return None  # (a Python constant widened float32 numbers; another dtype asked for)
+    return record_output(tape, function, tuple(primals), tuple(parents),
+                         (y, _StackedNumbersPullback(len(primals), y.dtype)))
+
+
+class _StackedNumbersPullback:
+    """The pullback of `_stacked_numbers`: each number's cotangent is the cotangent's element
+    at its position."""
+
+    __slots__ = ("count", "dtype")
+
+    def __init__(self, count: int, dtype: np.dtype):
+        self.count, self.dtype = count, dtype
+
+    def __call__(self, dy: Any) -> tuple:
+        if type(dy) is not _NDARRAY:
+            dy = unthunk(dy)
+            if isinstance(dy, AbstractZero):
+                return (_NO_TANGENT,) * (self.count + 1)
+        if type(dy) is _NDARRAY:
+            if dy.dtype is not self.dtype:
+                dy = dy.astype(self.dtype)  # (a thunk's value, unprojected)
+            return (_NO_TANGENT,) + tuple(dy)  # NumPy numbers of the array's dtype
+        return (_NO_TANGENT,) + tuple([dy[k] for k in range(self.count)])  # traced (order 2)
+
+
+_NO_TANGENT = NoTangent()
+# NumPy's number types, bound at import (while tracing, NumPy's namespace holds stand-ins:
+# `chainrules.ad.dispatch.scalar_types`)
+_F64, _F32, _NDARRAY = np.float64, np.float32, np.ndarray
 
 
 def _create_traced(name: str, args: tuple, kwargs: dict) -> Any:

@@ -492,3 +492,32 @@ def test_second_derivatives_through_slice_reads(order):
     else:
         got = cr.grad(lambda x: np.sum(cr.grad(f)(x) * v))(M)
         assert np.allclose(got, diagonal.reshape(M.shape) * v, rtol=1e-12)
+
+
+@pytest.mark.parametrize("function", BINARY, ids=_name)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_traced_number_next_to_an_array_by_every_binary_form(function, dtype):
+    # h / s, s * h: the array's form, the number's cotangent its partials summed
+    x = _domain(function).astype(dtype)
+
+    def number_after(x):
+        return np.sum(W[1:] * function(x[1:], x[0]))
+
+    def number_before(x):
+        return np.sum(W[2:] * function(x[1], x[2:]))
+
+    for f in (number_after, number_before):
+        with np.errstate(all="ignore"):
+            value = f(x.astype(np.float64))
+        if not np.isfinite(value):
+            continue  # outside the function's real domain
+        if dtype is np.float64:
+            _check(f, x)
+        else:  # float32: against float64's gradient, at float32's precision
+            gradient = cr.grad(f)(x)
+            assert gradient.dtype == np.float32
+            np.testing.assert_allclose(gradient, cr.grad(f)(x.astype(np.float64)),
+                                       rtol=2e-5, atol=2e-5)
+        if isinstance(function, np.ufunc) or function.__module__ == "_operator":
+            forms = [made for called, made in _records(f, x) if called is function]
+            assert forms[0] is True, forms  # (the function's call, before W's product)

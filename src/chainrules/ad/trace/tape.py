@@ -50,7 +50,8 @@ from .values import (ARRAY_METAS, NO_META, PLAIN, SCALAR_META, dtype_of, holds_t
                      shape_of)
 
 __all__ = ["Level", "Tape", "no_garbage_collection", "record", "record_unary", "record_binary",
-           "record_output", "no_rule_message", "StructureArgument", "OWNING_PULLBACKS"]
+           "record_output", "no_rule_message", "StructureArgument", "OWNING_PULLBACKS",
+           "ArrayAndNumberForm"]
 
 _levels = itertools.count(1)
 _new_object = object.__new__
@@ -367,6 +368,13 @@ def record_binary(function: Any, a: Any, b: Any) -> Any:
                 traced = _new_object(Traced)
                 traced.primal, traced.tape, traced.node = y, tape, len(records) - 1
                 return traced
+        elif type(second) is _NDARRAY and form is not None and form.rule is entry[0]:
+            # a traced number times a small array (s * h): the array's form, the number's
+            # cotangent summed
+            recorded = _record_array_form(tape, function, form, first, second, first_node,
+                                          second_node)
+            if recorded is not None:
+                return recorded
     if type(first) is Traced or type(second) is Traced:  # values of an outer level
         outer_value = first if type(first) is Traced else second
         outer = outer_value.tape
@@ -439,7 +447,8 @@ _NO_KEYWORDS: dict = {}  # shared, never mutated: rules receive keyword argument
 def _record_array_form(tape: "Tape", function: Any, form: NumberForm, a: Any, b: Any,
                        a_node: int, b_node: int) -> Any:
     """Record an elementwise ``function(a, b)`` (``b`` None: ``function(a)``) on float64 or
-    float32 arrays of one shape and dtype, Python numbers standing for constants, by its
+    float32 arrays of one shape and dtype, or such an array and a traced number of its type
+    (``h / s``), Python numbers standing for constants, by its
     `NumberForm`, as numbers are: a record of plain values whose cotangents the backward pass
     computes inline (`chainrules.ad.transforms.reverse`), without a pullback object made and
     called per operation. Arrays of `STAND_IN_SIZE` elements or more, where the rule keeps
@@ -465,8 +474,12 @@ def _record_array_form(tape: "Tape", function: Any, form: NumberForm, a: Any, b:
         if kind is _NDARRAY:
             if other.dtype is not dtype or other.shape != shape:
                 return None  # broadcast, or cast
-        elif other_node >= 0 or (kind is not float and kind is not int):
-            return None  # a traced number, a NumPy number, a bool...
+        elif other_node >= 0:
+            if kind is not dtype.type:
+                return None  # a traced number of another type
+            form = _next_to_a_number(form)  # its partials to be summed
+        elif kind is not float and kind is not int:
+            return None  # a NumPy number as a constant, a bool...
         y = function(a, b)
         if kind is not _NDARRAY and (kind is float or not other):
             other = dtype.type(other)  # a Python constant as the partials read it
@@ -486,6 +499,41 @@ def _record_array_form(tape: "Tape", function: Any, form: NumberForm, a: Any, b:
     traced = _new_object(Traced)
     traced.primal, traced.tape, traced.node = y, tape, len(records) - 1
     return traced
+
+
+class ArrayAndNumberForm:
+    """The first entry of a `_record_array_form` record of an array and a traced number (``h /
+    s``, ``s * h``): the `NumberForm` ``form``, its ``partials`` and ``keeps_output``, for a
+    backward pass that sums the number's partials over the array
+    (`chainrules.ad.transforms.reverse`); any other cotangent gets the rule's own pullback,
+    which does the same, from ``pullback``.
+
+    >>> import numpy as np
+    >>> from chainrules import unthunk
+    >>> from chainrules.core.registry import NUMBER_FORMS
+    >>> form = ArrayAndNumberForm(NUMBER_FORMS[np.multiply])
+    >>> pullback = form.pullback((form, np.array([1.0, 2.0]), np.float64(3.0), None))
+    >>> unthunk(pullback(np.ones(2))[2])  # h * s: s's cotangent, sum(h * dy)
+    np.float64(3.0)
+    """
+
+    __slots__ = ("form", "partials", "keeps_output")
+
+    def __init__(self, form: NumberForm):
+        self.form, self.partials, self.keeps_output = form, form.partials, form.keeps_output
+
+    def pullback(self, payload: tuple) -> Any:
+        return self.form.rule(payload[1], payload[2])[1]
+
+
+_NEXT_TO_A_NUMBER: dict = {}  # NumberForm -> its ArrayAndNumberForm
+
+
+def _next_to_a_number(form: NumberForm) -> ArrayAndNumberForm:
+    found = _NEXT_TO_A_NUMBER.get(form)
+    if found is None:
+        found = _NEXT_TO_A_NUMBER[form] = ArrayAndNumberForm(form)
+    return found
 
 
 def _record_product(tape: "Tape", function: Any, form: Any, primals: tuple,

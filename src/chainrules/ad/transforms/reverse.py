@@ -37,7 +37,7 @@ from ...core.thunks import InplaceableThunk, Thunk, unthunk
 from ..dispatch.writes import WritePullback
 from ..trace.errors import RuleError
 from ..trace.pairs import add_pair_in_place, dense_pair, is_array_pair, owned_pair_sum
-from ..trace.tape import OWNING_PULLBACKS, StructureArgument
+from ..trace.tape import OWNING_PULLBACKS, ArrayAndNumberForm, StructureArgument
 from ..trace.traced import Traced
 
 __all__ = ["backward"]
@@ -207,12 +207,15 @@ def _backward(records: list, seeds: list, retain: bool) -> tuple[list, bytearray
                                                 cotangent):
                                 continue
                         elif _pull_array_form(slots, owned, records, record, form, pullback,
-                                              cotangent):
+                                              cotangent, False):
                             continue
-                    elif type(form) is ProductForm and _pull_product_form(
-                            slots, owned, records, record, form, pullback, cotangent,
-                            pending):
-                        continue
+                    elif type(form) is ProductForm:
+                        if _pull_product_form(slots, owned, records, record, form, pullback,
+                                              cotangent, pending):
+                            continue
+                    elif type(form) is ArrayAndNumberForm and _pull_array_form(
+                            slots, owned, records, record, form, pullback, cotangent, True):
+                        continue  # h / s: the number's partials summed
             pullback = form.pullback(pullback)
         if type(pullback) in OWNING_PULLBACKS:
             if type(pullback) is WritePullback and owned[node] == 1 and \
@@ -305,9 +308,10 @@ def _array_pair(cotangent: Traced, meta: tuple) -> bool:
 
 
 def _pull_array_form(slots: list, owned: bytearray, records: list, record: tuple, form: Any,
-                     payload: tuple, cotangent: np.ndarray) -> bool:
+                     payload: tuple, cotangent: np.ndarray, numbers: bool) -> bool:
     """The cotangents of a `NumberForm`'s record on arrays (`record_binary` on small arrays of
-    one shape and dtype): ``partial * dy`` for each argument, added into its slot; a product
+    one shape and dtype; with ``numbers``, an array and a traced number): ``partial * dy``
+    for each argument (summed for a number), added into its slot; a product
     is the pass's own buffer, so what is added to it later is added in place. False, with
     nothing added, where ``dy`` or a product is not of the output's shape and dtype (a
     partial that casts): then the rule's own pullback, which projects."""
@@ -328,10 +332,18 @@ def _pull_array_form(slots: list, owned: bytearray, records: list, record: tuple
             if type(part) is not _NDARRAY or part.dtype is not dtype or part.shape != shape:
                 return False
         parts.append((parent, part, position))
+    if numbers:  # a number next to the array (h / s: `ArrayAndNumberForm`): its partials summed
+        for k, (parent, part, position) in enumerate(parts):
+            number = records[parent][2][2]
+            if number is not None:
+                part = _ADD_REDUCE(part)
+                if type(part) is not number:
+                    return False
+                parts[k] = (parent, part, position)
     for parent, part, position in parts:
         if slots[parent] is None:
             slots[parent] = part
-            owned[parent] = part is not cotangent
+            owned[parent] = part is not cotangent  # (a number: immutable, summed anew)
         else:
             _contribute(slots, owned, records, parent, part, record[1], position)
     return True
@@ -768,6 +780,7 @@ _FLOAT64 = np.dtype(np.float64)
 _EVERY = EVERY_COTANGENT_PULLBACKS
 _FLOAT64_TYPE = np.float64
 _NDARRAY = np.ndarray  # a module's name: fewer instructions than np.ndarray in the loop
+_ADD_REDUCE = np.add.reduce  # a whole array's sum, NumPy's own (bound at import, as _ROWS)
 _COMPLEX128 = np.dtype(np.complex128)
 
 

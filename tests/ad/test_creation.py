@@ -608,3 +608,25 @@ def test_stacked_numbers_at_order_2():
     w = np.array([0.5, -1.5])
     jacobian = np.array([[b, a, 0], [0, 0, 3 * c * c]])
     np.testing.assert_allclose(cr.grad(inner)(w), 2 * jacobian @ (jacobian.T @ w), rtol=1e-12)
+
+
+@pytest.mark.parametrize("join", ["stack", "concatenate", "vstack"])
+def test_a_flat_list_is_read_without_a_structure_walk(monkeypatch, join):
+    # np.stack([a, b]) of traced arrays: the list's traced values found by position (one
+    # pass), not by the general walk of structures (three passes, the cost of a join)
+    from chainrules.ad.trace import tape as tape_module
+
+    walks = []
+    original = tape_module.leaves
+
+    def counting(*args, **kwargs):
+        walks.append(args[0])
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(tape_module, "leaves", counting)
+    x = np.array([0.5, -1.0, 2.0, 3.0])
+    f = lambda x: np.sum(getattr(np, join)([x[:2], 2.0 * x[2:], np.ones(2)]) ** 2)  # noqa
+    np.testing.assert_allclose(cr.grad(f)(x), [1.0, -2.0, 16.0, 24.0], rtol=1e-12)
+    assert not [arg for arg in walks if type(arg) is list], walks
+    nested = lambda x: np.sum(np.stack([[x[0], x[1]], [x[2], 1.0]]) ** 2)  # noqa: E731
+    np.testing.assert_allclose(cr.grad(nested)(x), [1.0, -2.0, 4.0, 0.0], rtol=1e-12)

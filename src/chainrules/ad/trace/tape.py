@@ -195,9 +195,22 @@ def _innermost_tape(args: tuple) -> tuple[Tape | None, bool]:
         if kind is Traced:
             if tape is None or arg.tape.level > tape.level:
                 tape = arg.tape
-        elif kind not in PLAIN and not (kind is tuple and all(type(part) in PLAIN
-                                                                for part in arg)) \
-                and is_structure(arg):
+        elif kind is list or kind is tuple:
+            flat = True  # (a flat list of arrays and numbers, np.stack's: read without a walk)
+            for part in arg:
+                if type(part) is Traced:
+                    search = True
+                    if tape is None or part.tape.level > tape.level:
+                        tape = part.tape
+                elif type(part) not in PLAIN:
+                    flat = False
+                    break
+            if not flat:
+                search = True
+                for _, traced in leaves(arg, is_traced):
+                    if tape is None or traced.tape.level > tape.level:
+                        tape = traced.tape
+        elif kind not in PLAIN and is_structure(arg):
             search = True
             for _, traced in leaves(arg, is_traced):
                 if tape is None or traced.tape.level > tape.level:
@@ -605,11 +618,23 @@ def _record_searching(function: Any, args: tuple, kwargs: dict) -> Any:
         if type(arg) is Traced and arg.tape is tape:
             primals.append(arg.primal)
             parents.append(arg.node)
+        elif search and (type(arg) is list or type(arg) is tuple) and all(
+                type(part) is Traced or type(part) in PLAIN for part in arg):
+            # a flat list (np.stack's, np.concatenate's): its traced values by position
+            found = [((key,), part) for key, part in enumerate(arg)
+                     if type(part) is Traced and part.tape is tape]
+            if found:
+                primals.append(type(arg)([part.primal if type(part) is Traced and
+                                          part.tape is tape else part for part in arg]))
+                parents.append(_record_structure(tape, function, position, found))
+            else:
+                primals.append(arg)
+                parents.append(-1)
         elif search and is_structure(arg):
             found = list(leaves(arg, lambda v: type(v) is Traced and v.tape is tape))
             if found:
-                primals.append(replace_leaves(arg, _primal_of, lambda v: type(v) is Traced
-                                              and v.tape is tape))
+                primals.append(replace_paths(arg, {path: traced.primal
+                                                   for path, traced in found}))
                 parents.append(_record_structure(tape, function, position, found))
             else:
                 primals.append(arg)

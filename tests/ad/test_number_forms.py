@@ -287,3 +287,24 @@ def test_maximum_and_minimum_of_numbers_split_ties_evenly(dtype):
     np.testing.assert_allclose(gradient, expected, rtol=1e-6)
     recorded = cr.grad(lambda x: np.maximum(x[0], 0.0))  # and one number's, as its rule's
     assert recorded(np.array([0.0], dtype=dtype)).tolist() == [0.5]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_abs_of_numbers_by_its_form_as_its_rule(dtype):
+    # abs(x[i]) in a scalar loop (an L1 penalty): sign(x) as the rule gives it, 0 at 0 and
+    # at -0.0, NaN at NaN; a complex number keeps the rule (its form sees real values only)
+    assert NUMBER_FORMS[np.absolute].rule is rrule._rules[np.absolute][0]
+    x = np.array([-1.5, 0.0, -0.0, 2.5, np.nan], dtype=dtype)
+
+    def f(x):
+        return sum(abs(x[i]) + 2.0 * np.fabs(x[i]) for i in range(x.size))
+
+    gradient = cr.grad(f)(x)
+    assert gradient.dtype == dtype
+    np.testing.assert_array_equal(gradient, [-3.0, 0.0, 0.0, 3.0, np.nan])
+    z = np.array([3.0 + 4.0j, -1.0j])
+    np.testing.assert_allclose(cr.grad(lambda z: abs(z[0]) + np.abs(z[1]))(z),
+                               [0.6 + 0.8j, -1.0j], rtol=1e-15)
+    np.testing.assert_allclose(cr.hvp(lambda x: sum(abs(x[i]) * x[i] for i in range(2)),
+                                      np.array([-2.0, 3.0]), np.array([1.0, 1.0])),
+                               [-2.0, 2.0])  # (|x| x)'' = 2 sign(x)

@@ -14,7 +14,7 @@ import numpy as np
 from ...core.broadcast import unbroadcast
 from ...core.dtypes import as_array
 from ...core.projection import ProjectTo
-from ...core.registry import frule, non_differentiable, rrule
+from ...core.registry import NUMBER_FORMS, NumberForm, frule, non_differentiable, rrule
 from ...core.scalar_rule import scalar_rule
 from ...core.tangents import AbstractZero, NoTangent, ZeroTangent
 from ...core.thunks import unthunk
@@ -230,6 +230,33 @@ def _abs_pushforward(x, y, dx):
 for _f in (np.abs, np.absolute, np.fabs):
     _unary_rule(_f, _abs_pullback)
     _unary_frule(_f, _abs_pushforward)
+
+
+def _abs_partial(y, x):
+    """d|x|/dx on real values, as the rule's pullback reads it: sign(x) (0 at 0, NaN at NaN);
+    on two numbers without a ufunc call, of the number's own type."""
+    if type(x) is np.ndarray:
+        return np.sign(x)
+    signs = _SIGNS.get(type(x))
+    if signs is None:
+        return np.sign(x)
+    return signs[0] if x > 0 else signs[1] if x < 0 else x - x
+
+
+_SIGNS = {kind: (kind(1.0), kind(-1.0)) for kind in (np.float64, np.float32)}
+
+
+def _abs_form(f):
+    """The `NumberForm` of ``abs`` on real numbers and small real arrays (an engine records
+    by it only float64 and float32 values: complex ones take the rule), so that ``abs(x[i])``
+    in a scalar loop is a record of plain values; its pullback, for any other cotangent, is
+    the rule's own."""
+    rule = rrule._rules[f][0]
+    return NumberForm(rule, abs, (_abs_partial,), False, lambda payload: rule(payload[1])[1])
+
+
+for _f in (np.absolute, np.fabs):
+    NUMBER_FORMS[_f] = _abs_form(_f)
 
 
 # NumPy 2 defines sign(z) = z/|z| for complex z; NumPy 1, the sign of Re(z) (locally constant).

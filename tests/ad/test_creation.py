@@ -560,7 +560,9 @@ def test_a_list_of_traced_numbers_is_one_record(monkeypatch, name, dtype):
     x = np.array([0.3, -1.2, 2.0], dtype=dtype)
 
     def f(x):
-        v = getattr(np, name)([x[0] * x[1], x[2] ** 2, x[0]])  # (looked up while traced)
+        # (np.array looked up while traced; x[2] * x[2], not x[2] ** 2, which NumPy 1.x
+        # makes a float64 number)
+        v = getattr(np, name)([x[0] * x[1], x[2] * x[2], x[0]])
         return np.sum(v * np.arange(1.0, 4.0, dtype=dtype))
 
     gradient = cr.grad(f)(x)

@@ -6,7 +6,8 @@ Before, the transpose's pullback made the index read's cotangent dense: a loop o
 ``U.T[t]`` cost O(T * len(U)) (4,000 steps: 82 us per step against 34 us at 1,000). The
 values are checked against central differences and against the scatter into a view of zeros
 (``np.add.at(view(zeros), index, values)``), built with NumPy alone; the cost by counting the
-dense arrays the pass builds, a count no machine changes.
+dense arrays the pass builds, a count no machine changes. Below `SPARSE_FROM` elements (1,024)
+the view's pullback makes the cotangent dense instead, which costs less there.
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ import numpy as np
 import pytest
 
 import chainrules as cr
-from chainrules.core import NoTangent, SparseCotangent, accumulate, rrule
+from chainrules.core import NoTangent, SparseCotangent, accumulate, rrule, unthunk
 from chainrules.core.sparse import through_reshape, through_view
+from chainrules.rules.define import SPARSE_FROM
 
 from .finite_differences import numerical_gradient
 
@@ -35,8 +37,8 @@ LOOPS = {
     "rollaxis": lambda U: sum(np.sum(np.rollaxis(U, 2)[t][None] ** 2) for t in range(3)),
     "flip": lambda U: sum(np.sum(np.flip(U, 1)[:, t] * t) for t in range(5)),
     "flipud, repeated rows": lambda U: np.sum(np.flipud(U)[np.array([0, 0, 3])] ** 2),
-    "reshape": lambda U: sum(np.sum(U.reshape(20, 3)[t] ** 2) for t in range(0, 20, 3)),
-    "reshape, order F (dense)": lambda U: sum(np.sum(U.reshape((20, 3), order="F")[t] ** 2)
+    "reshape": lambda U: sum(np.sum(U.reshape(20, -1)[t] ** 2) for t in range(0, 20, 3)),
+    "reshape, order F (dense)": lambda U: sum(np.sum(U.reshape((20, -1), order="F")[t] ** 2)
                                               for t in range(0, 20, 3)),
     "ravel": lambda U: sum(np.ravel(U)[k] ** 2 for k in (0, 7, 7, 59)),
     "squeeze": lambda U: sum(np.sum(np.squeeze(U[None])[t] ** 2) for t in range(4)),
@@ -58,19 +60,47 @@ def test_gradients_of_index_reads_of_views(name):
                                rtol=1e-6, atol=1e-8)
 
 
-@pytest.mark.parametrize("name", [name for name in LOOPS if "dense" not in name])
-def test_the_sparse_cotangent_goes_through_the_view(name, monkeypatch):
-    """Every view's pullback keeps its index read's cotangent sparse: its own formula is
-    never reached (reshape in F order is the control: it is)."""
-    reached = []
+# U's shape, with its last axis long enough for SPARSE_FROM elements: the loops' indices fit
+LARGE_U = RNG.normal(size=(4, 5, 3 * (SPARSE_FROM // 60 + 1)))
+
+
+def _moved_sparsely(monkeypatch) -> list:
+    """The sparse cotangents the views' ``sparse`` formulas return, recorded."""
+    reached: list = []
+    import chainrules.rules.numpy.shape as shape_rules
     for rule_name in ("through_view", "through_reshape"):
-        import chainrules.rules.numpy.shape as shape_rules
         original = getattr(shape_rules, rule_name)
         monkeypatch.setattr(shape_rules, rule_name,
                             lambda *args, original=original: reached.append(
                                 original(*args)) or reached[-1])
-    cr.grad(LOOPS[name])(U)
+    return reached
+
+
+@pytest.mark.parametrize("name", [name for name in LOOPS if "dense" not in name])
+def test_the_sparse_cotangent_goes_through_the_view(name, monkeypatch):
+    """Every view's pullback keeps its index read's cotangent sparse on an array of
+    `SPARSE_FROM` elements or more (reshape in F order is the control: it goes dense); the
+    gradient against a central difference along a random direction."""
+    assert LARGE_U.size >= SPARSE_FROM
+    reached = _moved_sparsely(monkeypatch)
+    loss = LOOPS[name]
+    gradient = cr.grad(loss)(LARGE_U)
     assert reached and all(type(moved) is SparseCotangent for moved in reached)
+    direction = np.random.default_rng(5).normal(size=LARGE_U.shape)
+    step = 1e-6
+    central = (loss(LARGE_U + step * direction) - loss(LARGE_U - step * direction)) / (2 * step)
+    np.testing.assert_allclose(np.vdot(gradient, direction), central, rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["x.T[t]", "reshape", "ravel"])
+def test_a_small_arrays_cotangent_is_made_dense(name, monkeypatch):
+    """Below `SPARSE_FROM` elements the view's pullback makes its cotangent dense (moving the
+    index costs more there): the ``sparse`` formula is not reached, the gradient is exact."""
+    assert U.size < SPARSE_FROM
+    reached = _moved_sparsely(monkeypatch)
+    np.testing.assert_allclose(cr.grad(LOOPS[name])(U), numerical_gradient(LOOPS[name], U),
+                               rtol=1e-6, atol=1e-8)
+    assert reached == []
 
 
 def _count_dense(monkeypatch) -> list:
@@ -89,7 +119,7 @@ def _transposed_rows(U):
     return np.sum(h)
 
 
-@pytest.mark.parametrize("steps", [100, 800])
+@pytest.mark.parametrize("steps", [SPARSE_FROM // 8, 800])
 def test_a_loop_over_transposed_rows_builds_one_dense_cotangent(steps, monkeypatch):
     """At most one dense array of U's size whatever the length: the second read's sparse
     cotangent starts U's owned buffer, the others are added into it at their index (before:
@@ -175,12 +205,23 @@ def test_a_view_that_copies_is_refused():
 
 
 def test_the_rules_pullback_answers_a_sparse_cotangent_sparsely():
-    x = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    x = np.arange(2.0 * SPARSE_FROM, dtype=np.float32).reshape(2, SPARSE_FROM)
     y, pullback = rrule(np.transpose, x)
-    cotangents = pullback(SparseCotangent(2, np.array([1.0, 2.0], np.float32), (3, 2),
-                                          np.float32))
+    cotangents = pullback(SparseCotangent(2, np.array([1.0, 2.0], np.float32),
+                                          (SPARSE_FROM, 2), np.float32))
     assert cotangents[0] is NoTangent()
     assert type(cotangents[1]) is SparseCotangent and cotangents[1].dtype == np.float32
-    np.testing.assert_array_equal(cotangents[1].unthunk(), [[0, 0, 1], [0, 0, 2]])
+    expected = np.zeros(x.shape, np.float32)
+    expected[:, 2] = [1, 2]
+    np.testing.assert_array_equal(cotangents[1].unthunk(), expected)
     with pytest.raises(Exception, match="shape"):  # a wrong shape is named, not moved
         pullback(SparseCotangent(0, np.ones(2), (2, 2), np.float64))
+
+
+def test_a_small_arrays_rule_answers_a_sparse_cotangent_densely():
+    x = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    y, pullback = rrule(np.transpose, x)
+    cotangent = unthunk(pullback(SparseCotangent(2, np.array([1.0, 2.0], np.float32), (3, 2),
+                                                 np.float32))[1])
+    assert type(cotangent) is np.ndarray and cotangent.dtype == np.float32
+    np.testing.assert_array_equal(cotangent, [[0, 0, 1], [0, 0, 2]])

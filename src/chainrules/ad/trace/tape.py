@@ -51,7 +51,7 @@ from .values import (ARRAY_METAS, NO_META, PLAIN, SCALAR_META, dtype_of, holds_t
 
 __all__ = ["Level", "Tape", "no_garbage_collection", "record", "record_unary", "record_binary",
            "record_output", "no_rule_message", "StructureArgument", "OWNING_PULLBACKS",
-           "ArrayAndNumberForm"]
+           "ArrayAndNumberForm", "BroadcastForm"]
 
 _levels = itertools.count(1)
 _new_object = object.__new__
@@ -464,10 +464,12 @@ def _record_array_form(tape: "Tape", function: Any, form: NumberForm, a: Any, b:
     (``h / s``), Python numbers standing for constants, by its
     `NumberForm`, as numbers are: a record of plain values whose cotangents the backward pass
     computes inline (`chainrules.ad.transforms.reverse`), without a pullback object made and
-    called per operation. Arrays of `STAND_IN_SIZE` elements or more, where the rule keeps
+    called per operation. Two arrays of different shapes broadcast together (``u[:, None] *
+    u``) are recorded by the `BroadcastForm`, whose backward pass sums each argument's
+    partials to its shape. Arrays of `STAND_IN_SIZE` elements or more, where the rule keeps
     less than its arguments (`_ScalarPullback.drop_unneeded`) and per-operation costs matter
-    less, take the rule as before; so does anything broadcast or cast. ``None`` where it does
-    not apply."""
+    less, take the rule as before; so does anything cast. ``None`` where it does not
+    apply."""
     if form.partials is INDEX_READ:
         return None
     array = a if type(a) is _NDARRAY else b
@@ -485,8 +487,13 @@ def _record_array_form(tape: "Tape", function: Any, form: NumberForm, a: Any, b:
         other, other_node = (b, b_node) if array is a else (a, a_node)  # (array: a or b)
         kind = type(other)
         if kind is _NDARRAY:
-            if other.dtype is not dtype or other.shape != shape:
-                return None  # broadcast, or cast
+            if other.dtype is not dtype:
+                return None  # cast
+            if other.shape != shape:
+                if other.size >= STAND_IN_SIZE:
+                    return None
+                form = _broadcast(form)  # each argument's partials summed to its shape
+                shape = None  # the output's, found below
         elif other_node >= 0:
             if kind is not dtype.type:
                 return None  # a traced number of another type
@@ -501,7 +508,10 @@ def _record_array_form(tape: "Tape", function: Any, form: NumberForm, a: Any, b:
             else:
                 a = other
     if type(y) is not _NDARRAY or y.dtype is not dtype or y.shape != shape:
-        return None
+        if shape is not None or type(y) is not _NDARRAY or y.dtype is not dtype or \
+                y.size >= STAND_IN_SIZE:
+            return None
+        shape = y.shape  # (broadcast)
     records = tape.records
     meta = records[a_node if a_node >= 0 else b_node][2]  # the traced argument's: y's too
     if meta[1] is not dtype or meta[2] is not None or meta[0] != shape:
@@ -539,13 +549,41 @@ class ArrayAndNumberForm:
         return self.form.rule(payload[1], payload[2])[1]
 
 
+class BroadcastForm(ArrayAndNumberForm):
+    """The first entry of a `_record_array_form` record of two small arrays of different
+    shapes broadcast together (``u[:, None] * u``, ``x[:, None] - x``): as `ArrayAndNumberForm`,
+    for a backward pass that sums each argument's partials to its shape
+    (`chainrules.core.broadcast.unbroadcast`, the rule's own reduction).
+
+    >>> import numpy as np
+    >>> from chainrules import unthunk
+    >>> from chainrules.core.registry import NUMBER_FORMS
+    >>> form = BroadcastForm(NUMBER_FORMS[np.multiply])
+    >>> u = np.array([1.0, 2.0])
+    >>> pullback = form.pullback((form, u[:, None], u, None))
+    >>> unthunk(pullback(np.ones((2, 2)))[1])  # u[:, None]'s cotangent, sum(u) per row
+    array([[3.],
+           [3.]])
+    """
+
+    __slots__ = ()
+
+
 _NEXT_TO_A_NUMBER: dict = {}  # NumberForm -> its ArrayAndNumberForm
+_BROADCAST: dict = {}  # NumberForm -> its BroadcastForm
 
 
 def _next_to_a_number(form: NumberForm) -> ArrayAndNumberForm:
     found = _NEXT_TO_A_NUMBER.get(form)
     if found is None:
         found = _NEXT_TO_A_NUMBER[form] = ArrayAndNumberForm(form)
+    return found
+
+
+def _broadcast(form: NumberForm) -> BroadcastForm:
+    found = _BROADCAST.get(form)
+    if found is None:
+        found = _BROADCAST[form] = BroadcastForm(form)
     return found
 
 
@@ -582,14 +620,15 @@ def _record_total(tape: "Tape", function: Any, form: NumberForm, x: np.ndarray,
 
 
 def _basic(index: Any) -> bool:
-    """Whether ``index`` is a slice, or a tuple of slices and Python integers (``X[:, j]``):
-    a read of a view, each position once."""
-    if type(index) is slice:
+    """Whether ``index`` is a slice, ``None`` or ``...``, or a tuple of those and Python
+    integers (``X[:, j]``, ``u[:, None]``): a read of a view, each position once."""
+    if type(index) is slice or index is None or index is Ellipsis:
         return True
     if type(index) is not tuple:
         return False
     for part in index:
-        if type(part) is not int and type(part) is not slice:
+        if type(part) is not int and type(part) is not slice and part is not None and \
+                part is not Ellipsis:
             return False
     return True
 

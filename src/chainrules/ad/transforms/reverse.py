@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from ...core.accumulate import accumulate, owned_copy, owned_sum
+from ...core.broadcast import unbroadcast
 from ...core.check_error import CheckError
 from ...core.checking import is_checking
 from ...core.naming import function_name
@@ -37,7 +38,7 @@ from ...core.thunks import InplaceableThunk, Thunk, unthunk
 from ..dispatch.writes import WritePullback
 from ..trace.errors import RuleError
 from ..trace.pairs import add_pair_in_place, dense_pair, is_array_pair, owned_pair_sum
-from ..trace.tape import OWNING_PULLBACKS, ArrayAndNumberForm, StructureArgument
+from ..trace.tape import OWNING_PULLBACKS, ArrayAndNumberForm, BroadcastForm, StructureArgument
 from ..trace.traced import Traced
 
 __all__ = ["backward"]
@@ -196,7 +197,8 @@ def _backward(records: list, seeds: list, retain: bool) -> tuple[list, bytearray
                 # a small array's elementwise operation (`_record_array_form`)
                 if (kind is Thunk or kind is InplaceableThunk or kind is SparseCotangent) and \
                         record[2][2] is None and \
-                        (type(form) is NumberForm or type(form) is ProductForm):
+                        (type(form) is NumberForm or type(form) is ProductForm or
+                         type(form) is ArrayAndNumberForm or type(form) is BroadcastForm):
                     # (a reduction's cotangents are lazy; a sum's and an index read's sparse)
                     cotangent = unthunk(cotangent)
                     kind = type(cotangent)
@@ -213,9 +215,10 @@ def _backward(records: list, seeds: list, retain: bool) -> tuple[list, bytearray
                         if _pull_product_form(slots, owned, records, record, form, pullback,
                                               cotangent, pending):
                             continue
-                    elif type(form) is ArrayAndNumberForm and _pull_array_form(
-                            slots, owned, records, record, form, pullback, cotangent, True):
-                        continue  # h / s: the number's partials summed
+                    elif (type(form) is ArrayAndNumberForm or type(form) is BroadcastForm) \
+                            and _pull_array_form(slots, owned, records, record, form, pullback,
+                                                 cotangent, True):
+                        continue  # h / s, u[:, None] * u: partials summed to their shapes
             pullback = form.pullback(pullback)
         if type(pullback) in OWNING_PULLBACKS:
             if type(pullback) is WritePullback and owned[node] == 1 and \
@@ -308,10 +311,11 @@ def _array_pair(cotangent: Traced, meta: tuple) -> bool:
 
 
 def _pull_array_form(slots: list, owned: bytearray, records: list, record: tuple, form: Any,
-                     payload: tuple, cotangent: np.ndarray, numbers: bool) -> bool:
+                     payload: tuple, cotangent: np.ndarray, summed: bool) -> bool:
     """The cotangents of a `NumberForm`'s record on arrays (`record_binary` on small arrays of
-    one shape and dtype; with ``numbers``, an array and a traced number): ``partial * dy``
-    for each argument (summed for a number), added into its slot; a product
+    one shape and dtype; with ``summed``, an array and a traced number, or arrays broadcast
+    together): ``partial * dy`` for each argument (with ``summed``, summed to its shape),
+    added into its slot; a product
     is the pass's own buffer, so what is added to it later is added in place. False, with
     nothing added, where ``dy`` or a product is not of the output's shape and dtype (a
     partial that casts): then the rule's own pullback, which projects."""
@@ -332,12 +336,20 @@ def _pull_array_form(slots: list, owned: bytearray, records: list, record: tuple
             if type(part) is not _NDARRAY or part.dtype is not dtype or part.shape != shape:
                 return False
         parts.append((parent, part, position))
-    if numbers:  # a number next to the array (h / s: `ArrayAndNumberForm`): its partials summed
+    if summed:  # partials summed to each argument's shape: a number's (h / s:
+        # `ArrayAndNumberForm`), a broadcast array's (u[:, None] * u: `BroadcastForm`)
         for k, (parent, part, position) in enumerate(parts):
-            number = records[parent][2][2]
+            meta = records[parent][2]
+            number = meta[2]
             if number is not None:
                 part = _ADD_REDUCE(part)
                 if type(part) is not number:
+                    return False
+                parts[k] = (parent, part, position)
+            elif meta[0] != shape:
+                part = unbroadcast(part, meta[0])
+                if type(part) is not _NDARRAY or part.dtype is not dtype or \
+                        part.shape != meta[0]:
                     return False
                 parts[k] = (parent, part, position)
     for parent, part, position in parts:

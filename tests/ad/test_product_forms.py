@@ -1,11 +1,12 @@
 """Product forms (`chainrules.core.registry.ProductForm`): ``W @ h``, ``np.matmul(W, H)``
-and ``np.dot(W, h)`` of a real matrix and a real vector or matrix of its dtype, recorded as
+and ``np.dot(W, h)`` of a real matrix and a real vector or matrix of its dtype, and ``h @ W``
+of a real vector and matrix, recorded as
 the two arguments, whose cotangents the backward pass computes by matmul's own formulas,
 without a pullback object per operation (an RNN step's product: 142k -> 78k instructions,
 callgrind).
 
 Gradients are checked against central differences and against backpropagation written by
-hand; what the path leaves to the rule (complex, mixed dtypes, 1-d first arguments, stacks,
+hand; what the path leaves to the rule (complex, mixed dtypes, two vectors, stacks,
 lazy and sparse cotangents), sums into owned buffers, repeated passes, second derivatives, the
 checking mode and a rule registered over matmul's."""
 
@@ -58,7 +59,15 @@ CASES = {  # name: (loss of a and b, a, b, whether the form records it)
                                      False),
     "float32": (lambda a, b: np.sum(np.sin(a @ b)), A.astype(np.float32),
                 V.astype(np.float32), True),
-    "vector @ matrix (the rule)": (lambda a, b: np.sum(np.sin(a @ b)), V, B, False),
+    "vector @ matrix": (lambda a, b: np.sum(np.sin(a @ b)), V, B, True),
+    "np.dot of a vector and a matrix": (lambda a, b: np.sum(np.cos(np.dot(a, b))), V, B,
+                                        True),
+    "vector @ matrix, float32": (lambda a, b: np.sum(np.sin(a @ b)), V.astype(np.float32),
+                                 B.astype(np.float32), True),
+    "vector @ matrix, mixed dtypes (the rule)": (lambda a, b: np.sum(np.sin(a @ b)),
+                                                 V.astype(np.float32), B, False),
+    "vector @ complex matrix (the rule)": (lambda a, b: np.sum(np.abs(a @ b) ** 2), V,
+                                           B - 0.5j, False),
     "mixed dtypes (the rule)": (lambda a, b: np.sum(np.sin(a @ b)), A,
                                 V.astype(np.float32), False),
     "complex (the rule)": (lambda a, b: np.sum(np.abs(a @ b) ** 2), A + 1j * A[::-1],
@@ -90,6 +99,12 @@ def test_a_constant_on_either_side():
     ga = cr.grad(lambda a: np.sum(np.sin(a @ V)))(A)
     np.testing.assert_allclose(ga, np.outer(np.cos(A @ V), V), rtol=1e-12)
     assert _by_form(lambda v: np.sum(A @ v), V) and _by_form(lambda a: np.sum(a @ V), A)
+    # a vector times a matrix: h @ B's cotangents B @ dy and outer(h, dy)
+    gv = cr.grad(lambda v: np.sum(np.sin(v @ B)))(V)
+    np.testing.assert_allclose(gv, B @ np.cos(V @ B), rtol=1e-12)
+    gb = cr.grad(lambda b: np.sum(np.sin(V @ b)))(B)
+    np.testing.assert_allclose(gb, np.outer(V, np.cos(V @ B)), rtol=1e-12)
+    assert _by_form(lambda v: np.sum(v @ B), V) and _by_form(lambda b: np.sum(V @ b), B)
 
 
 def test_an_rnn_against_backpropagation_by_hand():
@@ -230,6 +245,14 @@ def _rnn(W, U):
     return np.sum(h * h)
 
 
+def _rnn_in_rows(W, U):
+    """The RNN written with row vectors, as many ML codes are: ``h @ W``, ``U[t]``."""
+    h = np.zeros(W.shape[0], dtype=W.dtype)
+    for t in range(U.shape[0]):
+        h = np.tanh(h @ W + U[t])
+    return np.sum(h * h)
+
+
 W6 = np.random.default_rng(11).normal(scale=0.4, size=(6, 6))
 U6 = np.random.default_rng(12).normal(size=(6, 5))
 HVP_CASES = {  # name: (f, x, products recorded on pairs: an rnn's first, of zeros, is not)
@@ -243,6 +266,9 @@ HVP_CASES = {  # name: (f, x, products recorded on pairs: an rnn's first, of zer
     "a sparse cotangent (the rule)": (lambda a: (a @ B)[1, 0] ** 3 + np.sum((a @ B) ** 2), A,
                                       2),
     "float32": (lambda W: _rnn(W, U6.astype(np.float32)), W6.astype(np.float32), 4),
+    "an rnn in rows (h @ W)": (lambda W: _rnn_in_rows(W, U6.T.copy()), W6, 4),
+    "an rnn in rows, in its inputs": (lambda U: _rnn_in_rows(W6, U), U6.T.copy(), 4),
+    "a vector times a matrix": (lambda v: np.sum(np.sin(v @ B) * (v[:2] @ A[:2, :2])), V, 2),
 }
 
 
@@ -369,3 +395,41 @@ def test_outer_products_with_their_tangents_under_hvp():
     assert sum(count for count, _, _ in sums) == 11
     # each batch: the values' products and the tangents' (two per step), bounded as above
     assert all(kept <= matrix for _, kept, matrix in sums)
+
+
+@pytest.mark.parametrize("shape, steps", [((8, 8), 40), ((3, 3), 1), ((4, 6), 9)])
+def test_an_rnn_in_rows_against_backpropagation_by_hand(shape, steps):
+    """``h @ W``: W's cotangent outer(h, dy) summed in batches as W @ h's is (`outer_of_b`),
+    against backpropagation through time written by hand."""
+    rng = np.random.default_rng(9)
+    W = rng.normal(scale=0.4, size=(shape[0], shape[0]))
+    U = rng.normal(size=(steps, shape[0]))
+    (gW, gU), sums = _outer_sums(_rnn_in_rows, W, U)
+    dW, dU = _rnn_by_hand(W.T, U.T)  # h @ W is W.T @ h
+    np.testing.assert_allclose(gW, dW.T, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(gU, dU.T, rtol=1e-12, atol=1e-14)
+    assert sum(count for count, _, _ in sums) == steps
+    assert all(kept <= max(matrix, 2 * shape[0]) for _, kept, matrix in sums)
+    assert _by_form(_rnn_in_rows, W, U)
+
+
+def test_a_vector_times_a_wide_matrix_in_float32():
+    rng = np.random.default_rng(10)
+    M = rng.normal(scale=0.3, size=(3, 7)).astype(np.float32)
+    h = rng.normal(size=3).astype(np.float32)
+
+    def f(M, h):  # M read by products at each step and by a sum
+        total = np.sum(M ** 2)
+        for _ in range(5):
+            y = np.tanh(h @ M)
+            total = total + np.sum(y)
+            h = y[:3] + y[3:6]
+        return total
+
+    (gM, gh), sums = _outer_sums(f, M, h)
+    assert gM.dtype == np.float32 and gh.dtype == np.float32 and sums
+    wide = M.astype(np.float64), h.astype(np.float64)
+    np.testing.assert_allclose(gM, numerical_gradient(lambda M: f(M, wide[1]), wide[0]),
+                               rtol=1e-3, atol=1e-4)
+    np.testing.assert_allclose(gh, numerical_gradient(lambda h: f(wide[0], h), wide[1]),
+                               rtol=1e-3, atol=1e-4)

@@ -714,9 +714,10 @@ class ProductForm:
     - ``pullback(payload)``: the pullback ``rule`` returns for the same call, for any other
       cotangent (lazy, sparse, traced) and for the checking mode; ``payload`` is what an
       engine records, ``(form, a, b)``;
-    - ``outer_of_a(a, b)`` (optional): whether ``a``'s cotangent is the outer product
-      ``np.multiply.outer(dy, b)`` of two vectors (a matrix times a vector), so that an
-      engine may sum many of them by one matrix product instead of one buffer each.
+    - ``outer(a, b)`` (optional): which argument's cotangent is an outer product of two
+      vectors, so that an engine may sum many of them by one matrix product instead of one
+      buffer each: 1 for ``a``'s, ``np.multiply.outer(dy, b)`` (a matrix times a vector); 2
+      for ``b``'s, ``np.multiply.outer(a, dy)`` (a vector times a matrix); 0 for neither.
 
     The product is bilinear, and each formula reads ``dy`` and the other argument only,
     linearly in each: so an engine running forward over reverse (``hvp``) may record it on
@@ -737,13 +738,13 @@ class ProductForm:
     array([4., 4., 4.])
     """
 
-    __slots__ = ("rule", "applies", "cotangents", "pullback", "outer_of_a")
+    __slots__ = ("rule", "applies", "cotangents", "pullback", "outer")
 
     def __init__(self, rule: Callable, applies: Callable, cotangents: tuple,
-                 pullback: Callable, outer_of_a: Callable | None = None):
+                 pullback: Callable, outer: Callable | None = None):
         self.rule, self.applies, self.cotangents, self.pullback = \
             rule, applies, cotangents, pullback
-        self.outer_of_a = outer_of_a
+        self.outer = outer
 
 
 class RuleConfig:

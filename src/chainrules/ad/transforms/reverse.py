@@ -390,10 +390,11 @@ def _pull_product_pairs(slots: list, owned: bytearray, records: list, record: tu
     if type(dy) is not _NDARRAY or dy.dtype is not dtype or dy.shape != shape:
         return False
     cotangent_of_a, cotangent_of_b = form.cotangents
+    outer = 0 if form.outer is None else form.outer(a, b)
     for position, parent in ((1, record[3]), (2, record[4])):
         if parent < 0:
             continue
-        if position == 1 and form.outer_of_a is not None and form.outer_of_a(a, b):
+        if position == outer == 1:
             # W @ h: outer(dy, h) and its tangent outer(dy, dh) + outer(ddy, h), summed later
             terms = []
             if db is not None:
@@ -401,6 +402,16 @@ def _pull_product_pairs(slots: list, owned: bytearray, records: list, record: tu
             if ddy is not None:
                 terms.append((ddy, b))
             _defer_outer(pending, slots, owned, records, parent, record[1], dy, b, trace,
+                         terms)
+            continue
+        if position == outer == 2:
+            # h @ W: outer(h, dy) and its tangent outer(dh, dy) + outer(h, ddy), summed later
+            terms = []
+            if da is not None:
+                terms.append((da, dy))
+            if ddy is not None:
+                terms.append((a, ddy))
+            _defer_outer(pending, slots, owned, records, parent, record[1], a, dy, trace,
                          terms)
             continue
         if position == 1:
@@ -499,8 +510,8 @@ def _pull_product_form(slots: list, owned: bytearray, records: list, record: tup
     the recorded arguments, a new array, which becomes its slot's own buffer or is added
     into the slot. False, with nothing added, where ``dy`` is not of the output's shape and
     dtype: then the rule's own pullback, which projects. A matrix's cotangent that is an
-    outer product (``W @ h``'s: `ProductForm.outer_of_a`) is summed with the others of its
-    node by one matrix product (`_defer_outer`)."""
+    outer product (``W @ h``'s, ``h @ W``'s: `ProductForm.outer`) is summed with the others
+    of its node by one matrix product (`_defer_outer`)."""
     shape, dtype, _ = record[2]
     a, b = payload[1], payload[2]
     if type(a) is Traced or type(b) is Traced:  # (recorded under hvp)
@@ -508,13 +519,18 @@ def _pull_product_form(slots: list, owned: bytearray, records: list, record: tup
                                    pending)
     if cotangent.dtype is not dtype or cotangent.shape != shape:
         return False
+    outer = 0 if form.outer is None else form.outer(a, b)
     for position, cotangent_of in enumerate(form.cotangents, 1):
         parent = record[position + 2]
         if parent < 0:
             continue
-        if position == 1 and form.outer_of_a is not None and form.outer_of_a(a, b):
-            _defer_outer(pending, slots, owned, records, parent, record[1], cotangent, b,
-                         None, ())
+        if position == outer:
+            if outer == 1:
+                _defer_outer(pending, slots, owned, records, parent, record[1], cotangent, b,
+                             None, ())
+            else:
+                _defer_outer(pending, slots, owned, records, parent, record[1], a, cotangent,
+                             None, ())
             continue
         part = cotangent_of(a, b, cotangent)
         if slots[parent] is None:

@@ -112,30 +112,43 @@ def _is_array(x: Any) -> bool:
     return type(x) is np.ndarray or _is_traced_array(x)
 
 
+def _outer(left, right):
+    # np.outer is np.multiply.outer of vectors; traced values have the function only
+    return np.multiply.outer(left, right) if type(left) is np.ndarray and \
+        type(right) is np.ndarray else np.outer(left, right)
+
+
 def _matrix_product_da(a, b, dy):
-    """The cotangent of ``a`` in ``a @ b``, a real matrix times a real vector or matrix."""
+    """The cotangent of ``a`` in ``a @ b``, a matrix times a real vector or matrix, or a
+    vector times a real matrix."""
+    if a.ndim == 1:
+        return b @ dy
     if b.ndim == 2:
         return dy @ b.T
-    # np.outer is np.multiply.outer of vectors; traced values have the function only
-    return np.multiply.outer(dy, b) if type(dy) is np.ndarray and type(b) is np.ndarray \
-        else np.outer(dy, b)
+    return _outer(dy, b)
 
 
 def _matrix_product_db(a, b, dy):
-    """The cotangent of ``b`` in ``a @ b``, a real matrix times a vector or matrix."""
+    """The cotangent of ``b`` in ``a @ b``, a real matrix times a vector or matrix, or a
+    real vector times a matrix."""
+    if a.ndim == 1:
+        return _outer(a, dy)
     return a.T @ dy
 
 
 def _is_matrix_product(a, b) -> bool:
-    """Whether ``a @ b`` is a real matrix times a vector or a matrix of its dtype: the
-    products of `_matrix_product_da`, `_matrix_product_db` and of matmul's `ProductForm`."""
-    return a.ndim == 2 and 1 <= b.ndim <= 2 and a.dtype == b.dtype and a.dtype.kind == "f"
+    """Whether ``a @ b`` is a real matrix times a vector or a matrix of its dtype, or a real
+    vector times such a matrix: the products of `_matrix_product_da`, `_matrix_product_db`
+    and of matmul's `ProductForm`."""
+    return (a.ndim == 2 and 1 <= b.ndim <= 2 or a.ndim == 1 and b.ndim == 2) and \
+        a.dtype == b.dtype and a.dtype.kind == "f"
 
 
 def _matmul_da(call, dy):
     a, b = call.args[:2]
-    if _is_array(a) and _is_array(b) and a.ndim == 2 \
-            and b.dtype.kind == "f" and 1 <= b.ndim <= 2:  # real matrix-vector or matrix-matrix
+    if _is_array(a) and _is_array(b) and b.dtype.kind == "f" and \
+            (a.ndim == 2 and 1 <= b.ndim <= 2 or a.ndim == 1 and b.ndim == 2):
+        # a matrix times a real vector or matrix, a vector times a real matrix
         return _matrix_product_da(a, b, dy)
     if _is_array(a) and _is_array(b) and a.ndim == 1 and b.ndim == 1:
         return dy * conj(b)  # two vectors: a number times the other
@@ -147,8 +160,9 @@ def _matmul_da(call, dy):
 
 def _matmul_db(call, dy):
     a, b = call.args[:2]
-    if _is_array(a) and _is_array(b) and a.ndim == 2 \
-            and a.dtype.kind == "f" and 1 <= b.ndim <= 2:  # real matrix times vector or matrix
+    if _is_array(a) and _is_array(b) and a.dtype.kind == "f" and \
+            (a.ndim == 2 and 1 <= b.ndim <= 2 or a.ndim == 1 and b.ndim == 2):
+        # a real matrix times a vector or matrix, a real vector times a matrix
         return _matrix_product_db(a, b, dy)
     if _is_array(a) and _is_array(b) and a.ndim == 1 and b.ndim == 1:
         return dy * conj(a)
@@ -1011,7 +1025,8 @@ for _product_function in (np.matmul, np.dot):  # of a matrix, np.dot(W, h) is W 
         (_matrix_product_da, _matrix_product_db),
         lambda payload, rule=rrule.lookup(_product_function)[0]: rule(payload[1],
                                                                       payload[2])[1],
-        lambda a, b: b.ndim == 1)  # W @ h: W's cotangent is np.multiply.outer(dy, h)
+        # W @ h: W's cotangent is np.multiply.outer(dy, h); h @ W: np.multiply.outer(h, dy)
+        lambda a, b: 1 if b.ndim == 1 else 2 if a.ndim == 1 else 0)
 define(np.tensordot, _product(_tensordot_axes, of_b=False), _product(_tensordot_axes, of_b=True))
 define(np.inner, _product(_inner_axes, of_b=False), _product(_inner_axes, of_b=True))
 define(np.vdot, _vdot_da, _vdot_db)

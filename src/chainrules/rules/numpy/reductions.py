@@ -431,10 +431,13 @@ def _diff_adjoint(call: Call) -> Any:
 
     def adjoint(dy: Any) -> np.ndarray:
         g = as_array(dy)
-        pad = [(0, 0)] * g.ndim
-        pad[axis] = (1, 1)
         for _ in range(call["n"]):
-            g = -np.diff(np.pad(g, pad), axis=axis)
+            # g between two zeros along the axis (np.concatenate: np.pad's Python layer costs
+            # five times as much on a small array)
+            edge = list(np.shape(g))
+            edge[axis] = 1
+            zeros = np.zeros(edge, np.result_type(g))
+            g = -np.diff(np.concatenate([zeros, g, zeros], axis=axis), axis=axis)
         return g
 
     return adjoint, axis, slices

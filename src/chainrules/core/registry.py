@@ -26,7 +26,8 @@ from .tangents import NoTangent, ZeroTangent
 __all__ = ["RuleConfig", "DEFAULT_CONFIG", "RuleTable", "rrule", "frule", "non_differentiable", "NON_DIFFERENTIABLE",
            "PRIMITIVE_MARK", "UnusedRuleWarning", "recorded_whole", "writes_in_place",
            "WRITES_IN_PLACE", "add_lazy_loader", "load_lazy_rules", "DUAL_FORMS", "dual_form",
-           "NUMBER_FORMS", "NumberForm", "INDEX_READ", "PRODUCT_FORMS", "ProductForm", "EVERY_COTANGENT_PULLBACKS",
+           "NUMBER_FORMS", "NumberForm", "INDEX_READ", "PRODUCT_FORMS", "ProductForm", "VIEW_FORMS", "ViewForm",
+           "EVERY_COTANGENT_PULLBACKS",
            "register_alias", "stands_for", "register_method", "positional_call", "carries_derivative",
            "KeywordArgumentError"]
 
@@ -745,6 +746,41 @@ class ProductForm:
         self.rule, self.applies, self.cotangents, self.pullback = \
             rule, applies, cotangents, pullback
         self.outer = outer
+
+
+VIEW_FORMS: dict = {}  # function -> its ViewForm
+
+
+class ViewForm:
+    """How an engine may record a function that moves its argument's elements without
+    changing them (``x.T``, ``x.reshape(4, 4)``, ``np.ravel(x)``) without calling its rrule
+    ``rule``: as a record of the argument's shape, whose cotangent the backward pass computes
+    as ``back(dy, shape)``, a view of ``dy`` (the rule's own formula: nothing computed,
+    nothing projected).
+
+    - ``applies(x, *options)``: whether the form covers the call (the engine checks that
+      ``x`` is a real ndarray and that the options are constants);
+    - ``back(dy, shape)``: the cotangent of an argument of ``shape`` for a ``dy`` of the
+      output's shape and dtype;
+    - ``pullback(payload)``: the pullback ``rule`` returns for the same call, for any other
+      cotangent (lazy, sparse, traced) and for the checking mode; ``payload`` is what an
+      engine records, ``(form, shape, dtype, options)``.
+
+    A form is used only while ``rule`` is the function's registered rrule.
+
+    >>> import numpy as np
+    >>> def flipped(x): return x[::-1]
+    >>> def flipped_rule(x): return flipped(x), lambda dy: (NoTangent(), dy[::-1])
+    >>> form = ViewForm(flipped_rule, lambda x: x.ndim == 1, lambda dy, shape: dy[::-1],
+    ...                 lambda payload: flipped_rule(np.zeros(payload[1], payload[2]))[1])
+    >>> form.back(np.array([1.0, 2.0]), (2,))
+    array([2., 1.])
+    """
+
+    __slots__ = ("rule", "applies", "back", "pullback")
+
+    def __init__(self, rule: Callable, applies: Callable, back: Callable, pullback: Callable):
+        self.rule, self.applies, self.back, self.pullback = rule, applies, back, pullback
 
 
 class RuleConfig:

@@ -37,7 +37,7 @@ from ...core.config import RuleConfig
 from ...core.naming import function_name
 from ...core.scalar_rule import STAND_IN_SIZE
 from ...core.registry import (DUAL_FORMS, FIRST_ORDER_ONLY, INDEX_READ, NUMBER_FORMS, NumberForm,
-                              PRODUCT_FORMS, WRITES_IN_PLACE, KeywordArgumentError,
+                              PRODUCT_FORMS, VIEW_FORMS, WRITES_IN_PLACE, KeywordArgumentError, ViewForm,
                               positional_call, rrule)
 from ...core.tangents import NoTangent, Tangent
 from ...core.structure import (is_structure, leaves, replace_leaves, replace_paths,
@@ -274,6 +274,12 @@ def record_unary(function: Any, x: "Traced") -> Any:
             recorded = _record_array_form(tape, function, form, x.primal, None, x.node, -1)
             if recorded is not None:
                 return recorded
+        else:  # x.T, np.ravel(x)
+            form = _VIEW_FORMS.get(function)
+            if form is not None and form.rule is entry[0]:
+                recorded = _record_view(tape, function, form, primals, parents)
+                if recorded is not None:
+                    return recorded
     if type(x.primal) is Traced and x.primal.tape.runs_dual_forms:
         recorded = _record_dual(tape, function, entry[0], primals, parents, _NO_KEYWORDS)
         if recorded is not None:
@@ -447,6 +453,7 @@ def record_binary(function: Any, a: Any, b: Any) -> Any:
 
 _NUMBER_FORMS = NUMBER_FORMS
 _PRODUCT_FORMS = PRODUCT_FORMS
+_VIEW_FORMS = VIEW_FORMS
 _NDARRAY = np.ndarray
 # The number types recorded by NumberForms, each with its records' meta; their array dtypes
 _F64, _F32 = np.float64, np.float32
@@ -619,6 +626,33 @@ def _record_total(tape: "Tape", function: Any, form: NumberForm, x: np.ndarray,
     return traced
 
 
+def _record_view(tape: "Tape", function: Any, form: ViewForm, primals: tuple,
+                 parents: tuple) -> Any:
+    """Record ``function(x, *options)`` (``x.T``, ``x.reshape(4, 4)``) of a float64 or
+    float32 array of fewer than `STAND_IN_SIZE` elements, constant options, by its
+    `ViewForm`: the argument's shape, from which the backward pass computes its cotangent as
+    a view of ``dy``. ``None`` where it does not apply (larger arrays keep a sparse
+    cotangent sparse through the rule's pullback; other dtypes)."""
+    x = primals[0]
+    if x.dtype not in _FORM_DTYPES or x.size >= STAND_IN_SIZE or parents[0] < 0:
+        return None
+    for parent in parents[1:]:
+        if parent >= 0:
+            return None  # a traced option
+    if not form.applies(*primals):
+        return None
+    y = function(*primals)
+    if type(y) is not _NDARRAY or y.dtype is not x.dtype:
+        return None
+    records = tape.records
+    records.append(((form, x.shape, x.dtype, primals[1:]), function,
+                    ARRAY_METAS.get((y.shape, y.dtype)) or
+                    record_meta(y.shape, y.dtype, _NDARRAY)) + parents)
+    traced = _new_object(Traced)
+    traced.primal, traced.tape, traced.node = y, tape, len(records) - 1
+    return traced
+
+
 def _basic(index: Any) -> bool:
     """Whether ``index`` is a slice, ``None`` or ``...``, or a tuple of those and Python
     integers (``X[:, j]``, ``u[:, None]``): a read of a view, each position once."""
@@ -749,6 +783,12 @@ def _apply(tape: Tape, function: Any, primals: tuple, parents: tuple, kwargs: di
             form = _PRODUCT_FORMS.get(function)  # np.dot(W, h): as W @ h in record_binary
             if form is not None and form.rule is rule and form.applies(*primals):
                 return _record_product(tape, function, form, primals, parents)
+        if primals and type(primals[0]) is _NDARRAY and not kwargs:
+            form = _VIEW_FORMS.get(function)  # x.reshape(4, 4), np.transpose(x)
+            if form is not None and form.rule is rule:
+                recorded = _record_view(tape, function, form, primals, parents)
+                if recorded is not None:
+                    return recorded
         for primal in primals:
             if type(primal) is Traced and primal.tape.runs_dual_forms:
                 recorded = _record_dual(tape, function, rule, primals, parents, kwargs)

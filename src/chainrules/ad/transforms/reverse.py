@@ -30,7 +30,8 @@ from ...core.broadcast import unbroadcast
 from ...core.check_error import CheckError
 from ...core.checking import is_checking
 from ...core.naming import function_name
-from ...core.registry import EVERY_COTANGENT_PULLBACKS, INDEX_READ, NumberForm, ProductForm
+from ...core.registry import (EVERY_COTANGENT_PULLBACKS, INDEX_READ, NumberForm, ProductForm,
+                              ViewForm)
 from ...core.sparse import SparseCotangent, SparseSum
 from ...core.tangents import AbstractZero, NoTangent
 from ...core.thunks import InplaceableThunk, Thunk, unthunk
@@ -198,7 +199,8 @@ def _backward(records: list, seeds: list, retain: bool) -> tuple[list, bytearray
                 if (kind is Thunk or kind is InplaceableThunk or kind is SparseCotangent) and \
                         record[2][2] is None and \
                         (type(form) is NumberForm or type(form) is ProductForm or
-                         type(form) is ArrayAndNumberForm or type(form) is BroadcastForm):
+                         type(form) is ArrayAndNumberForm or type(form) is BroadcastForm or
+                         type(form) is ViewForm):
                     # (a reduction's cotangents are lazy; a sum's and an index read's sparse)
                     cotangent = unthunk(cotangent)
                     kind = type(cotangent)
@@ -219,6 +221,9 @@ def _backward(records: list, seeds: list, retain: bool) -> tuple[list, bytearray
                             and _pull_array_form(slots, owned, records, record, form, pullback,
                                                  cotangent, True):
                         continue  # h / s, u[:, None] * u: partials summed to their shapes
+                    elif type(form) is ViewForm and _pull_view(
+                            slots, owned, records, node, record, form, pullback, cotangent):
+                        continue  # x.T, x.reshape(4, 4): a view of dy
             pullback = form.pullback(pullback)
         if type(pullback) in OWNING_PULLBACKS:
             if type(pullback) is WritePullback and owned[node] == 1 and \
@@ -481,6 +486,26 @@ def _add_outer_sum(slots: list, owned: bytearray, records: list, node: int,
         owned[node] = _OWNED_PAIR if tangent_lefts else 1
     else:
         _contribute(slots, owned, records, node, part, function, 1)
+
+
+def _pull_view(slots: list, owned: bytearray, records: list, node: int, record: tuple,
+               form: ViewForm, payload: tuple, cotangent: np.ndarray) -> bool:
+    """The cotangent of a `ViewForm`'s record (``x.T``, ``x.reshape(4, 4)``): the form's
+    ``back``, a view of ``dy``, which is the pass's own buffer where ``dy`` was. False, with
+    nothing added, where ``dy`` is not of the output's shape and dtype: then the rule's own
+    pullback, which projects."""
+    if cotangent.dtype is not record[2][1] or cotangent.shape != record[2][0]:
+        return False
+    part = form.back(cotangent, payload[1])
+    if type(part) is not _NDARRAY or part.dtype is not payload[2] or part.shape != payload[1]:
+        return False
+    parent = record[3]
+    if slots[parent] is None:
+        slots[parent] = part
+        owned[parent] = owned[node] == 1  # (dy's slot is cleared: its buffer is no one else's)
+    else:
+        _contribute(slots, owned, records, parent, part, record[1], 1)
+    return True
 
 
 def _pull_index_read(slots: list, owned: bytearray, records: list, record: tuple,

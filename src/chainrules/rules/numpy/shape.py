@@ -22,7 +22,7 @@ import numpy as np
 
 from ...core.broadcast import unbroadcast
 from ...core.dtypes import as_array, is_plain
-from ...core.registry import recorded_whole
+from ...core.registry import VIEW_FORMS, ViewForm, recorded_whole, rrule
 from ...core.sparse import scatter_sum, through_reshape, through_view
 from ...core.tangents import AbstractZero
 from ..define import Call, define, linear, normalize_axis_tuple, unsupported
@@ -91,6 +91,23 @@ def _transpose_back(call: Call, dy: Any) -> Any:
 
 
 define(np.transpose, _transpose_back, sparse=moved_by_strides)
+
+
+def _view_form(function: Any, applies: Any, back: Any) -> None:
+    """Register ``function``'s `ViewForm` (an engine records ``x.T``, ``x.reshape(4, 4)`` of a
+    small real array as its shape): ``back`` is the rule's formula; any other cotangent goes
+    to the rule's pullback, made for an array of the argument's shape and dtype (it reads
+    nothing else)."""
+    rule = rrule.lookup(function)[0]
+    VIEW_FORMS[function] = ViewForm(
+        rule, applies, back,
+        lambda payload: rule(np.broadcast_to(payload[2].type(0), payload[1]), *payload[3])[1])
+
+
+_view_form(np.transpose, lambda x, axes=None: axes is None, lambda dy, shape: dy.T)
+_view_form(np.reshape, lambda x, shape, order="C": order == "C",
+           lambda dy, shape: dy.reshape(shape))
+_view_form(np.ravel, lambda x, order="C": order == "C", lambda dy, shape: dy.reshape(shape))
 
 
 # --- joining: "reshape each element, concatenate along an axis" ----------------------------------

@@ -47,7 +47,8 @@ def _records(f, *args):
 
 def _by_form(f, *args) -> bool:
     records = _records(f, *args)
-    return (np.matmul, True) in records or (np.dot, True) in records
+    return (np.matmul, True) in records or (np.dot, True) in records or \
+        (np.outer, True) in records
 
 
 CASES = {  # name: (loss of a and b, a, b, whether the form records it)
@@ -64,6 +65,13 @@ CASES = {  # name: (loss of a and b, a, b, whether the form records it)
                                         True),
     "vector @ matrix, float32": (lambda a, b: np.sum(np.sin(a @ b)), V.astype(np.float32),
                                  B.astype(np.float32), True),
+    "np.outer": (lambda a, b: np.sum(np.sin(np.outer(a, b))), V, B[:, 0].copy(), True),
+    "np.outer, float32": (lambda a, b: np.sum(np.sin(np.outer(a, b))), V.astype(np.float32),
+                          B[:, 1].astype(np.float32), True),
+    "np.outer of matrices (the rule)": (lambda a, b: np.sum(np.sin(np.outer(a, b))), A, B,
+                                        False),
+    "np.outer, complex (the rule)": (lambda a, b: np.sum(np.abs(np.outer(a, b)) ** 2),
+                                     V - 0.5j, V, False),
     "vector @ matrix, mixed dtypes (the rule)": (lambda a, b: np.sum(np.sin(a @ b)),
                                                  V.astype(np.float32), B, False),
     "vector @ complex matrix (the rule)": (lambda a, b: np.sum(np.abs(a @ b) ** 2), V,
@@ -269,6 +277,7 @@ HVP_CASES = {  # name: (f, x, products recorded on pairs: an rnn's first, of zer
     "an rnn in rows (h @ W)": (lambda W: _rnn_in_rows(W, U6.T.copy()), W6, 4),
     "an rnn in rows, in its inputs": (lambda U: _rnn_in_rows(W6, U), U6.T.copy(), 4),
     "a vector times a matrix": (lambda v: np.sum(np.sin(v @ B) * (v[:2] @ A[:2, :2])), V, 2),
+    "np.outer": (lambda v: np.sum(np.cos(np.outer(v, v[::-1])) * A[:3]), V, 1),
 }
 
 

@@ -1031,6 +1031,13 @@ define(np.tensordot, _product(_tensordot_axes, of_b=False), _product(_tensordot_
 define(np.inner, _product(_inner_axes, of_b=False), _product(_inner_axes, of_b=True))
 define(np.vdot, _vdot_da, _vdot_db)
 define(np.outer, _outer_da, _outer_db)
+# np.outer of two real vectors of one dtype: recorded as the arguments (core.registry), their
+# cotangents the rule's own formulas on real vectors
+PRODUCT_FORMS[np.outer] = ProductForm(
+    rrule.lookup(np.outer)[0],
+    lambda a, b: a.ndim == 1 and b.ndim == 1 and a.dtype == b.dtype and a.dtype.kind == "f",
+    (lambda a, b, dy: dy @ b, lambda a, b, dy: a @ dy),
+    lambda payload, rule=rrule.lookup(np.outer)[0]: rule(payload[1], payload[2])[1])
 define(np.kron, _kron_cotangent(of_b=False), _kron_cotangent(of_b=True))
 define(np.einsum, every=_einsum_cotangent)
 define(np.linalg.inv, lambda call, dy: -H(call.y) @ dy @ H(call.y),

@@ -432,11 +432,11 @@ def test_a_column_loop_adds_into_one_owned_buffer():
     assert set(_slices_of(columns, X)) == {True}
 
 
-@pytest.mark.parametrize("case", ["integer array", "mask", "integers", "complex",
+@pytest.mark.parametrize("case", ["integer array in a tuple", "mask", "integers", "complex",
                                   "numpy integer"])
 def test_what_the_slice_read_leaves_to_the_rule(case):
     x = {"integers": np.arange(12).reshape(3, 4), "complex": M + 1j}.get(case, M)
-    index = {"integer array": (slice(None), np.array([0, 0, 2])), "mask": M > 0.8,
+    index = {"integer array in a tuple": (slice(None), np.array([0, 0, 2])), "mask": M > 0.8,
              "numpy integer": (slice(None), np.int64(2))}.get(case, (slice(None), 1))
     if case == "integers":  # an integer array is a constant: its slice too, no record
         assert cr.grad(lambda y: np.sum(x[index] * y))(2.0) == np.sum(x[index])
@@ -615,3 +615,62 @@ def test_a_softmaxs_sum_takes_the_array_and_number_form_with_a_sparse_cotangent(
     expected = p * W - p * np.sum(p * W)  # (the second sum is 1: no gradient)
     np.testing.assert_allclose(cr.grad(f)(X), expected, rtol=1e-10, atol=1e-15)
     assert all(made for called, made in _records(f, X) if called is operator.truediv)
+
+
+# --- reads at an integer array or list, x[idx] (integers that may repeat) ------------------------
+
+@pytest.mark.parametrize("index", [np.array([0, 2, 2, 4, 0, 0]), [1, 1, 3], [-1, 0, -1],
+                                   np.array([[0, 1], [1, 1]]), np.array([], dtype=np.intp),
+                                   np.array([3], dtype=np.uint8)], ids=repr)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_integer_reads_sum_repeats_in_index_order(index, dtype):
+    # d/dx sum(w * x[idx]) = bincount(idx, w): each position's weights summed in index order,
+    # as np.add.at on zeros sums them (the dense value of a SparseCotangent): bit for bit
+    x = X.astype(dtype)
+    positions = np.asarray(index, dtype=np.intp) % 5
+    w = np.linspace(0.1, 0.7, positions.size).reshape(positions.shape).astype(dtype)
+
+    def f(x):
+        return np.sum(w * x[index])
+
+    gradient = cr.grad(f)(x)
+    assert gradient.dtype == dtype
+    expected = np.zeros(5, dtype)
+    np.add.at(expected, positions, w)
+    np.testing.assert_array_equal(gradient, expected)
+    assert _slices_of(f, x) == [True]
+
+
+def test_integer_reads_added_into_a_buffer_of_a_small_x_and_of_a_long_one():
+    # an integer read's cotangent added to others of x (owned buffer), of a small x and of
+    # a long one (its SparseCotangent grouped: no dense array per read); exact sums
+    index = np.array([1, 1, 3, 0])
+
+    def f(x):
+        return np.sum(x[index] * x[index[::-1]]) + np.sum(x[:4] ** 2) + x[1] * 3.0
+
+    for x in (X, np.linspace(0.1, 0.9, STAND_IN_SIZE + 5)):
+        expected = np.zeros_like(x)
+        np.add.at(expected, index, x[index[::-1]])
+        np.add.at(expected, index[::-1], x[index])
+        expected[:4] += 2 * x[:4]
+        expected[1] += 3.0
+        np.testing.assert_allclose(cr.grad(f)(x), expected, rtol=1e-15, atol=0)
+        with cr.checking():
+            np.testing.assert_allclose(cr.grad(f)(x), expected, rtol=1e-15, atol=0)
+
+
+@pytest.mark.parametrize("order", ["hvp", "grad of grad"])
+def test_second_derivatives_through_integer_reads(order):
+    index = [0, 2, 2, 4]
+
+    def f(x):
+        return np.sum(np.sin(x[index]) * x[np.array(index)[::-1]])
+
+    v = np.linspace(-1.0, 1.0, 5)
+    step = 1e-6
+    gradient = cr.grad(f)
+    expected = (gradient(X + step * v) - gradient(X - step * v)) / (2 * step)
+    got = cr.hvp(f, X, v) if order == "hvp" else \
+        cr.grad(lambda x: np.sum(cr.grad(f)(x) * v))(X)
+    np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-8)

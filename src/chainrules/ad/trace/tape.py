@@ -316,6 +316,8 @@ def record_binary(function: Any, a: Any, b: Any) -> Any:
             second, second_node = b, -1
         elif kind in PLAIN:
             second, second_node, element = b, -1, False
+        elif kind is list and _integers(b):  # x[[0, 3, 5]]: as NumPy reads it, an array
+            second, second_node, element = _FROMITER(b, _INTP, len(b)), -1, False
         else:
             return record(function, (a, b), {})
         kind = type(first)  # a traced argument's type (unless a constant: then no form)
@@ -349,8 +351,11 @@ def record_binary(function: Any, a: Any, b: Any) -> Any:
                 return _record_product(tape, function, form, (first, second),
                                        (first_node, second_node))
         elif form.partials is INDEX_READ:
-            if (element or view or _basic(second)) and first.dtype in _FORM_DTYPES:
-                # x[i], u[k, i] (a number); X[:, j], x[2:5] (a view): read at the index
+            if (element or view or _basic(second) or type(second) is _NDARRAY and
+                    second.dtype.kind in "iu" and second.ndim) and first.dtype in _FORM_DTYPES:
+                # x[i], u[k, i] (a number); X[:, j], x[2:5] (a view); x[idx] (integers, which
+                # may repeat: the backward pass adds them as a SparseCotangent does): read at
+                # the index
                 y = first[second]
                 meta = _FORM_NUMBERS.get(type(y))
                 if meta is None and type(y) is _NDARRAY:
@@ -453,6 +458,7 @@ def record_binary(function: Any, a: Any, b: Any) -> Any:
 
 _NUMBER_FORMS = NUMBER_FORMS
 _PRODUCT_FORMS = PRODUCT_FORMS
+_FROMITER, _INTP = np.fromiter, np.intp  # (NumPy's own: engines do not stand in for fromiter)
 _VIEW_FORMS = VIEW_FORMS
 _NDARRAY = np.ndarray
 # The number types recorded by NumberForms, each with its records' meta; their array dtypes
@@ -667,8 +673,8 @@ def _basic(index: Any) -> bool:
     return True
 
 
-def _integers(index: tuple) -> bool:
-    """Whether the tuple ``index`` holds Python integers only (``u[k, i]``)."""
+def _integers(index: tuple | list) -> bool:
+    """Whether the tuple or list ``index`` holds Python integers only (``u[k, i]``)."""
     for part in index:
         if type(part) is not int:
             return False

@@ -21,6 +21,7 @@ Any other cotangent (a thunk, a traced value) goes to the rule's own pullback
 from __future__ import annotations
 
 import linecache
+import math
 from typing import Any
 
 import numpy as np
@@ -162,7 +163,8 @@ def _backward(records: list, seeds: list, retain: bool) -> tuple[list, bytearray
                         parent = record[3]
                         old = slots[parent]
                         if owned[parent] == _OWNED_PAIR and cotangent.tape is old.tape and \
-                                type(old.primal) is _NDARRAY and type(old.node) is _NDARRAY:
+                                type(old.primal) is _NDARRAY and type(old.node) is _NDARRAY \
+                                and type(pullback[1]) is not _NDARRAY:  # (integers: below)
                             old.primal[pullback[1]] += cotangent.primal
                             old.node[pullback[1]] += cotangent.node
                         else:  # the first or second: summed into a pair by `_contribute`
@@ -518,8 +520,25 @@ def _pull_index_read(slots: list, owned: bytearray, records: list, record: tuple
         return False
     parent = record[3]
     old = slots[parent]
+    if type(payload[1]) is _NDARRAY and _PROD(payload[2]) < _DENSE_BELOW:
+        # x[idx] of a small x, integers which may repeat: its dense cotangent, each position's
+        # values summed in index order as SparseCotangent's dense value is (np.add.at on
+        # zeros), then added as accumulate adds it; cheaper there than grouping the index
+        part = _ZEROS(payload[2], payload[3])
+        _ADD_AT(part, payload[1], cotangent)
+        if old is None:
+            slots[parent] = part
+            owned[parent] = 1
+        elif owned[parent] == 1 and type(old) is _NDARRAY:
+            old += part
+        else:
+            _contribute(slots, owned, records, parent, part, record[1], 1)
+        return True
     if owned[parent] == 1 and type(old) is _NDARRAY:
-        old[payload[1]] += cotangent
+        if type(payload[1]) is _NDARRAY:  # integers, which may repeat: summed first, exactly
+            SparseCotangent(payload[1], cotangent, payload[2], payload[3]).add_into(old)
+        else:
+            old[payload[1]] += cotangent
     elif old is None:
         slots[parent] = SparseCotangent(payload[1], cotangent, payload[2], payload[3])
     else:
@@ -833,6 +852,8 @@ _FLOAT64 = np.dtype(np.float64)
 _EVERY = EVERY_COTANGENT_PULLBACKS
 _FLOAT64_TYPE = np.float64
 _NDARRAY = np.ndarray  # a module's name: fewer instructions than np.ndarray in the loop
+_ZEROS, _ADD_AT, _PROD = np.zeros, np.add.at, math.prod  # (NumPy's own, as _ROWS)
+_DENSE_BELOW = 1024  # x[idx]'s cotangent is dense for an x of fewer elements (`_pull_index_read`)
 _ADD_REDUCE = np.add.reduce  # a whole array's sum, NumPy's own (bound at import, as _ROWS)
 _COMPLEX128 = np.dtype(np.complex128)
 

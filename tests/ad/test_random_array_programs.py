@@ -1,8 +1,10 @@
 """Random programs on small arrays: broadcasting between shapes, reductions along axes (kept
 dimensions or not), sorting, flipping, rolling, cumulative sums, fancy and boolean indexing,
-matrix products, einsum, norms, np.where and clip, with constants of every kind (float32
-arrays, NumPy and Python numbers): ``grad``, grad of grad, ``hvp``, ``hessian``, ``jvp``,
-``jacobian`` and ``jacfwd`` against central differences; float32 against float64.
+matrix products (a row times a matrix too), outer products, einsum, norms, np.where and
+clip, reshapes and transposes, reads at lists and integer arrays, with constants of every
+kind (float32 arrays, NumPy and Python numbers): ``grad``, grad of grad, ``hvp``,
+``hessian``, ``jvp``, ``jacobian`` and ``jacfwd`` against central differences; float32
+against float64.
 
 Every value has a shape that broadcasts to ``(2, 3)``, the input's, so any two combine.
 """
@@ -38,6 +40,15 @@ UNARY = {
     "outer rows": lambda a: np.broadcast_to(a, SHAPE) * np.array([[1.0], [-2.0]]),
     "negative": lambda a: -a, "copy": lambda a: np.array(a, copy=True),
     "astype": lambda a: a.astype(np.float64) * 0.5,
+    "reshape": lambda a: np.reshape(np.ravel(a), np.shape(a)) * 1.25,
+    "T of T": lambda a: a.T.T if np.ndim(a) else a * 0.75,
+    "x.reshape": lambda a: a.reshape(-1).reshape(np.shape(a)) if np.ndim(a) else a,
+    "rows by a list": lambda a: a[[1, 0]] if np.ndim(a) == 2 and np.shape(a)[0] == 2 else
+    a * 1.5,
+    "repeated columns": lambda a: a[..., np.array([2, 2, 0])] if np.shape(a)[-1:] == (3,)
+    else a - 0.5,
+    "a column times a row": lambda a: np.broadcast_to(a, SHAPE)[:, None, 0] *
+    np.broadcast_to(a, SHAPE)[0],
 }
 
 REDUCE = {
@@ -62,6 +73,10 @@ BINARY = {
     "concatenate": lambda a, b: np.concatenate([np.broadcast_to(a, SHAPE),
                                                 np.broadcast_to(b, SHAPE)], axis=0)[1:3],
     "stack": lambda a, b: np.stack([np.broadcast_to(a, SHAPE), np.broadcast_to(b, SHAPE)])[1],
+    "outer": lambda a, b: np.outer(np.broadcast_to(a, SHAPE)[:, 0],
+                                   np.broadcast_to(b, SHAPE)[0]),
+    "row @ matrix.T": lambda a, b: (np.broadcast_to(a, SHAPE)[1] @
+                                    np.broadcast_to(b, SHAPE).T)[:, None],
 }
 
 CONSTANTS = [2, 0.5, -1.5, np.float64(0.75), np.float32(1.25),

@@ -45,11 +45,17 @@ def _hvp_counting(f, x, v) -> tuple:
         ForwardTrace.record_arrays = original
 
 
-def _central_hvp(f, x, v, step=1e-6):
-    """Central difference of the gradient along ``v``, in float64."""
+def _central_hvp(f, x, v, step=1e-4):
+    """Central differences of the gradient along ``v``, in float64, Richardson-extrapolated
+    (error O(step^4)): a single difference at a step small enough for steep functions loses
+    up to 6% of a small hvp to rounding (cotdg near 0, whose gradient cancels)."""
     wide, v = x.astype(np.float64), v.astype(np.float64)
     gradient = cr.grad(f)
-    return (gradient(wide + step * v) - gradient(wide - step * v)) / (2 * step)
+
+    def central(h):
+        return (gradient(wide + h * v) - gradient(wide - h * v)) / (2 * h)
+
+    return (4 * central(step / 2) - central(step)) / 3
 
 
 def _recorded(function) -> bool:

@@ -21,6 +21,7 @@ from .registry import recorded_whole
 from .tangents import _UNSET, AbstractThunk, unthunk
 
 __all__ = ["SparseCotangent", "SparseSum", "scatter_sum", "scatter_like", "flat_positions",
+           "selection_shape",
            "has_integer_array", "through_view", "through_reshape"]
 
 # _TRACED: the values are traced (order 2 and above): never written into a buffer, only
@@ -37,6 +38,8 @@ _INT = {int}
 _ZEROS = np.zeros
 # NumPy's own: while a trace runs, np.zeros is the engine's stand-in for user code's arrays
 _zeros = np.zeros
+_ARRAY = np.asarray
+_ADD_AT = np.add.at
 _PLAIN_KINDS = _NUMBERS | {np.ndarray, int}
 
 
@@ -52,18 +55,31 @@ def flat_positions(shape: tuple, index: Any) -> np.ndarray:
     """The flat position in an array of ``shape`` of every element that ``index`` selects.
 
     Costs O(size of the selection * ndim): each axis's coordinate is read through ``index``
-    from a zero-stride view, so nothing of the array's full size is allocated.
+    from a zero-stride view (`_coordinates`), so nothing of the array's full size is
+    allocated.
     """
     flat = None
     stride = 1
+    coordinates = _coordinates(shape)
     for axis in reversed(range(len(shape))):
-        strides = [0] * len(shape)
-        strides[axis] = _positions(shape[axis]).strides[0]
-        coordinate = np.lib.stride_tricks.as_strided(
-            _positions(shape[axis]), shape=shape, strides=strides, writeable=False)[index]
+        coordinate = coordinates[axis][index]
         flat = coordinate * stride if flat is None else flat + coordinate * stride
         stride *= shape[axis]
-    return np.asarray(flat)
+    return flat if type(flat) is np.ndarray else _ARRAY(flat)
+
+
+_ONE_BYTE = np.zeros(1, np.int8)
+
+
+def selection_shape(shape: tuple, index: Any) -> tuple:
+    """The shape of ``x[index]`` for an array ``x`` of ``shape``: read from a view of zero
+    strides (nothing of x's size is allocated) made by the ndarray constructor, not by
+    NumPy's Python functions (``np.broadcast_to``), which a forward trace (hvp) routes.
+
+    >>> selection_shape((4, 5), (np.array([0, 2, 0]), slice(1, 4)))
+    (3, 3)
+    """
+    return np.ndarray(shape, np.int8, _ONE_BYTE, 0, (0,) * len(shape))[index].shape
 
 
 def has_integer_array(index: Any) -> bool:
@@ -160,7 +176,12 @@ class SparseCotangent(AbstractThunk):
                 return scatter_like(self.like, self.dtype, (self.index,), (self.values,))
             return scatter_sum(self.shape, self.dtype, (self.index,), self.values)
         out = _ZEROS(self.shape, self.dtype)
-        if self._classify() == _GROUPED:
+        kind = self._kind
+        if kind is None and has_integer_array(self.index):
+            # repeats summed into the zeros in index order, as `_classify` sums a group: the
+            # same value, without sorting the positions to find the groups
+            _ADD_AT(out, self.index, self.values)
+        elif kind == _GROUPED:
             positions, sums = self._groups
             out[positions] = sums
         else:
@@ -234,8 +255,10 @@ def _coordinates(shape: tuple) -> tuple:
             coordinate = _positions(length)  # (the buffer flat_positions reads too)
             strides = [0] * len(shape)
             strides[axis] = coordinate.itemsize
-            coordinates = np.lib.stride_tricks.as_strided(coordinate, shape, strides,
-                                                          writeable=False)
+            # (the constructor, not as_strided: under hvp a backward pass calls this while
+            # NumPy's namespace holds the trace's creation functions, which as_strided calls)
+            coordinates = np.ndarray(shape, coordinate.dtype, coordinate, 0, strides)
+            coordinates.setflags(write=False)
             found.append(coordinates)
         if len(_coordinates_of) >= 64:
             _coordinates_of.clear()

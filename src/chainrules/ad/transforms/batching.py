@@ -41,7 +41,7 @@ from ..._compat import signature
 from ...core.pushforward import pushforward_from_pullbacks
 from ...core.registry import frule
 from ...core.scalar_rule import as_numpy
-from ...core.sparse import scatter_sum
+from ...core.sparse import scatter_sum, selection_shape
 from ...core.structure import is_structure, leaves, replace_paths, tangent_at, \
     tangent_from_paths
 from ...core.tangents import AbstractZero, NoTangent, ZeroTangent
@@ -553,10 +553,8 @@ def _scatter_sum(trace, function, primals, tangents, kwargs):
         parts = _index_parts(index)
         if parts is None or type(t) is _Paths:
             return None
-        # The selection's rank, from a view of zero strides (no array of the full size).
-        selected = np.broadcast_to(np.zeros((), np.int8), shape)[index]
         kept_indices.append((slice(None),) + parts)
-        kept.append(_pad(t, np.ndim(selected)))
+        kept.append(_pad(t, len(selection_shape(tuple(shape), index))))
     if not kept:
         return y, None
     return y, scatter_sum((size,) + tuple(shape), _dtype(y), tuple(kept_indices),

@@ -18,7 +18,7 @@ from ...core.dtypes import is_plain, shared_shape
 from ...core.projection import ProjectionError, ProjectTo
 from ...core.registry import INDEX_READ, NUMBER_FORMS, NumberForm, dual_form, frule, rrule
 from ...core.duck_arrays import is_duck_array, library_name
-from ...core.sparse import SparseCotangent, scatter_sum
+from ...core.sparse import SparseCotangent, scatter_sum, selection_shape
 from ...core.tangents import (AbstractZero, NoTangent, Tangent, ZeroTangent, field_value,
                              structural_fields)
 from ...core.thunks import unthunk
@@ -147,7 +147,7 @@ def _index_read_pullback(payload: tuple) -> GetitemPullback:
     index, shape = payload[1], payload[2]
     one = type(index) is int and len(shape) == 1 or type(index) is tuple and \
         len(index) == len(shape) and all(type(p) is int for p in index)
-    y_shape = () if one else np.broadcast_to(np.zeros((), payload[3]), shape)[index].shape
+    y_shape = () if one else selection_shape(shape, index)
     return GetitemPullback(index, shape, y_shape, payload[3])
 
 

@@ -229,3 +229,33 @@ def test_the_backward_pass_of_integer_array_reads_calls_no_routed_creation_funct
         np.testing.assert_allclose(cr.hvp(loop, X, V), expected, rtol=1e-12)
         counts.append(_creation_calls(loop, X, V))
     assert counts[1] == counts[0], counts  # none per step
+
+
+def test_the_gradients_seed_under_hvp_is_a_number_the_total_sum_takes_inline():
+    # hvp is jvp of grad: grad's seed 1.0 for an output of the forward trace was projected
+    # onto a 0-d array, which np.sum's record (an index read of x[...]) does not take, so
+    # the sum rule's pullback ran (Rosenbrock's hvp 2.0 -> 1.7 gradients without it)
+    def rosenbrock(x):
+        return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2)
+
+    x, v = RNG.uniform(-1, 1, 6), RNG.normal(size=6)
+    hessian = np.zeros((6, 6))  # the closed form
+    for i in range(5):
+        a, b = x[i], x[i + 1]
+        hessian[i, i] += 1200 * a * a - 400 * b + 2
+        hessian[i, i + 1] -= 400 * a
+        hessian[i + 1, i] -= 400 * a
+        hessian[i + 1, i + 1] += 200
+    spread = []
+
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code.co_name == "_spread":
+            spread.append(frame.f_code.co_filename)
+
+    sys.setprofile(profile)
+    try:
+        got = cr.hvp(rosenbrock, x, v)
+    finally:
+        sys.setprofile(None)
+    np.testing.assert_allclose(got, hessian @ v, rtol=1e-12)
+    assert spread == []  # the sum's rule (`_spread`) never ran

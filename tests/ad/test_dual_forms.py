@@ -25,7 +25,7 @@ import chainrules as cr
 from chainrules.ad.transforms.forward import ForwardTrace
 from chainrules.ad.trace.tape import Tape
 from chainrules.core.registry import DUAL_FORMS, frule, recorded_whole, rrule
-from chainrules.core.scalar_rule import _ElementwiseDual, scalar_rule
+from chainrules.core.scalar_rule import STAND_IN_SIZE, _ElementwiseDual, scalar_rule
 from chainrules.core.tangents import AbstractZero
 from chainrules.core.thunks import unthunk
 
@@ -50,11 +50,12 @@ def dual_records():
     block (`ForwardTrace.record_dual` returning a value, `ForwardTrace.record_numbers` on
     numbers, `ForwardTrace.record_arrays` on small arrays or `ForwardTrace.record_total` for
     ``np.sum``, by the rule's NumberForm, or
-    `ForwardTrace.record_product` on arrays, by its ProductForm)."""
+    `ForwardTrace.record_product` on arrays, by its ProductForm, or `ForwardTrace.record_view`
+    on a small array, by its ViewForm)."""
     used: collections.Counter = collections.Counter()
     originals = {name: getattr(ForwardTrace, name)
                  for name in ("record_dual", "record_numbers", "record_arrays",
-                                "record_product", "record_total")}
+                                "record_product", "record_total", "record_view")}
 
     def counting(original):
         def count(self, tape, function, *rest):
@@ -586,8 +587,9 @@ MULTILINEAR = [
      {np.where}),
     ("where one constant", lambda x: np.sum(np.sin(np.where(CONDITION, x, 2.0) * x)), A34,
      {np.where}),
+    ("reshape", lambda x: np.sum(np.sin(x.reshape(4, 3)) * x.reshape(4, 3)), A34,
+     {np.reshape}),
     # No dual path for these (yet): recorded by tracing their rules, exactly.
-    ("reshape", lambda x: np.sum(np.sin(x.reshape(4, 3)) * x.reshape(4, 3)), A34, set()),
     ("concatenate", lambda x: np.sum(np.concatenate([x, x ** 2]) ** 3), U4, set()),
     ("stack", lambda p: np.sum(np.sin(np.stack([p[0], p[1] * p[0]]))), (U4, W4), set()),
 ]
@@ -1422,3 +1424,40 @@ def test_number_forms_under_raising_error_states_and_warnings_as_errors():
         np.testing.assert_array_equal(cr.hvp(loss, x, v), got)
     with np.errstate(all="raise"), pytest.raises(FloatingPointError):
         cr.hvp(loss, np.array([1.0, 800.0]), v)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("size", [5, STAND_IN_SIZE + 3], ids=["small", "large"])
+def test_abs_under_hvp_by_its_dual_form(dtype, size):
+    # |x| x^2 = sign(x) x^3 and abs(x) * x = sign(x) x^2: second derivatives 6|x| and
+    # 2 sign(x) (0 at 0, where the partial sign(x) is 0); numbers in a loop, arrays whole
+    def loss(x):
+        total = np.sum(np.abs(x) * x ** 2) + np.sum(np.fabs(x) * x)
+        for i in range(3):
+            total = total + abs(x[i]) * x[i]
+        return total
+
+    x = np.linspace(-1.3, 0.9, size).astype(dtype)
+    x[1] = 0.0
+    v = np.cos(np.arange(size)).astype(dtype)
+    dual, generic, used = hvp_both(loss, x, v)
+    expected = (6 * np.abs(x) + 2 * np.sign(x)) * v
+    expected[:3] += 2 * np.sign(x[:3]) * v[:3]
+    rtol = 1e-12 if dtype == np.float64 else 1e-5
+    assert dual.dtype == dtype
+    np.testing.assert_allclose(dual, expected, rtol=rtol, atol=rtol)
+    assert_same_as_generic(dual, generic, rtol=rtol, atol=rtol)
+    if type(dtype(1.5) * dtype(2.0)) is dtype:
+        assert used[np.absolute] >= 1 + (dtype == np.float64) * 3  # (the loop's numbers)
+    assert used[np.fabs] == 1
+
+
+def test_abs_of_complex_values_under_hvp_takes_the_rule():
+    def loss(x):  # |x (1 + 2i)|^2 = 5 x^2: second derivative 10
+        return np.sum(np.abs(x * (1 + 2j)) ** 2)
+
+    x, v = np.array([0.5, -1.5, 2.0]), np.array([1.0, 2.0, -1.0])
+    dual, generic, used = hvp_both(loss, x, v)
+    np.testing.assert_allclose(dual, 10 * v, rtol=1e-12)
+    assert_same_as_generic(dual, generic)
+    assert used[np.absolute] == 0

@@ -27,6 +27,7 @@ __all__ = ["RuleConfig", "DEFAULT_CONFIG", "RuleTable", "rrule", "frule", "non_d
            "PRIMITIVE_MARK", "UnusedRuleWarning", "recorded_whole", "writes_in_place",
            "WRITES_IN_PLACE", "add_lazy_loader", "load_lazy_rules", "DUAL_FORMS", "dual_form",
            "NUMBER_FORMS", "NumberForm", "INDEX_READ", "PRODUCT_FORMS", "ProductForm", "VIEW_FORMS", "ViewForm",
+           "EXPANSIONS", "Expansion",
            "EVERY_COTANGENT_PULLBACKS",
            "register_alias", "stands_for", "register_method", "positional_call", "carries_derivative",
            "KeywordArgumentError"]
@@ -781,6 +782,43 @@ class ViewForm:
 
     def __init__(self, rule: Callable, applies: Callable, back: Callable, pullback: Callable):
         self.rule, self.applies, self.back, self.pullback = rule, applies, back, pullback
+
+
+EXPANSIONS: dict = {}  # function -> its Expansion
+
+
+class Expansion:
+    """How an engine may record a call of ``f`` without calling its rrule ``rule``: by
+    calling ``expand`` on the traced arguments, NumPy calls that compute the same value bit
+    for bit and that the engine records by their own forms (``np.mean(x)`` of a small float64
+    array as ``np.sum(x) / x.size``: a total sum and a division of numbers, each recorded
+    inline, where the rule's pullback is an object made and called per call; ``np.max(x)``
+    with one maximum as ``x[i]``, an index read).
+
+    - ``applies(*values)``: whether the expansion covers the call, for the arguments' plain
+      values (the engine passes no keywords; it checks nothing else);
+    - ``expand(values, *args)``: the value, computed from the traced arguments ``args``
+      (constants as they are) by functions the engine records; ``values`` are their plain
+      values, for what is read but not differentiated (``np.max(x)`` as ``x[i]``, ``i``
+      its position).
+
+    An expansion is used only while ``rule`` is ``f``'s registered rrule: registering another
+    rrule for ``f`` turns it off.
+
+    >>> import numpy as np
+    >>> def mean_rule(x):
+    ...     return np.mean(x), lambda dy: (NoTangent(), np.full(x.shape, dy / x.size))
+    >>> expansion = Expansion(mean_rule, lambda x: x.dtype == np.float64,
+    ...                       lambda values, x: np.sum(x) / x.size)
+    >>> x = np.array([1.0, 2.0, 4.0])
+    >>> expansion.expand((x,), x) == np.mean(x)
+    np.True_
+    """
+
+    __slots__ = ("rule", "applies", "expand")
+
+    def __init__(self, rule: Callable, applies: Callable, expand: Callable):
+        self.rule, self.applies, self.expand = rule, applies, expand
 
 
 class RuleConfig:

@@ -29,7 +29,7 @@ from .registry import NUMBER_FORMS, NumberForm, dual_form, frule, rrule
 from .tangents import AbstractZero, NoTangent, ZeroTangent
 from .thunks import Thunk, unthunk
 
-__all__ = ["scalar_rule", "reads", "STAND_IN_SIZE"]
+__all__ = ["scalar_rule", "reads", "number_pairs", "STAND_IN_SIZE"]
 
 Partial = Callable[..., Any] | int | None
 
@@ -881,6 +881,20 @@ class _NumbersDual:
     def __call__(self, dy: Any, ddy: Any, needed: tuple) -> tuple:
         return _number_pairs(self.partials, self.table, self.args, self.y, self.tangents,
                              self.derivatives, dy, ddy, needed)
+
+
+def number_pairs(partials: tuple) -> Callable:
+    """The ``pullback_dual`` of a `NumberForm` (``hvp`` on numbers and small arrays) whose
+    partials are ``partials`` and whose second derivatives are zero wherever they exist
+    (piecewise-constant partials: ``abs``'s sign), as `scalar_rule` makes it for its rules.
+
+    >>> import numpy as np
+    >>> pairs = number_pairs((lambda y, x: np.sign(x),))
+    >>> pairs((np.float64(-2.0),), np.float64(2.0), (np.float64(1.0),), None,
+    ...       np.float64(3.0), np.float64(0.5), (True,))
+    ((np.float64(-3.0), np.float64(-0.5)),)
+    """
+    return functools.partial(_number_pairs, partials, None)
 
 
 def _number_pairs(partials: tuple, table: tuple | None, args: tuple, y: Any, tangents: tuple,

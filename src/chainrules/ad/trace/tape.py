@@ -36,8 +36,8 @@ from ...core.checking import is_checking
 from ...core.config import RuleConfig
 from ...core.naming import function_name
 from ...core.scalar_rule import STAND_IN_SIZE
-from ...core.registry import (DUAL_FORMS, FIRST_ORDER_ONLY, INDEX_READ, NUMBER_FORMS, NumberForm,
-                              PRODUCT_FORMS, VIEW_FORMS, WRITES_IN_PLACE, KeywordArgumentError,
+from ...core.registry import (DUAL_FORMS, EXPANSIONS, FIRST_ORDER_ONLY, INDEX_READ, NUMBER_FORMS,
+                              NumberForm, PRODUCT_FORMS, VIEW_FORMS, WRITES_IN_PLACE, KeywordArgumentError,
                               ViewForm, positional_call, rrule)
 from ...core.tangents import NoTangent, Tangent
 from ...core.structure import (is_structure, leaves, replace_leaves, replace_paths,
@@ -460,6 +460,7 @@ _NUMBER_FORMS = NUMBER_FORMS
 _PRODUCT_FORMS = PRODUCT_FORMS
 _FROMITER, _INTP = np.fromiter, np.intp  # (NumPy's own: engines do not stand in for fromiter)
 _VIEW_FORMS = VIEW_FORMS
+_EXPANSIONS = EXPANSIONS
 _NDARRAY = np.ndarray
 # The number types recorded by NumberForms, each with its records' meta; their array dtypes
 _F64, _F32 = np.float64, np.float32
@@ -795,6 +796,12 @@ def _apply(tape: Tape, function: Any, primals: tuple, parents: tuple, kwargs: di
                 recorded = _record_view(tape, function, form, primals, parents)
                 if recorded is not None:
                     return recorded
+        if not kwargs:
+            form = _EXPANSIONS.get(function)  # np.mean(x): np.sum(x) / x.size
+            if form is not None and form.rule is rule:
+                recorded = _record_expansion(tape, form, primals, parents)
+                if recorded is not None:
+                    return recorded
         for primal in primals:
             if type(primal) is Traced and primal.tape.runs_dual_forms:
                 recorded = _record_dual(tape, function, rule, primals, parents, kwargs)
@@ -803,6 +810,28 @@ def _apply(tape: Tape, function: Any, primals: tuple, parents: tuple, kwargs: di
                 break
         result = rule(*primals, **kwargs)
     return record_output(tape, function, primals, parents, result)
+
+
+def _record_expansion(tape: Tape, form: Any, primals: tuple, parents: tuple) -> Any:
+    """Record a call by its `Expansion` (``np.mean(x)`` as ``np.sum(x) / x.size``): the
+    expansion called on the arguments made values of ``tape`` again (constants as they are),
+    its calls recorded by their own forms, at any order. ``None`` where it does not apply."""
+    values = []
+    for argument in primals:
+        while type(argument) is Traced:  # (a value of an outer level: its plain value)
+            argument = argument.primal
+        values.append(argument)
+    values = tuple(values)
+    if not form.applies(*values):
+        return None
+    arguments = []
+    for argument, parent in zip(primals, parents):
+        if parent >= 0:
+            traced = _new_object(Traced)
+            traced.primal, traced.tape, traced.node = argument, tape, parent
+            argument = traced
+        arguments.append(argument)
+    return form.expand(values, *arguments)
 
 
 def _record_dual(tape: Tape, function: Any, rule: Any, primals: tuple, parents: tuple,
@@ -846,6 +875,12 @@ def _record_dual(tape: Tape, function: Any, rule: Any, primals: tuple, parents: 
         form = _PRODUCT_FORMS.get(function)
         if form is not None and form.rule is rule:
             recorded = level.record_product(tape, function, form, primals, parents)
+            if recorded is not None:
+                return recorded
+    if not kwargs:
+        form = _VIEW_FORMS.get(function)  # x.T, x.reshape(4, 4): as at order 1
+        if form is not None and form.rule is rule:
+            recorded = level.record_view(tape, function, form, primals, parents)
             if recorded is not None:
                 return recorded
     return level.record_dual(tape, function, found[1], primals, parents, kwargs)

@@ -296,6 +296,43 @@ class ForwardTrace(Level):
         recorded.primal, recorded.tape, recorded.node = pair, tape, len(records) - 1
         return recorded
 
+    def record_view(self, tape: Level, function: Any, form: Any, primals: tuple,
+                    parents: tuple) -> Any:
+        """`record_dual` for a `ViewForm` (``x.T``, ``x.reshape(4, 4)`` under ``hvp``), as the
+        tape records it at order 1: the argument's shape, the output and its tangent the
+        same view of the value and of its tangent (a view is linear); the backward pass
+        gives the argument the form's ``back`` of the cotangent and of its tangent. ``x`` a
+        value of this trace holding a small float64 or float32 array and its tangent, the
+        options constants. ``None`` where it does not apply (then `record_dual`)."""
+        x = primals[0]
+        if type(x) is not Traced or x.tape is not self or parents[0] < 0:
+            return None
+        options = primals[1:]
+        for option, parent in zip(options, parents[1:]):
+            if parent >= 0 or type(option) is Traced:
+                return None  # a traced option
+        value, tangent = x.primal, x.node
+        if type(value) is not np.ndarray or type(tangent) is not np.ndarray:
+            return None  # a value of a third level; a zero, lazy or batched tangent
+        dtype = value.dtype
+        if (dtype is not _F64_DTYPE and dtype is not _F32_DTYPE) or \
+                value.size >= STAND_IN_SIZE or tangent.dtype is not dtype or \
+                tangent.shape != value.shape or not form.applies(value, *options):
+            return None
+        y, dy = function(value, *options), function(tangent, *options)
+        if type(y) is not np.ndarray or y.dtype is not dtype or type(dy) is not np.ndarray \
+                or dy.dtype is not dtype or dy.shape != y.shape:
+            return None
+        pair = _new_object(Traced)
+        pair.primal, pair.tape, pair.node = y, self, dy
+        records = tape.records
+        records.append(((form, value.shape, dtype, options), function,
+                        ARRAY_METAS.get((y.shape, dtype)) or
+                        record_meta(y.shape, dtype, np.ndarray)) + parents)
+        recorded = _new_object(Traced)
+        recorded.primal, recorded.tape, recorded.node = pair, tape, len(records) - 1
+        return recorded
+
     def record_numbers(self, tape: Level, function: Any, form: Any, primals: tuple,
                        parents: tuple) -> Any:
         """`record_dual` for a `NumberForm` on float64 or float32 numbers (``x[i] ** 3`` in

@@ -101,6 +101,12 @@ def _backward(records: list, seeds: list, retain: bool) -> tuple[list, bytearray
                     if owned[parent] == 1 and type(old) is _NDARRAY:
                         old[pullback[1]] += cotangent  # as accumulate's add_into does
                         continue
+                    # a cotangent the pass does not own (x - np.sum(x)'s, shared with the
+                    # other argument): summed into a new buffer, as the rule's would be
+                    _contribute(slots, owned, records, parent,
+                                SparseCotangent(pullback[1], cotangent, pullback[2],
+                                                pullback[3]), record[1], 1)
+                    continue
                 elif len(record) == 4:  # one argument: np.sin(x[i]), -x[i]
                     partial = form.partials[0]
                     parent = record[3]
@@ -196,6 +202,10 @@ def _backward(records: list, seeds: list, retain: bool) -> tuple[list, bytearray
                         slots, owned, records, record, form, pullback[1], pullback[2],
                         cotangent, pending):
                     continue  # W @ h under hvp: a cotangent with its tangent
+                elif type(form) is ViewForm and _array_pair(cotangent, record[2]):
+                    _pull_view_pair(slots, owned, records, node, record, form, pullback,
+                                    cotangent)
+                    continue  # x.T under hvp: the same view of both
             elif kind is not _FLOAT64_TYPE:  # (hvp's number records meet plain floats here)
                 # a small array's elementwise operation (`_record_array_form`)
                 if (kind is Thunk or kind is InplaceableThunk or kind is SparseCotangent) and \
@@ -508,6 +518,24 @@ def _pull_view(slots: list, owned: bytearray, records: list, node: int, record: 
     else:
         _contribute(slots, owned, records, parent, part, record[1], 1)
     return True
+
+
+def _pull_view_pair(slots: list, owned: bytearray, records: list, node: int, record: tuple,
+                    form: ViewForm, payload: tuple, cotangent: Traced) -> None:
+    """`_pull_view` under ``hvp``: a cotangent with its tangent (two arrays of the output's
+    shape and dtype), each moved back by the form's ``back`` (a view is linear), the pass's
+    own pair where the cotangent's was."""
+    shape = payload[1]
+    part = _new_object(Traced)
+    part.primal, part.tape, part.node = form.back(cotangent.primal, shape), cotangent.tape, \
+        form.back(cotangent.node, shape)
+    parent = record[3]
+    if slots[parent] is None:
+        slots[parent] = part
+        # (dy's slot is cleared: its buffers are no one else's)
+        owned[parent] = _OWNED_PAIR if owned[node] == _OWNED_PAIR else 0
+    else:
+        _contribute(slots, owned, records, parent, part, record[1], 1)
 
 
 def _pull_index_read(slots: list, owned: bytearray, records: list, record: tuple,
@@ -855,6 +883,7 @@ _NDARRAY = np.ndarray  # a module's name: fewer instructions than np.ndarray in 
 _ZEROS, _ADD_AT, _PROD = np.zeros, np.add.at, math.prod  # (NumPy's own, as _ROWS)
 _DENSE_BELOW = 1024  # x[idx]'s cotangent is dense for an x of fewer elements (`_pull_index_read`)
 _ADD_REDUCE = np.add.reduce  # a whole array's sum, NumPy's own (bound at import, as _ROWS)
+_new_object = object.__new__
 _COMPLEX128 = np.dtype(np.complex128)
 
 

@@ -14,8 +14,9 @@ import numpy as np
 from ...core.broadcast import unbroadcast
 from ...core.dtypes import as_array
 from ...core.projection import ProjectTo
-from ...core.registry import NUMBER_FORMS, NumberForm, frule, non_differentiable, rrule
-from ...core.scalar_rule import scalar_rule
+from ...core.registry import (NUMBER_FORMS, NumberForm, dual_form, frule, non_differentiable,
+                              rrule)
+from ...core.scalar_rule import number_pairs, scalar_rule
 from ...core.tangents import AbstractZero, NoTangent, ZeroTangent
 from ...core.thunks import unthunk
 
@@ -252,11 +253,41 @@ def _abs_form(f):
     in a scalar loop is a record of plain values; its pullback, for any other cotangent, is
     the rule's own."""
     rule = rrule._rules[f][0]
-    return NumberForm(rule, abs, (_abs_partial,), False, lambda payload: rule(payload[1])[1])
+    return NumberForm(rule, abs, (_abs_partial,), False, lambda payload: rule(payload[1])[1],
+                      pullback_dual=number_pairs((_abs_partial,)))  # (under hvp)
 
+
+def _abs_dual(rule):
+    """The dual form of ``abs`` on real values (``hvp``): ``sign(x)`` times the cotangent
+    and times its tangent (the second derivative is zero wherever it exists); complex values
+    take the rule."""
+    def dual(args: tuple, tangents: tuple, kwargs: dict):
+        if kwargs or len(args) != 1:
+            return None
+        x = args[0]
+        if not (type(x) is np.ndarray and x.dtype.kind == "f" or type(x) in _REAL_FLOATS):
+            return None
+        y, pullback = rule(x)
+        sign = _abs_partial(y, x)
+        project = ProjectTo(x)
+
+        def pullback_dual(dy, ddy, needed):
+            if not needed[0]:
+                return (None,)
+            return ((project(sign * dy), None if ddy is None else project(sign * ddy)),)
+
+        dx = tangents[0]
+        return y, ZeroTangent() if dx is None else ProjectTo(y)(sign * dx), pullback, \
+            pullback_dual
+
+    return dual
+
+
+_REAL_FLOATS = frozenset({float, np.float64, np.float32, np.float16})
 
 for _f in (np.absolute, np.fabs):
     NUMBER_FORMS[_f] = _abs_form(_f)
+    dual_form(_f, NUMBER_FORMS[_f].rule, _abs_dual(NUMBER_FORMS[_f].rule))
 
 
 # NumPy 2 defines sign(z) = z/|z| for complex z; NumPy 1, the sign of Re(z) (locally constant).

@@ -29,7 +29,9 @@ import numpy as np
 
 from ...core.broadcast import unbroadcast
 from ...core.dtypes import as_array, cast_to, is_plain
-from ...core.registry import INDEX_READ, NUMBER_FORMS, NumberForm, recorded_whole, rrule
+from ...core.registry import (EXPANSIONS, INDEX_READ, NUMBER_FORMS, Expansion, NumberForm,
+                              recorded_whole, rrule)
+from ...core.scalar_rule import STAND_IN_SIZE
 from ...core.sparse import scatter_sum
 from ...core.tangents import NoTangent, ZeroTangent
 from ...core.thunks import InplaceableThunk, Thunk
@@ -91,6 +93,20 @@ define(np.mean, lambda call, dy: _spread(call, dy, divide_by=call.axes.count),
        refused=_REDUCTION_REFUSES, keeps_values=False)
 
 
+def _mean_expands(x: Any, *options: Any) -> bool:
+    """Whether ``np.mean(x)`` is ``np.sum(x) / x.size`` bit for bit and both are recorded
+    inline: a small float64 array (NumPy 1's float32 divided by an int gives float64)."""
+    return not options and type(x) is np.ndarray and x.dtype == np.float64 and \
+        0 < x.size < STAND_IN_SIZE
+
+
+# np.mean(x) in a loop: a total sum (an index read of x[...]) and a division of numbers, each
+# recorded inline, instead of the rule's pullback object (a cotangent (1/n) dy, within an
+# ulp of the rule's dy / n)
+EXPANSIONS[np.mean] = Expansion(rrule.lookup(np.mean)[0], _mean_expands,
+                                lambda values, x: np.sum(x) / x.size)
+
+
 # --- products ------------------------------------------------------------------------------------
 
 def _products_of_others(a: np.ndarray, axes: tuple) -> np.ndarray:
@@ -142,6 +158,36 @@ def _ptp_weights(call: Call) -> np.ndarray:
 
 for _f in (np.max, np.min, np.amax, np.amin, np.nanmax, np.nanmin):
     _by_partials(_f, lambda call: _extremum_weights(call, call.y))
+
+
+def _extremum_expansion(f: Any, reduce: Any, position: Any) -> None:
+    """``f(x)`` (``np.max(x)``) of a small float array whose extremum ``reduce(x)`` one
+    element attains (not NaN) expanded as that element's index read, ``x[position(x)]``:
+    the same value, and the rule's cotangent (all of ``dy`` at it); ties, NaNs and options
+    take the rule, which splits ``dy`` among the ties."""
+    def applies(x: Any, *options: Any) -> bool:
+        if options or type(x) is not np.ndarray or x.dtype.kind != "f" or \
+                not 0 < x.size < STAND_IN_SIZE:
+            return False
+        extremum = reduce(x)
+        return extremum == extremum and _count_nonzero(x == extremum) == 1
+
+    def expand(values: tuple, x: Any) -> Any:
+        at = int(position(values[0]))
+        return x[at] if len(x.shape) == 1 else x[tuple(int(k) for k in
+                                                       np.unravel_index(at, x.shape))]
+
+    EXPANSIONS[f] = Expansion(rrule.lookup(f)[0], applies, expand)
+
+
+_count_nonzero = np.count_nonzero
+for _f, _reduce, _position in ((np.max, np.maximum.reduce, np.argmax),
+                               (np.amax, np.maximum.reduce, np.argmax),
+                               (np.min, np.minimum.reduce, np.argmin),
+                               (np.amin, np.minimum.reduce, np.argmin),
+                               (np.nanmax, np.fmax.reduce, np.nanargmax),
+                               (np.nanmin, np.fmin.reduce, np.nanargmin)):
+    _extremum_expansion(_f, lambda x, reduce=_reduce: reduce(x, None), _position)
 _by_partials(np.ptp, _ptp_weights)
 
 

@@ -424,13 +424,13 @@ def _vjp(f: Callable, args: Sequence, kwargs: dict, *, argnums: Sequence[int] | 
         for path, traced in outputs:
             seed = unthunk(tangent_at(dy, path))
             if not isinstance(seed, AbstractZero) and traced.node >= 0:  # -1: a constant
-                value = traced.primal
-                if type(value) is Traced and type(seed) is not Traced:
+                output = traced.primal
+                if type(output) is Traced and type(seed) is not Traced:
                     # a plain seed for a value of an outer trace (grad's 1.0 under hvp): of
                     # the plain value's kind (a float64, not a 0-d array: the records'
                     # number forms take it as they take one at order 1)
-                    value = primal(value)
-                seeds.append((traced.node, ProjectTo(value)(seed)))
+                    output = primal(output)
+                seeds.append((traced.node, ProjectTo(output)(seed)))
         keys = (["f"] if differentiate_function else []) + list(argnums)
         with lazy_guard():  # pullbacks never compute a Dask array
             # pullbacks that call back into the engine: the routing entered once for them all

@@ -648,6 +648,24 @@ define(np.linalg.norm, _norm_back, _order_back,
        pushforward=per_argument(_norm_forward, _order_forward))
 
 
+def _norm_expands(x: Any, *options: Any) -> bool:
+    """Whether ``np.linalg.norm(x)`` is ``np.sqrt(np.dot(x, x))`` bit for bit (NumPy's own
+    computation for a real vector) with a derivative: a small float vector, no options, a
+    nonzero, finite square (at 0 the rule's gradient is 0 where sqrt's would make 0 * inf;
+    an overflow is the rule's to report, once)."""
+    if options or type(x) is not np.ndarray or x.ndim != 1 or x.dtype.kind != "f" or \
+            not 0 < x.size < STAND_IN_SIZE:
+        return False
+    with np.errstate(all="ignore"):
+        square = _DOT(x, x)
+    return 0 < square < np.inf
+
+
+_DOT = np.dot
+EXPANSIONS[np.linalg.norm] = Expansion(rrule.lookup(np.linalg.norm)[0], _norm_expands,
+                                       lambda values, x: np.sqrt(np.dot(x, x)))
+
+
 # --- matrix_norm and cond: matrix norms of the last two axes -----------------------------------
 
 def _matrix_order(order: Any) -> Any:

@@ -142,6 +142,39 @@ def test_float32_stays_float32(dtype):
     assert got.dtype == dtype and sum(count.values()) == 5
 
 
+NUMBER_NEXT_TO_AN_ARRAY = {  # name: (loss of x, the operation of an array and a traced number)
+    "h / s": (lambda x: np.sum(np.exp(x) / np.sum(np.exp(x)) * C), np.divide),
+    "s * h": (lambda x: np.sum(np.sum(x * x) * np.sin(x)), np.multiply),
+    "h - s": (lambda x: np.sum((x - np.sum(x) / 5) ** 3), np.subtract),
+    "s + h": (lambda x: np.sum(np.sin(x[0] + x) * x), np.add),
+    "s - a constant array": (lambda x: np.sum((x[1] - C) ** 3), np.subtract),
+    "a constant array / s": (lambda x: np.sum(np.sin(C / (x[2] + 2.0))), np.divide),
+    "h ** s": (lambda x: np.sum(x ** x[0]), np.power),
+    "np.maximum(h, s)": (lambda x: np.sum(np.maximum(x, x[2]) ** 2 * x), np.maximum),
+    "a matrix / s": (lambda x: np.sum(np.sin(np.outer(x, C) / np.sum(x * x))), np.divide),
+}
+
+
+@pytest.mark.parametrize("name", list(NUMBER_NEXT_TO_AN_ARRAY))
+def test_an_array_and_a_traced_number(name):
+    # recorded with the number (`record_arrays`): the number's cotangent and its tangent
+    # summed over the array by the pass (add, subtract) or the pairs (`_array_pairs`)
+    loss, function = NUMBER_NEXT_TO_AN_ARRAY[name]
+    _check(loss, X)
+    count = _against_the_general_path(loss, X)
+    assert count[function] >= 1, count
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_an_array_and_a_traced_number_keep_their_dtype(dtype):
+    x = X.astype(dtype)
+    got, count = _check(lambda x: np.sum(np.exp(x) / np.sum(np.exp(x)) * x - x[0]), x)
+    assert got.dtype == dtype
+    if type(np.float32(1.0) * np.float32(2.0)) is np.float32 and dtype == np.float64 or \
+            np.result_type(np.ones(2, dtype), dtype(1.0)) == dtype:
+        assert count[np.divide] == 1 and count[np.subtract] == 1, count
+
+
 LEFT = {  # name: (loss of x, the function the general path takes)
     "broadcast": (lambda x: np.sum(np.sin(x[None, :] * x[:, None])), np.multiply),
     "a cast (float64 and float32)": (lambda x: np.sum(np.sin(x * C.astype(np.float32))),

@@ -942,7 +942,8 @@ def _array_pairs(table: tuple | None, args: tuple, y: np.ndarray, tangents: tupl
     """`_number_pairs` on real arrays (``np.tanh(h)`` of a small array under ``hvp``): the
     pairs where ``dy``, ``ddy``, each argument differentiated and each product have the
     output's shape and real dtype, so that there is no broadcasting to undo and nothing to
-    project; ``None`` otherwise (then `_ElementwiseDual`)."""
+    project, or where an argument is a number of the dtype's type next to the array (``h /
+    s``: its pair summed over the array); ``None`` otherwise (then `_ElementwiseDual`)."""
     dtype, shape = y.dtype, y.shape
     if dtype.kind != "f" or dy.dtype is not dtype or dy.shape != shape or ddy is not None and (
             type(ddy) is not np.ndarray or ddy.dtype is not dtype or ddy.shape != shape):
@@ -953,7 +954,9 @@ def _array_pairs(table: tuple | None, args: tuple, y: np.ndarray, tangents: tupl
             pairs.append(None)
             continue
         arg = args[i]
-        if type(arg) is not np.ndarray or arg.dtype is not dtype or arg.shape != shape:
+        number = type(arg) is dtype.type  # a number next to the array (h / s): its pair summed
+        if not number and (type(arg) is not np.ndarray or arg.dtype is not dtype or
+                           arg.shape != shape):
             return None
         one = type(derivative) is int and derivative == 1
         cotangent = dy if one else derivative * dy
@@ -970,8 +973,15 @@ def _array_pairs(table: tuple | None, args: tuple, y: np.ndarray, tangents: tupl
                     type(tangent) is not np.ndarray or tangent.dtype is not dtype
                     or tangent.shape != shape):
             return None  # a partial that casts or broadcasts
+        if number:
+            cotangent = _add_reduce(cotangent, None)
+            if tangent is not None:
+                tangent = _add_reduce(tangent, None)
         pairs.append((cotangent, tangent))
     return tuple(pairs)
+
+
+_add_reduce = np.add.reduce  # (NumPy's own, bound at import)
 
 
 _UNKNOWN = object()

@@ -413,6 +413,15 @@ def record_binary(function: Any, a: Any, b: Any) -> Any:
                                                 (first_node, second_node))
                 if recorded is not None:
                     return recorded
+                other = second if outer_value is first else first
+                if form.partials is not INDEX_READ and (type(other) is _NDARRAY or type(
+                        other) is Traced and type(other.primal) is _NDARRAY):
+                    # a traced number and a small array (s + h): the form on the array, the
+                    # number's pair summed
+                    recorded = outer.record_arrays(tape, function, form, (first, second),
+                                                   (first_node, second_node))
+                    if recorded is not None:
+                        return recorded
             elif form is not None and type(outer_value.primal) is _NDARRAY and \
                     form.rule is entry[0] and form.partials is not INDEX_READ:
                 # h + x, h * 0.9 on small arrays: the form on arrays (as above)
@@ -511,7 +520,7 @@ def _record_array_form(tape: "Tape", function: Any, form: NumberForm, a: Any, b:
         elif other_node >= 0:
             if kind is not dtype.type:
                 return None  # a traced number of another type
-            form = _next_to_a_number(form)  # its partials to be summed
+            form = next_to_a_number(form)  # its partials to be summed
         elif kind is not float and kind is not int:
             return None  # a NumPy number as a constant, a bool...
         y = function(a, b)
@@ -587,7 +596,9 @@ _NEXT_TO_A_NUMBER: dict = {}  # NumberForm -> its ArrayAndNumberForm
 _BROADCAST: dict = {}  # NumberForm -> its BroadcastForm
 
 
-def _next_to_a_number(form: NumberForm) -> ArrayAndNumberForm:
+def next_to_a_number(form: NumberForm) -> ArrayAndNumberForm:
+    """The `ArrayAndNumberForm` of ``form`` (one per form): a record's first entry for an
+    array and a traced number."""
     found = _NEXT_TO_A_NUMBER.get(form)
     if found is None:
         found = _NEXT_TO_A_NUMBER[form] = ArrayAndNumberForm(form)

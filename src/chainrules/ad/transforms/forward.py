@@ -38,7 +38,7 @@ from ...core.structure import (is_structure, leaves, replace_paths, tangent_at,
 from ...core.tangents import AbstractZero, NoTangent, ZeroTangent
 from ...core.thunks import unthunk
 from ..trace.errors import NoRuleError, RuleError
-from ..trace.tape import Level, no_rule_message, record_output
+from ..trace.tape import Level, next_to_a_number, no_rule_message, record_output
 from ..trace.float_errors import user_error_or_retry
 from ..trace.traced import Traced, constant_result, primal_value
 from ..trace.values import (ARRAY_METAS, PLAIN, is_differentiable, is_plain_tuple,
@@ -511,13 +511,16 @@ class ForwardTrace(Level):
             return self._record_array(tape, function, form, primals[0], parents)
         a, b = primals  # two arguments: unrolled
         da = db = None
+        number = 0  # 1 or 2: that argument is a traced number next to an array (h / s)
         if type(a) is Traced:
             if a.tape is not self:
                 return None
             a, da = a.primal, a.node
             if type(a) is not np.ndarray:
-                return None  # a value of a third level
-            if type(da) is not np.ndarray:
+                if (type(a) is not _F64 and type(a) is not _F32) or type(da) is not type(a):
+                    return None  # a value of a third level; a zero, lazy or batched tangent
+                number = 1
+            elif type(da) is not np.ndarray:
                 if not issubclass(type(da), AbstractZero):
                     return None  # a lazy or batched tangent
                 da = None  # a zero tangent (an array the function created): a constant
@@ -526,24 +529,36 @@ class ForwardTrace(Level):
                 return None
             b, db = b.primal, b.node
             if type(b) is not np.ndarray:
-                return None
-            if type(db) is not np.ndarray:
+                if number or (type(b) is not _F64 and type(b) is not _F32) or \
+                        type(db) is not type(b):
+                    return None
+                number = 2
+            elif type(db) is not np.ndarray:
                 if not issubclass(type(db), AbstractZero):
                     return None
                 db = None
-        array = a if da is not None else b if db is not None else None
-        if array is None:
-            return None  # no tangent: the general path knows zeros
+        if number:  # the array: the other argument, with a tangent or a constant
+            array = b if number == 1 else a
+            if type(array) is not np.ndarray or \
+                    type(a if number == 1 else b) is not array.dtype.type:
+                return None  # (a number of another type: a cast)
+        else:
+            array = a if da is not None else b if db is not None else None
+            if array is None:
+                return None  # no tangent: the general path knows zeros
         shape, dtype = array.shape, array.dtype
         if (dtype is not _F64_DTYPE and dtype is not _F32_DTYPE) or \
                 array.size >= STAND_IN_SIZE or \
-                da is not None and (da.dtype is not dtype or da.shape != shape) or \
-                db is not None and (db.dtype is not dtype or db.shape != shape):
+                da is not None and number != 1 and (da.dtype is not dtype or
+                                                     da.shape != shape) or \
+                db is not None and number != 2 and (db.dtype is not dtype or db.shape != shape):
             return None
         # each argument an array of that shape and dtype, or a Python number: a constant, as
         # the partials read it (a float, or int 0, of the dtype; another int as it is)
         kind = type(a)
-        if kind is np.ndarray:
+        if number == 1:
+            pass
+        elif kind is np.ndarray:
             if a is not array and (a.dtype is not dtype or a.shape != shape):
                 return None  # broadcast, or cast
         elif kind is float or kind is int and not a:
@@ -551,7 +566,9 @@ class ForwardTrace(Level):
         elif kind is not int:
             return None  # a NumPy number, a bool, a list...
         kind = type(b)
-        if kind is np.ndarray:
+        if number == 2:
+            pass
+        elif kind is np.ndarray:
             if b is not array and (b.dtype is not dtype or b.shape != shape):
                 return None
         elif kind is float or kind is int and not b:
@@ -571,7 +588,13 @@ class ForwardTrace(Level):
                 if db is not None and second is not None:
                     term = db if second == 1 else second * db
                     dy = term if dy is None else dy + term
-                payload = (form, a, b, None)
+                if number:
+                    # h - s: the number's cotangent summed over the array, by the pass
+                    payload = (next_to_a_number(form), a, b, None)
+                    if type(dy) is dtype.type:  # (a constant array: the number's tangent)
+                        dy = _FULL(shape, dy, dtype)
+                else:
+                    payload = (form, a, b, None)
             else:
                 if form.pullback_dual is None:
                     return None
@@ -849,6 +872,7 @@ _NUMBERS = frozenset({float, complex, np.float64, np.float32, np.complex128, np.
 # Tangents that are values as they are (no constant marker, zero or thunk): `_plain`'s fast path.
 _VALUES = _NUMBERS | {np.ndarray, Traced}
 _new_object = object.__new__
+_FULL = np.full  # NumPy's own (a trace puts the engine's in NumPy's namespace)
 
 
 def _plain(tangent: Any) -> Any:

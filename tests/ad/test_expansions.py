@@ -6,6 +6,8 @@ step, its hvp 2.2 -> 1.8 gradients. ``np.max(x)``, ``np.min``, ``np.nanmax``... 
 float array with one extremum recorded as an index read of it, ``x[i]`` (23 -> 11 us per
 step, its hvp 3.6 -> 1.4 gradients). ``np.linalg.norm(x)`` of a small float vector as
 ``np.sqrt(np.dot(x, x))`` (NumPy's own computation), its hvp 6.1-6.4 -> 2.8-3.0 gradients.
+Under hvp only, ``np.clip(x, lower, upper)`` between constants as ``np.minimum(np.maximum(x,
+lower), upper)`` (612k -> 409k instructions per step).
 And a total sum's cotangent added into a buffer the backward pass does not own
 (``x - np.sum(x)``: the subtraction's cotangent is shared by its two arguments) stays inline
 too.
@@ -253,3 +255,55 @@ def test_what_the_norm_leaves_to_the_rule(case):
     with np.errstate(over="ignore"):  # (the overflow: the user's, NumPy's warning)
         np.testing.assert_allclose(cr.grad(f)(x), expected, rtol=1e-15)
         assert _rule_calls(f, x, name="_norm_gradient") >= 1
+
+
+CLIPS = {
+    "np.clip(x, -0.5, 0.7)": (lambda x: np.clip(x, -0.5, 0.7), -0.5, 0.7),
+    "x.clip(-0.5, 0.7)": (lambda x: x.clip(-0.5, 0.7), -0.5, 0.7),
+    "np.clip(x, None, 0.7)": (lambda x: np.clip(x, None, 0.7), -np.inf, 0.7),
+    "np.clip(x, -1, None)": (lambda x: np.clip(x, -1, None), -1, np.inf),
+    "bounds crossed": (lambda x: np.clip(x, 0.7, -0.5), 0.7, -0.5),
+}
+
+
+@pytest.mark.parametrize("name", list(CLIPS))
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_clip_between_constants_is_a_maximum_and_a_minimum_under_hvp(name, dtype):
+    clip, lower, upper = CLIPS[name]
+    x = RNG.uniform(-1.5, 1.5, size=9).astype(dtype)
+    seen = []
+
+    def f(x):  # sum(clip(x)^3): 3 c^2 where x is strictly inside, hvp 6 c v there
+        c = clip(x)
+        seen.append(cr.primal(c))
+        return np.sum(c ** 3)
+
+    gradient = cr.grad(f)(x)
+    np.testing.assert_array_equal(seen[0], clip(x))
+    assert seen[0].dtype == dtype and gradient.dtype == dtype
+    inside = (x > lower) & (x < upper)
+    c = clip(x).astype(np.float64)
+    rtol = 1e-6 if dtype == np.float32 else 1e-14
+    np.testing.assert_allclose(gradient, np.where(inside, 3 * c * c, 0), rtol=rtol)
+    v = RNG.normal(size=9).astype(dtype)
+    np.testing.assert_allclose(cr.hvp(f, x, v), np.where(inside, 6 * c * v, 0),
+                               rtol=10 * rtol, atol=1e-12)
+    # expanded under hvp only (`first_order=False`): at order 1 the rule costs less
+    assert _rule_calls(f, x, name="_clip_sources", transform=lambda f, x: cr.hvp(f, x, v)) == 0
+    assert _rule_calls(f, x, name="_clip_sources") == 1
+
+
+@pytest.mark.parametrize("case", ["a tie", "NaN", "array bounds", "a traced bound", "large"])
+def test_what_clip_leaves_to_the_rule(case):
+    x = {"a tie": np.array([0.2, 0.5, -0.9]), "NaN": np.array([0.2, np.nan, -0.9]),
+         "large": np.linspace(-1, 1, STAND_IN_SIZE)}.get(case, np.array([0.2, 0.6, -0.9]))
+    f = {"array bounds": lambda x: np.sum(np.clip(x, np.full(3, -0.5), 0.5)),
+         "a traced bound": lambda x: np.sum(np.clip(x, x[0], 0.5))}.get(
+             case, lambda x: np.sum(np.clip(x, -0.5, 0.5)))
+    # the rule's convention: at a tie the cotangent goes to x (maximum's rule splits it),
+    # and a NaN passes it on
+    expected = {"a tie": [1, 1, 0], "NaN": [1, 1, 0],
+                "a traced bound": [2, 0, 0]}.get(case, np.where(np.abs(x) < 0.5, 1.0, 0.0))
+    np.testing.assert_array_equal(cr.grad(f)(x), expected)
+    v = np.ones_like(x)  # (under hvp, where clip would be expanded: the rule still)
+    assert _rule_calls(f, x, name="_clip_sources", transform=lambda f, x: cr.hvp(f, x, v)) >= 1

@@ -72,6 +72,9 @@ def as_array(value: Any) -> Any:
     >>> as_array(2.0)
     array(2.)
     """
+    if type(value) is np.ndarray:
+        return value  # (what np.asarray returns, without a call: under a forward trace
+        # NumPy's namespace holds the trace's creation functions, each a structure walk)
     return np.asarray(value) if issubclass(type(value), _CONVERTED) else value
 
 

@@ -800,7 +800,11 @@ class Expansion:
     - ``expand(values, *args)``: the value, computed from the traced arguments ``args``
       (constants as they are) by functions the engine records; ``values`` are their plain
       values, for what is read but not differentiated (``np.max(x)`` as ``x[i]``, ``i``
-      its position).
+      its position);
+    - ``first_order``: whether to expand calls on values of the engine's first level too;
+      ``False`` where the rule records the call more cheaply and the expansion pays only
+      under second derivatives, whose forms take its calls where the rule's pullback would
+      be traced (``np.clip``).
 
     An expansion is used only while ``rule`` is ``f``'s registered rrule: registering another
     rrule for ``f`` turns it off.
@@ -815,10 +819,12 @@ class Expansion:
     np.True_
     """
 
-    __slots__ = ("rule", "applies", "expand")
+    __slots__ = ("rule", "applies", "expand", "first_order")
 
-    def __init__(self, rule: Callable, applies: Callable, expand: Callable):
+    def __init__(self, rule: Callable, applies: Callable, expand: Callable,
+                 first_order: bool = True):
         self.rule, self.applies, self.expand = rule, applies, expand
+        self.first_order = first_order
 
 
 class RuleConfig:

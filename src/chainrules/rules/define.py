@@ -190,7 +190,7 @@ def dense_tangent(x: Any, dx: Any) -> Any:
         return [dense_tangent(element, dx[position]) for position, element in enumerate(x)]
     if isinstance(dx, AbstractZero):
         return np.zeros(np.shape(x), tangent_dtype(np.result_type(x)) or np.float64)
-    return np.asarray(dx)
+    return dx if type(dx) is np.ndarray else np.asarray(dx)  # (no call: as `as_array`)
 
 
 # --- the call, as the formulas see it ------------------------------------------------------------

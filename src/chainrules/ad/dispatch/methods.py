@@ -317,7 +317,7 @@ class _ArrayInterface:
     def clip(self, min=None, max=None, *args, **kwargs):  # noqa: A002 - ndarray.clip's names
         """``np.clip(self, min, max)``: either bound may be left out (``x.clip(0)``), as the
         method allows and ``np.clip`` does not."""
-        return record(np.clip, (self, min, max) + args, kwargs)
+        return record(_CLIP, (self, min, max) + args, kwargs)
 
     trace = _method(np.trace)
     diagonal = _method(np.diagonal)
@@ -490,6 +490,7 @@ def _elements(traced: Traced) -> Any:
 # arithmetic: `out[i] = t` (NumPy converts t to store it) and `"%.2f" % t` (string formatting).
 _STORE_SUBSCR = dis.opmap["STORE_SUBSCR"]
 _NDARRAY = np.ndarray  # a module's name: fewer instructions than np.ndarray per x[i]
+_CLIP = np.clip  # NumPy's own, bound at import (a trace puts another in NumPy's namespace)
 _F64 = np.float64  # x[i] under hvp: a number of the forward trace, not a view to follow
 _FORMATTING = {(dis.opmap[name], 0) for name in ("BINARY_MODULO", "INPLACE_MODULO")
                if name in dis.opmap}  # Python 3.10

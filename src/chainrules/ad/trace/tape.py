@@ -828,10 +828,14 @@ def _record_expansion(tape: Tape, form: Any, primals: tuple, parents: tuple) -> 
     expansion called on the arguments made values of ``tape`` again (constants as they are),
     its calls recorded by their own forms, at any order. ``None`` where it does not apply."""
     values = []
+    outer = False  # whether an argument is a value of an outer level (hvp, grad of grad)
     for argument in primals:
         while type(argument) is Traced:  # (a value of an outer level: its plain value)
             argument = argument.primal
+            outer = True
         values.append(argument)
+    if not outer and not form.first_order:
+        return None  # (the rule records it more cheaply)
     values = tuple(values)
     if not form.applies(*values):
         return None

@@ -37,8 +37,8 @@ from ...core.config import RuleConfig
 from ...core.naming import function_name
 from ...core.scalar_rule import STAND_IN_SIZE
 from ...core.registry import (DUAL_FORMS, EXPANSIONS, FIRST_ORDER_ONLY, INDEX_READ, NUMBER_FORMS,
-                              NumberForm, PRODUCT_FORMS, VIEW_FORMS, WRITES_IN_PLACE, KeywordArgumentError,
-                              ViewForm, positional_call, rrule)
+                              NumberForm, PRODUCT_FORMS, VIEW_FORMS, WRITES_IN_PLACE,
+                              KeywordArgumentError, ViewForm, positional_call, rrule)
 from ...core.tangents import NoTangent, Tangent
 from ...core.structure import (is_structure, leaves, replace_leaves, replace_paths,
                               tangent_at, tangent_from_paths)

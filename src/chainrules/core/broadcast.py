@@ -40,5 +40,11 @@ def unbroadcast(cotangent: Any, shape: tuple) -> Any:
     axes = tuple(range(extra)) + tuple(
         extra + axis for axis, size in enumerate(shape)
         if size == 1 and cotangent_shape[extra + axis] != 1)
+    if type(cotangent) is _NDARRAY:  # (NumPy's reduction itself: np.sum's Python wrapper
+        # costs more than the sum of a small array)
+        return (_ADD_REDUCE(cotangent, axes) if axes else cotangent).reshape(shape)
     summed = np.sum(cotangent, axis=axes) if axes else np.asarray(cotangent)
     return summed.reshape(shape)
+
+
+_NDARRAY, _ADD_REDUCE = np.ndarray, np.add.reduce

@@ -941,9 +941,10 @@ def _array_pairs(table: tuple | None, args: tuple, y: np.ndarray, tangents: tupl
                  derivatives: list, dy: np.ndarray, ddy: Any, needed: tuple) -> tuple | None:
     """`_number_pairs` on real arrays (``np.tanh(h)`` of a small array under ``hvp``): the
     pairs where ``dy``, ``ddy``, each argument differentiated and each product have the
-    output's shape and real dtype, so that there is no broadcasting to undo and nothing to
-    project, or where an argument is a number of the dtype's type next to the array (``h /
-    s``: its pair summed over the array); ``None`` otherwise (then `_ElementwiseDual`)."""
+    output's shape and real dtype, so that there is nothing to project, the pair of an
+    argument that is a number of the dtype's type next to the array (``h / s``) summed over
+    the array, of an array of the dtype broadcast (``u[:, None] * u``) summed to its shape;
+    ``None`` otherwise (then `_ElementwiseDual`)."""
     dtype, shape = y.dtype, y.shape
     if dtype.kind != "f" or dy.dtype is not dtype or dy.shape != shape or ddy is not None and (
             type(ddy) is not np.ndarray or ddy.dtype is not dtype or ddy.shape != shape):
@@ -955,8 +956,7 @@ def _array_pairs(table: tuple | None, args: tuple, y: np.ndarray, tangents: tupl
             continue
         arg = args[i]
         number = type(arg) is dtype.type  # a number next to the array (h / s): its pair summed
-        if not number and (type(arg) is not np.ndarray or arg.dtype is not dtype or
-                           arg.shape != shape):
+        if not number and (type(arg) is not np.ndarray or arg.dtype is not dtype):
             return None
         one = type(derivative) is int and derivative == 1
         cotangent = dy if one else derivative * dy
@@ -977,6 +977,12 @@ def _array_pairs(table: tuple | None, args: tuple, y: np.ndarray, tangents: tupl
             cotangent = _add_reduce(cotangent, None)
             if tangent is not None:
                 tangent = _add_reduce(tangent, None)
+        elif arg.shape != shape:
+            cotangent = unbroadcast(cotangent, arg.shape)
+            if cotangent.shape != arg.shape:
+                return None  # (not a broadcast)
+            if tangent is not None:
+                tangent = unbroadcast(tangent, arg.shape)
         pairs.append((cotangent, tangent))
     return tuple(pairs)
 

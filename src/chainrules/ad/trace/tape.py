@@ -515,7 +515,7 @@ def _record_array_form(tape: "Tape", function: Any, form: NumberForm, a: Any, b:
             if other.shape != shape:
                 if other.size >= STAND_IN_SIZE:
                     return None
-                form = _broadcast(form)  # each argument's partials summed to its shape
+                form = broadcast_form(form)  # each argument's partials summed to its shape
                 shape = None  # the output's, found below
         elif other_node >= 0:
             if kind is not dtype.type:
@@ -605,7 +605,9 @@ def next_to_a_number(form: NumberForm) -> ArrayAndNumberForm:
     return found
 
 
-def _broadcast(form: NumberForm) -> BroadcastForm:
+def broadcast_form(form: NumberForm) -> BroadcastForm:
+    """The `BroadcastForm` of ``form`` (one per form): a record's first entry for two
+    small arrays of different shapes broadcast together."""
     found = _BROADCAST.get(form)
     if found is None:
         found = _BROADCAST[form] = BroadcastForm(form)

@@ -38,7 +38,8 @@ from ...core.structure import (is_structure, leaves, replace_paths, tangent_at,
 from ...core.tangents import AbstractZero, NoTangent, ZeroTangent
 from ...core.thunks import unthunk
 from ..trace.errors import NoRuleError, RuleError
-from ..trace.tape import Level, next_to_a_number, no_rule_message, record_output
+from ..trace.tape import (Level, broadcast_form, next_to_a_number, no_rule_message,
+                          record_output)
 from ..trace.float_errors import user_error_or_retry
 from ..trace.traced import Traced, constant_result, primal_value
 from ..trace.values import (ARRAY_METAS, PLAIN, is_differentiable, is_plain_tuple,
@@ -550,17 +551,22 @@ class ForwardTrace(Level):
         if (dtype is not _F64_DTYPE and dtype is not _F32_DTYPE) or \
                 array.size >= STAND_IN_SIZE or \
                 da is not None and number != 1 and (da.dtype is not dtype or
-                                                     da.shape != shape) or \
-                db is not None and number != 2 and (db.dtype is not dtype or db.shape != shape):
+                                                     da.shape != a.shape) or \
+                db is not None and number != 2 and (db.dtype is not dtype or
+                                                     db.shape != b.shape):
             return None
-        # each argument an array of that shape and dtype, or a Python number: a constant, as
-        # the partials read it (a float, or int 0, of the dtype; another int as it is)
+        # each argument an array of that dtype (of that shape, or of another that broadcasts
+        # with it: u[:, None] * u), or a Python number: a constant, as the partials read it
+        # (a float, or int 0, of the dtype; another int as it is)
+        broadcast = False
         kind = type(a)
         if number == 1:
             pass
         elif kind is np.ndarray:
-            if a is not array and (a.dtype is not dtype or a.shape != shape):
-                return None  # broadcast, or cast
+            if a is not array:
+                if a.dtype is not dtype or a.size >= STAND_IN_SIZE:
+                    return None  # a cast; a large constant
+                broadcast = a.shape != shape
         elif kind is float or kind is int and not a:
             a = dtype.type(a)
         elif kind is not int:
@@ -569,8 +575,10 @@ class ForwardTrace(Level):
         if number == 2:
             pass
         elif kind is np.ndarray:
-            if b is not array and (b.dtype is not dtype or b.shape != shape):
-                return None
+            if b is not array:
+                if b.dtype is not dtype or b.size >= STAND_IN_SIZE:
+                    return None
+                broadcast = b.shape != shape
         elif kind is float or kind is int and not b:
             b = dtype.type(b)
         elif kind is not int:
@@ -579,7 +587,11 @@ class ForwardTrace(Level):
         try:
             y = function(a, b)
             if type(y) is not np.ndarray or y.dtype is not dtype or y.shape != shape:
-                return None
+                if not broadcast or type(y) is not np.ndarray or y.dtype is not dtype or \
+                        y.size >= STAND_IN_SIZE:
+                    return None
+                shape = y.shape  # (two shapes broadcast together: each argument's partials
+                # summed to its shape by the pass, `BroadcastForm`)
             if form.payloads:
                 # constant partials (add, subtract): the order-1 record, whose cotangent's
                 # tangent is passed on as it is (zero second derivatives)
@@ -593,6 +605,8 @@ class ForwardTrace(Level):
                     payload = (next_to_a_number(form), a, b, None)
                     if type(dy) is dtype.type:  # (a constant array: the number's tangent)
                         dy = _FULL(shape, dy, dtype)
+                elif broadcast:
+                    payload = (broadcast_form(form), a, b, None)
                 else:
                     payload = (form, a, b, None)
             else:
@@ -615,6 +629,11 @@ class ForwardTrace(Level):
                     dy = term if dy is None else dy + term
                 payload = (_NUMBER_DUAL, form, (a, b), y, (da, db), [first, second], self,
                            (parents[0] >= 0, parents[1] >= 0), function)
+            if broadcast and type(dy) is np.ndarray and dy.shape != shape and \
+                    dy.dtype is dtype:
+                full = _EMPTY(shape, dtype)  # one argument's tangent, broadcast (u[:, None] + c)
+                full[...] = dy
+                dy = full
             if type(dy) is not np.ndarray or dy.dtype is not dtype or dy.shape != shape:
                 return None  # no tangent (the general path knows zeros), or a cast
         except (FloatingPointError, RuntimeWarning):  # the user's error state: the general path
@@ -872,7 +891,7 @@ _NUMBERS = frozenset({float, complex, np.float64, np.float32, np.complex128, np.
 # Tangents that are values as they are (no constant marker, zero or thunk): `_plain`'s fast path.
 _VALUES = _NUMBERS | {np.ndarray, Traced}
 _new_object = object.__new__
-_FULL = np.full  # NumPy's own (a trace puts the engine's in NumPy's namespace)
+_FULL, _EMPTY = np.full, np.empty  # NumPy's own (a trace puts the engine's in NumPy's namespace)
 
 
 def _plain(tangent: Any) -> Any:

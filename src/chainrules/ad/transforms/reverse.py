@@ -202,11 +202,10 @@ def _backward(records: list, seeds: list, retain: bool) -> tuple[list, bytearray
                         slots, owned, records, record, form, pullback[1], pullback[2],
                         cotangent, pending):
                     continue  # W @ h under hvp: a cotangent with its tangent
-                elif type(form) is ArrayAndNumberForm and form.form.payloads and \
-                        _array_pair(cotangent, record[2]):
-                    _pull_linear_pair_next_to_a_number(slots, owned, records, record, form,
-                                                       cotangent)
-                    continue  # h - s under hvp: the number's pair summed over the array
+                elif (type(form) is ArrayAndNumberForm or type(form) is BroadcastForm) and \
+                        form.form.payloads and _array_pair(cotangent, record[2]):
+                    _pull_linear_pair_summed(slots, owned, records, record, form, cotangent)
+                    continue  # h - s, u[:, None] - u under hvp: pairs summed to their shapes
                 elif type(form) is ViewForm and _array_pair(cotangent, record[2]):
                     _pull_view_pair(slots, owned, records, node, record, form, pullback,
                                     cotangent)
@@ -525,13 +524,13 @@ def _pull_view(slots: list, owned: bytearray, records: list, node: int, record: 
     return True
 
 
-def _pull_linear_pair_next_to_a_number(slots: list, owned: bytearray, records: list,
-                                       record: tuple, form: ArrayAndNumberForm,
-                                       cotangent: Traced) -> None:
+def _pull_linear_pair_summed(slots: list, owned: bytearray, records: list, record: tuple,
+                             form: ArrayAndNumberForm, cotangent: Traced) -> None:
     """Under ``hvp``, the cotangent with its tangent of an array and a traced number added
-    or subtracted (``h - s``: `ForwardTrace.record_arrays`): the array's is the pair (or its
-    negative), the number's its sum over the array (constant partials: no second
-    derivatives)."""
+    or subtracted (``h - s``), or of two arrays broadcast together (``u[:, None] - u``:
+    `ForwardTrace.record_arrays`): an argument of the output's shape gets the pair (or its
+    negative), a number its sum over the array, a broadcast array its sum to its shape
+    (constant partials: no second derivatives)."""
     shape = record[2][0]
     for position, partial in enumerate(form.partials, 1):
         parent = record[position + 2]
@@ -540,8 +539,12 @@ def _pull_linear_pair_next_to_a_number(slots: list, owned: bytearray, records: l
         primal, tangent = cotangent.primal, cotangent.node
         if partial != 1:
             primal, tangent = partial * primal, partial * tangent
-        if records[parent][2][0] != shape:  # the number's
-            primal, tangent = _ADD_REDUCE(primal, None), _ADD_REDUCE(tangent, None)
+        to = records[parent][2][0]
+        if to != shape:
+            if type(form) is ArrayAndNumberForm:  # the number's
+                primal, tangent = _ADD_REDUCE(primal, None), _ADD_REDUCE(tangent, None)
+            else:  # a broadcast array's
+                primal, tangent = unbroadcast(primal, to), unbroadcast(tangent, to)
         elif partial == 1:
             _contribute(slots, owned, records, parent, cotangent, record[1], position)
             continue  # (shared with the other argument: not owned)

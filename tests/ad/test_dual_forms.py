@@ -676,11 +676,11 @@ def _second_order_work(run) -> int:
     number and product forms, and the elements of their outputs; the elements of the
     cotangents that dual pullbacks return (a dense array per element read would show in
     these)."""
-    from chainrules.ad.transforms import forward
+    from chainrules.ad.trace import dual_pullbacks
 
     total = [0]
     tape_exit, apply, record_dual = Tape.__exit__, ForwardTrace.apply, ForwardTrace.record_dual
-    dual_pullback = forward._DualPullback.__call__
+    dual_pullback = dual_pullbacks.DualPullback.__call__
     forms = {name: getattr(ForwardTrace, name)
              for name in ("record_numbers", "record_arrays", "record_product",
                           "record_total")}
@@ -714,7 +714,7 @@ def _second_order_work(run) -> int:
 
     Tape.__exit__, ForwardTrace.apply, ForwardTrace.record_dual = \
         counting_exit, counting_apply, counting_record_dual
-    forward._DualPullback.__call__ = counting_pullback
+    dual_pullbacks.DualPullback.__call__ = counting_pullback
     for name, original in forms.items():
         setattr(ForwardTrace, name, counting_form(original))
     try:
@@ -722,7 +722,7 @@ def _second_order_work(run) -> int:
     finally:
         Tape.__exit__, ForwardTrace.apply, ForwardTrace.record_dual = \
             tape_exit, apply, record_dual
-        forward._DualPullback.__call__ = dual_pullback
+        dual_pullbacks.DualPullback.__call__ = dual_pullback
         for name, original in forms.items():
             setattr(ForwardTrace, name, original)
     return total[0]

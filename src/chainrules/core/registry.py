@@ -650,7 +650,11 @@ class NumberForm:
       differentiated; or ``None``: computed then), the output's tangent being ``sum_i
       partial_i * tangent_i``; ``None`` (the default) for a rule without a dual form, for a rule whose
       partials are constants (its pullback takes a cotangent with a tangent as it is), and
-      for an index read (linear too).
+      for an index read (linear too);
+    - ``second_partials``: where ``pullback_dual`` is `scalar_rule`'s, its table ``H[i][j]``
+      of second partial derivatives (entries ``None`` for zero, ints, or functions of
+      ``(y, *args)``; ``()`` if every one is zero), from which an engine may compute the
+      pairs of numbers inline (`chainrules.ad.transforms.reverse`); ``None`` otherwise.
 
     A form is used only while ``rule`` is ``f``'s registered rrule: registering another rrule
     for ``f`` turns it off. `scalar_rule` makes the forms of binary elementwise rules that have
@@ -670,14 +674,14 @@ class NumberForm:
     """
 
     __slots__ = ("rule", "compute", "partials", "keeps_output", "pullback", "payloads",
-                 "pullback_dual")
+                 "pullback_dual", "second_partials")
 
     def __init__(self, rule: Callable, compute: Callable, partials: Any, keeps_output: bool,
                  pullback: Callable, shared_types: tuple = (),
                  pullback_dual: Callable | None = None):
         self.rule, self.compute, self.partials = rule, compute, partials
         self.keeps_output, self.pullback = keeps_output, pullback
-        self.pullback_dual = pullback_dual
+        self.pullback_dual, self.second_partials = pullback_dual, None
         linear = partials is not INDEX_READ and all(type(partial) is int or partial is None
                                                     for partial in partials)
         self.payloads = {kind: (self, kind(1), kind(1) if len(partials) == 2 else None, None)

@@ -720,6 +720,7 @@ def scalar_rule(f: Any, *partials: Partial, on_scalars: Callable | None = None,
     if form is not None and form.rule is reverse:
         # (args, y, tangents, derivatives, dy, ddy, needed) -> pairs
         form.pullback_dual = functools.partial(_number_pairs, partials, table)
+        form.second_partials = () if table is None else table
 
 
 def _second_partials(name: str, count: int, second: Any) -> tuple | None:

@@ -40,8 +40,8 @@ from ...core.registry import (DUAL_FORMS, EXPANSIONS, FIRST_ORDER_ONLY, INDEX_RE
                               NumberForm, PRODUCT_FORMS, VIEW_FORMS, WRITES_IN_PLACE,
                               KeywordArgumentError, ViewForm, positional_call, rrule)
 from ...core.tangents import NoTangent, Tangent
-from ...core.structure import (is_structure, leaves, replace_leaves, replace_paths,
-                              tangent_at, tangent_from_paths)
+from ...core.structure import (is_structure, leaves, replace_paths, tangent_at,
+                              tangent_from_paths)
 
 from .errors import NoRuleError, RuleError, TracingError
 from .traced import Traced, constant_result

@@ -49,9 +49,9 @@ from ...core.thunks import unthunk
 from ...rules.define import Call
 from ...rules.numpy.indexing import normalize_index
 from ...rules.numpy.shape import astype as _astype
-from .forward import (ForwardTrace, reverse_for_forward, tangent_in_space, tangent_part,
-                      zeros_like_primal)
+from .forward import ForwardTrace, reverse_for_forward, tangent_part
 from ..dispatch.writes import called_from_program
+from ..trace.dual_pullbacks import tangent_in_space, zeros_like_primal
 from ..trace.values import is_differentiable
 from ..trace.float_errors import user_error_or_retry
 from ..trace.traced import Traced, constant_result

@@ -23,13 +23,11 @@ again: one mechanism (the rule), minus the generic dispatch. The operators and u
 from __future__ import annotations
 
 import copy
-from functools import partial
 from typing import Any
 
 import numpy as np
 
 from ...core.naming import function_name
-from ...core.projection import ProjectTo
 from ...core.pushforward import pushforward_from_pullbacks
 from ...core.registry import INDEX_READ, NumberForm, frule, rrule
 from ...core.scalar_rule import STAND_IN_SIZE
@@ -37,11 +35,13 @@ from ...core.structure import (is_structure, leaves, replace_paths, tangent_at,
                               tangent_from_paths)
 from ...core.tangents import AbstractZero, NoTangent, ZeroTangent
 from ...core.thunks import unthunk
+from ..trace.dual_pullbacks import (DUAL_NUMBERS, DUAL_VALUES, NUMBER_DUAL, DualPullback,
+                                    tangent_in_space, zeros_like_primal)
 from ..trace.errors import NoRuleError, RuleError
 from ..trace.tape import (Level, broadcast_form, next_to_a_number, no_rule_message,
                           record_output)
 from ..trace.float_errors import user_error_or_retry
-from ..trace.traced import Traced, constant_result, primal_value
+from ..trace.traced import Traced, constant_result
 from ..trace.values import (ARRAY_METAS, PLAIN, is_differentiable, is_plain_tuple,
                             record_meta)
 
@@ -239,7 +239,7 @@ class ForwardTrace(Level):
             if pullback_dual is not None:
                 needed = (parents[0] >= 0, parents[1] >= 0) if len(parents) == 2 else \
                     tuple([parent >= 0 for parent in parents])
-                pullback = _DualPullback(pullback_dual, self, needed, (function, primals, kwargs))
+                pullback = DualPullback(pullback_dual, self, needed, (function, primals, kwargs))
             if type(traced) is not Traced:
                 return record_output(tape, function, primals, parents, (traced, pullback))
             if kind is np.ndarray:
@@ -339,7 +339,7 @@ class ForwardTrace(Level):
         """`record_dual` for a `NumberForm` on float64 or float32 numbers (``x[i] ** 3`` in
         a scalar loop under ``hvp``), without the rule's dual form: the output and its tangent
         computed here from the form's ``compute`` and partials, the pullback made from the
-        record's plain values only if a cotangent reaches it (`_NumberDual`). ``None`` where
+        record's plain values only if a cotangent reaches it (`NumberDual`). ``None`` where
         it does not apply (then `record_dual`)."""
         try:
             if form.partials is INDEX_READ:
@@ -423,7 +423,7 @@ class ForwardTrace(Level):
                         term = (db if second == 1 else second * db) if type(second) is int \
                             else second * db
                         dy = term if dy is None else dy + term
-                    payload = (_NUMBER_DUAL, form, (a, b), y, (da, db), [first, second], self,
+                    payload = (NUMBER_DUAL, form, (a, b), y, (da, db), [first, second], self,
                                (parents[0] >= 0, parents[1] >= 0), function)
                     meta = _DUAL_NUMBER_META[kind]
             else:  # a function of one number: np.sin(x[i]), -x[i]
@@ -449,10 +449,10 @@ class ForwardTrace(Level):
                 if payload is not None:
                     meta = _TRACED_NUMBER_META[kind]
                 else:
-                    payload = (_NUMBER_DUAL, form, (a,), y, (da,), [derivative], self, (True,),
+                    payload = (NUMBER_DUAL, form, (a,), y, (da,), [derivative], self, (True,),
                                function)
                     meta = _DUAL_NUMBER_META[kind]
-            if type(dy) is not kind or (payload[0] is _NUMBER_DUAL and
+            if type(dy) is not kind or (payload[0] is NUMBER_DUAL and
                                         form.pullback_dual is None):
                 return None  # no tangent (the general path knows zeros), or another type
             traced = _new_object(Traced)
@@ -504,7 +504,7 @@ class ForwardTrace(Level):
         constant); the output and its tangent computed here from the function and the form's
         partials. A form with constant partials (add, subtract) is recorded as at order 1,
         its cotangent's tangent passed on as it is; any other keeps the partials' values for
-        its `_NumberDual` pullback. ``None`` where it does not apply (then `record_dual`)."""
+        its `NumberDual` pullback. ``None`` where it does not apply (then `record_dual`)."""
         partials = form.partials
         if partials is INDEX_READ or len(partials) != len(primals):
             return None
@@ -627,7 +627,7 @@ class ForwardTrace(Level):
                     term = (db if second == 1 else second * db) if type(second) is int \
                         else second * db
                     dy = term if dy is None else dy + term
-                payload = (_NUMBER_DUAL, form, (a, b), y, (da, db), [first, second], self,
+                payload = (NUMBER_DUAL, form, (a, b), y, (da, db), [first, second], self,
                            (parents[0] >= 0, parents[1] >= 0), function)
             if broadcast and type(dy) is np.ndarray and dy.shape != shape and \
                     dy.dtype is dtype:
@@ -676,7 +676,7 @@ class ForwardTrace(Level):
                 derivative = partial if type(partial) is int else partial(y, value)
                 dy = (tangent if derivative == 1 else derivative * tangent) \
                     if type(derivative) is int else derivative * tangent
-                payload = (_NUMBER_DUAL, form, (value,), y, (tangent,), [derivative], self,
+                payload = (NUMBER_DUAL, form, (value,), y, (tangent,), [derivative], self,
                            (parents[0] >= 0,), function)
             if type(dy) is not np.ndarray or dy.dtype is not dtype or dy.shape != shape:
                 return None  # a cast
@@ -695,123 +695,6 @@ class ForwardTrace(Level):
         """The tangent of a structure argument holding this trace's values ``found`` (``(path,
         value)`` pairs): the structure of their tangents."""
         return tangent_from_paths(arg, {path: v.node for path, v in found})
-
-
-class _NumberDual:
-    """The first entry of the payload `ForwardTrace.record_numbers` records for an
-    elementwise rule, ``(this, form, args, y, tangents, derivatives, trace, needed,
-    function)``; an engine's backward pass calls `pullback` on it (as on a `NumberForm`'s
-    payload): the form's ``pullback_dual`` on the values recorded, for the cotangent and its
-    tangent."""
-
-    __slots__ = ()
-
-    @staticmethod
-    def pullback(payload: tuple) -> "_NumberDualPullback":
-        return _NumberDualPullback(payload)
-
-    @staticmethod
-    def call(payload: tuple) -> tuple:
-        """``(function, traced arguments, keywords)`` of the recorded call."""
-        _, _, args, _, tangents, _, trace, _, function = payload
-        return function, tuple(arg if tangent is None else Traced(arg, trace, tangent)
-                               for arg, tangent in zip(args, tangents)), {}
-
-
-_NUMBER_DUAL = _NumberDual()
-
-
-class _NumberDualPullback:
-    """The pullback of a `_NumberDual` payload: for a cotangent of the output's number type,
-    plain or with a number tangent of the payload's trace (a scalar loop's), the form's
-    ``pullback_dual`` on the values recorded, called here; any other cotangent goes to
-    `_DualPullback`, which this stands for."""
-
-    __slots__ = ("payload",)
-
-    def __init__(self, payload: tuple):
-        self.payload = payload
-
-    def __call__(self, dy: Any) -> tuple:
-        _, form, args, y, tangents, derivatives, trace, needed, _ = self.payload
-        kind = type(y)
-        if type(dy) is kind:
-            pairs = form.pullback_dual(args, y, tangents, derivatives, dy, None, needed)
-        elif type(dy) is Traced and dy.tape is trace and type(dy.primal) is kind and \
-                type(dy.node) is kind:
-            pairs = form.pullback_dual(args, y, tangents, derivatives, dy.primal, dy.node,
-                                       needed)
-        else:
-            dy = unthunk(dy)  # a sparse or lazy cotangent (np.sum(h)'s, X[:, j]'s): dense
-            if type(dy) is not kind:
-                return _DualPullback(partial(form.pullback_dual, args, y, tangents,
-                                             derivatives), trace, needed, self.payload)(dy)
-            pairs = form.pullback_dual(args, y, tangents, derivatives, dy, None, needed)
-        return _traced_cotangents(trace, pairs)
-
-
-class _DualPullback:
-    """The pullback recorded by `ForwardTrace.record_dual` for a rule whose pullback reads
-    its arguments' values: the rule's ``pullback_dual`` on the cotangent's primal and tangent,
-    its pairs made values of this trace."""
-
-    __slots__ = ("pullback_dual", "trace", "needed", "call")
-
-    def __init__(self, pullback_dual: Any, trace: ForwardTrace, needed: tuple, call: tuple):
-        self.pullback_dual, self.trace, self.needed = pullback_dual, trace, needed
-        # (function, traced arguments, keywords), or a `_NumberDual` payload: for any other
-        # cotangent
-        self.call = call
-
-    def __call__(self, dy: Any) -> tuple:
-        kind = type(dy)
-        if kind is not Traced and kind not in _DUAL_VALUES:
-            dy = unthunk(dy)  # a thunk (the cotangent of one of several arguments)
-            if issubclass(type(dy), AbstractZero):
-                return (_NO_TANGENT,) * (len(self.needed) + 1)  # no contribution
-            kind = type(dy)
-        if kind is Traced and dy.tape is self.trace and type(dy.primal) in _DUAL_VALUES \
-                and type(dy.node) in _DUAL_VALUES:
-            pairs = self.pullback_dual(dy.primal, dy.node, self.needed)
-        elif kind in _DUAL_VALUES:
-            pairs = self.pullback_dual(dy, None, self.needed)
-        else:
-            # a value of another level: the rule on the traced arguments, as at any order
-            call = self.call
-            function, primals, kwargs = _NUMBER_DUAL.call(call) if call[0] is _NUMBER_DUAL \
-                else call
-            return rrule.with_constants(self.trace.config, function, *primals, **kwargs)[1](dy)
-        return _traced_cotangents(self.trace, pairs)
-
-
-def _traced_cotangents(trace: ForwardTrace, pairs: tuple) -> tuple:
-    """A pullback's cotangents (``NoTangent`` for the function first) from a ``pullback_dual``'s
-    pairs: each cotangent with its tangent made a value of ``trace``."""
-    cotangents = [_NO_TANGENT]
-    for pair in pairs:
-        if pair is None:
-            cotangents.append(_NO_TANGENT)
-            continue
-        cotangent, tangent = pair
-        if tangent is None:
-            cotangents.append(cotangent)
-            continue
-        if type(cotangent) not in _DUAL_VALUES:
-            cotangent = unthunk(cotangent)
-        if type(tangent) not in _DUAL_VALUES:
-            tangent = unthunk(tangent)
-        kind = type(cotangent)
-        if type(tangent) is kind and (kind in _NUMBERS or (
-                kind is np.ndarray and tangent.dtype is cotangent.dtype
-                and tangent.shape == cotangent.shape)):
-            traced = _new_object(Traced)
-            traced.primal, traced.tape, traced.node = cotangent, trace, tangent
-        else:
-            if isinstance(cotangent, AbstractZero):
-                cotangent = zeros_like_primal(tangent)
-            traced = Traced(cotangent, trace, tangent_in_space(cotangent, tangent))
-        cotangents.append(traced)
-    return tuple(cotangents)
 
 
 def _pushforward_from_pullback(trace: ForwardTrace, function: Any, primals: tuple,
@@ -873,21 +756,9 @@ def tangent_part(dy: Any, key: Any, position: int) -> Any:
     return tangent_at(dy, (key,))
 
 
-def tangent_in_space(y: Any, dy: Any) -> Any:
-    """``dy`` in ``y``'s tangent space; zeros stay lazy."""
-    kind = type(dy)
-    if kind is np.ndarray and type(y) is np.ndarray:
-        if dy.dtype is y.dtype and dy.shape == y.shape:
-            return dy  # already in the tangent space (rules project their outputs)
-    elif kind is type(y) and kind in _NUMBERS:
-        return dy
-    dy = unthunk(dy)
-    if isinstance(dy, AbstractZero):
-        return ZeroTangent()
-    return ProjectTo(y)(dy)
 
 
-_NUMBERS = frozenset({float, complex, np.float64, np.float32, np.complex128, np.complex64})
+_NUMBERS = DUAL_NUMBERS
 # Tangents that are values as they are (no constant marker, zero or thunk): `_plain`'s fast path.
 _VALUES = _NUMBERS | {np.ndarray, Traced}
 _new_object = object.__new__
@@ -904,7 +775,7 @@ def _plain(tangent: Any) -> Any:
 
 
 # Plain values that a dual form takes and gives (`ForwardTrace.record_dual`).
-_DUAL_VALUES = _NUMBERS | {np.ndarray}
+_DUAL_VALUES = DUAL_VALUES
 # The record's ``(shape, dtype, kind)`` of a number of this trace on a tape inside it: its
 # primal's kind, so that a plain cotangent of that kind takes the backward pass's fast path.
 _TRACED_NUMBER_META = {kind: ((), np.dtype(kind), kind) for kind in _NUMBERS}
@@ -936,10 +807,3 @@ def output_tangent(value: Any, trace: ForwardTrace) -> Any:
     return zeros_like_primal(value)
 
 
-def zeros_like_primal(value: Any) -> Any:
-    plain = primal_value(value)
-    if issubclass(type(plain), np.ndarray):
-        return np.zeros(plain.shape, plain.dtype)
-    if issubclass(type(plain), np.generic):
-        return plain.dtype.type(0)
-    return type(plain)(0)

@@ -38,6 +38,7 @@ from ...core.tangents import AbstractZero, NoTangent
 from ...core.thunks import InplaceableThunk, Thunk, unthunk
 
 from ..dispatch.writes import WritePullback
+from ..trace.dual_pullbacks import NUMBER_DUAL
 from ..trace.errors import RuleError
 from ..trace.pairs import add_pair_in_place, dense_pair, is_array_pair, owned_pair_sum
 from ..trace.tape import OWNING_PULLBACKS, ArrayAndNumberForm, BroadcastForm, StructureArgument
@@ -153,6 +154,9 @@ def _backward(records: list, seeds: list, retain: bool) -> tuple[list, bytearray
                                 if type(old) is kind else _sum_into(
                                     slots, owned, records, second_parent, second, record[1], 2)
                         continue
+            elif form is NUMBER_DUAL:  # a number's operation under hvp (and its arguments')
+                if _pull_number_pairs(slots, owned, records, record, pullback, cotangent):
+                    continue
             elif kind is Traced:  # (a value's cotangent under hvp)
                 if type(form) is NumberForm and (
                         type(cotangent.primal) is record[2][2] and
@@ -553,6 +557,58 @@ def _pull_linear_pair_summed(slots: list, owned: bytearray, records: list, recor
         _contribute(slots, owned, records, parent, part, record[1], position)
 
 
+def _pull_number_pairs(slots: list, owned: bytearray, records: list, record: tuple,
+                       payload: tuple, cotangent: Any) -> bool:
+    """Under ``hvp``, the cotangents with their tangents of a number's elementwise operation
+    recorded with its arguments' tangents (``x[i] ** 3`` in a scalar loop:
+    `ForwardTrace.record_numbers`), for a cotangent ``dy`` of the output's type, plain or
+    with a tangent ``ddy``: ``partial_i * dy``, its tangent ``partial_i * ddy + sum_j H_ij
+    dx_j dy``, from the partials' values kept and the form's ``second_partials``, added into
+    the slots (what its `NumberDualPullback` gives, without the calls). False, with nothing
+    added, for another cotangent (an array's, a lazy one, a value of another level) or a
+    form without ``second_partials``: then that pullback."""
+    _, form, args, y, tangents, derivatives, trace, _, _ = payload
+    kind = type(y)
+    table = form.second_partials
+    if table is None or (kind is not _FLOAT64_TYPE and kind is not _FLOAT32_TYPE):
+        return False
+    if type(cotangent) is kind:
+        dy, ddy = cotangent, None
+    elif type(cotangent) is Traced and cotangent.tape is trace and \
+            type(cotangent.primal) is kind and type(cotangent.node) is kind:
+        dy, ddy = cotangent.primal, cotangent.node
+    else:
+        return False
+    parts = []
+    position = 2
+    for derivative in derivatives:
+        position += 1
+        parent = record[position]
+        if derivative is None or parent < 0:
+            continue
+        part = derivative * dy
+        tangent = None if ddy is None else derivative * ddy
+        if table:
+            for h, dx in zip(table[position - 3], tangents):
+                if h is not None and dx is not None:
+                    term = ((dx if h == 1 else h * dx) if type(h) is int else
+                            h(y, *args) * dx) * dy
+                    tangent = term if tangent is None else tangent + term
+        if type(part) is not kind or tangent is not None and type(tangent) is not kind:
+            return False  # (a partial of another type: the pullback projects)
+        if tangent is not None:
+            pair = _new_object(Traced)
+            pair.primal, pair.tape, pair.node = part, trace, tangent
+            part = pair
+        parts.append((parent, part, position - 2))
+    for parent, part, position in parts:
+        if slots[parent] is None:
+            slots[parent] = part
+        else:
+            _contribute(slots, owned, records, parent, part, record[1], position)
+    return True
+
+
 def _pull_view_pair(slots: list, owned: bytearray, records: list, node: int, record: tuple,
                     form: ViewForm, payload: tuple, cotangent: Traced) -> None:
     """`_pull_view` under ``hvp``: a cotangent with its tangent (two arrays of the output's
@@ -911,7 +967,7 @@ _OWNED_PAIR = 2
 _ROWS = np.array
 _FLOAT64 = np.dtype(np.float64)
 _EVERY = EVERY_COTANGENT_PULLBACKS
-_FLOAT64_TYPE = np.float64
+_FLOAT64_TYPE, _FLOAT32_TYPE = np.float64, np.float32
 _NDARRAY = np.ndarray  # a module's name: fewer instructions than np.ndarray in the loop
 _ZEROS, _ADD_AT, _PROD = np.zeros, np.add.at, math.prod  # (NumPy's own, as _ROWS)
 _DENSE_BELOW = 1024  # x[idx]'s cotangent is dense for an x of fewer elements (`_pull_index_read`)

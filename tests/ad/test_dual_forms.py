@@ -1392,6 +1392,52 @@ def test_scalar_loop_numbers_take_the_number_forms(dtype):
     assert generic.dtype == dtype
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_number_pairs_computed_inline_by_the_backward_pass(dtype):
+    # the pairs of a number's operation, computed by the pass from the form's second
+    # partials (`_pull_number_pairs`), for a plain cotangent (the loop's terms, summed) and one
+    # with a tangent (the square of the sum); a constant on either side; abs has a dual of its
+    # own (no second_partials): its pullback
+    from chainrules.ad.transforms import reverse
+
+    def loss(x):
+        s = 0.0
+        for i in range(1, x.shape[0]):
+            s = s + x[i] * x[i - 1] + np.sin(x[i]) / (2.0 + x[i - 1]) + abs(x[i]) * x[i]
+        return s * s
+
+    x = np.linspace(-0.7, 1.2, 5).astype(dtype)
+    v = np.sin(np.arange(5.0) + 1.0).astype(dtype)
+    taken, original = collections.Counter(), reverse._pull_number_pairs
+
+    def counting(slots, owned, records, record, payload, cotangent):
+        done = original(slots, owned, records, record, payload, cotangent)
+        taken[record[1], done] += 1
+        return done
+
+    reverse._pull_number_pairs = counting
+    try:
+        got = cr.hvp(loss, x, v)
+    finally:
+        reverse._pull_number_pairs = original
+    assert got.dtype == dtype
+    x64, v64, eps = x.astype(np.float64), v.astype(np.float64), 1e-4
+    gradient = cr.grad(loss)
+
+    def central(h):
+        return (gradient(x64 + h * v64) - gradient(x64 - h * v64)) / (2 * h)
+
+    expected = (4 * central(eps / 2) - central(eps)) / 3  # (Richardson: error O(eps^4))
+    rtol = 1e-6 if dtype == np.float64 else 2e-3
+    np.testing.assert_allclose(got, expected, rtol=rtol, atol=rtol)
+    if type(dtype(1.5) * dtype(2.0)) is dtype and type(dtype(1.5) / 2.0) is dtype:
+        n = x.shape[0] - 1
+        assert taken[np.multiply, True] == 2 * n + 1 and taken[np.sin, True] == n  # (s * s)
+        assert taken[np.divide, True] == n
+        assert taken[np.absolute, False] == n  # (its own dual: its pullback)
+        assert sum(k for (_, done), k in taken.items() if not done) == n
+
+
 def test_numbers_of_the_tape_without_a_tangent_get_their_cotangent_pairs():
     # jvp of the gradient along (v, 0): y's values are numbers on the tape without a tangent,
     # multiplied by x[i] which has one; grad_y = 2 x y, moved along x by v: 2 v y

@@ -283,3 +283,34 @@ def test_the_checking_mode_agrees():
     got = cr.hvp(f, W6, v)
     with cr.checking():
         np.testing.assert_allclose(cr.hvp(f, W6, v), got, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_an_argument_given_twice_gets_one_pair(dtype):
+    # u * u: the two pairs of one argument summed into one new pair by the pass
+    # (`_pull_array_pairs`; sin(u) * sin(u): two arguments); closed forms: d2/du2 of
+    # sum(u^4) is 12 u^2, of sum(sin(u)^2) is 2 cos(2u)
+    from chainrules.ad.transforms import reverse
+
+    taken, original = collections.Counter(), reverse._pull_array_pairs
+
+    def counting(slots, owned, records, record, payload, cotangent):
+        done = original(slots, owned, records, record, payload, cotangent)
+        taken[record[1], done] += 1
+        return done
+
+    x = X.astype(dtype)
+    v = RNG.normal(size=x.shape).astype(dtype)
+    reverse._pull_array_pairs = counting
+    try:
+        quartic = cr.hvp(lambda u: np.sum((u * u) * (u * u)), x, v)
+        sine = cr.hvp(lambda u: np.sum(np.sin(u) * np.sin(u)), x, v)
+    finally:
+        reverse._pull_array_pairs = original
+    rtol = 1e-12 if dtype == np.float64 else 1e-5
+    assert quartic.dtype == dtype and sine.dtype == dtype
+    np.testing.assert_allclose(quartic, 12 * x.astype(np.float64) ** 2 * v, rtol=rtol)
+    np.testing.assert_allclose(sine, 2 * np.cos(2 * x.astype(np.float64)) * v, rtol=rtol,
+                               atol=rtol)
+    assert taken[np.multiply, True] == 4 and taken[np.sin, True] == 2, taken
+    assert not any(not done for _, done in taken), taken

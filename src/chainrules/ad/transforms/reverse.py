@@ -38,7 +38,7 @@ from ...core.tangents import AbstractZero, NoTangent
 from ...core.thunks import InplaceableThunk, Thunk, unthunk
 
 from ..dispatch.writes import WritePullback
-from ..trace.dual_pullbacks import NUMBER_DUAL
+from ..trace.dual_pullbacks import NUMBER_DUAL, traced_cotangents
 from ..trace.errors import RuleError
 from ..trace.pairs import add_pair_in_place, dense_pair, is_array_pair, owned_pair_sum
 from ..trace.tape import OWNING_PULLBACKS, ArrayAndNumberForm, BroadcastForm, StructureArgument
@@ -569,6 +569,8 @@ def _pull_number_pairs(slots: list, owned: bytearray, records: list, record: tup
     form without ``second_partials``: then that pullback."""
     _, form, args, y, tangents, derivatives, trace, _, _ = payload
     kind = type(y)
+    if kind is _NDARRAY:
+        return _pull_array_pairs(slots, owned, records, record, payload, cotangent)
     table = form.second_partials
     if table is None or (kind is not _FLOAT64_TYPE and kind is not _FLOAT32_TYPE):
         return False
@@ -606,6 +608,59 @@ def _pull_number_pairs(slots: list, owned: bytearray, records: list, record: tup
             slots[parent] = part
         else:
             _contribute(slots, owned, records, parent, part, record[1], position)
+    return True
+
+
+def _pull_array_pairs(slots: list, owned: bytearray, records: list, record: tuple,
+                      payload: tuple, cotangent: Any) -> bool:
+    """`_pull_number_pairs` for small arrays (``np.tanh(h)``, ``u * u`` under ``hvp``:
+    `ForwardTrace.record_arrays`), for a cotangent of the output's shape and dtype, plain or
+    with a tangent: the form's ``pullback_dual`` on the values kept, its pairs added into
+    the slots; the two of an argument given twice (``u * u``) summed into one new pair first.
+    False, with nothing added, for another cotangent (a value of another level...)."""
+    _, form, args, y, tangents, derivatives, trace, needed, _ = payload
+    kind = type(cotangent)
+    if kind is SparseCotangent or kind is Thunk or kind is InplaceableThunk:
+        cotangent = unthunk(cotangent)  # (a total sum's, a slice read's: dense)
+        kind = type(cotangent)
+    if kind is Traced:
+        if cotangent.tape is not trace:
+            return False
+        dy, ddy = cotangent.primal, cotangent.node
+        if type(dy) is not _NDARRAY or type(ddy) is not _NDARRAY or dy.dtype is not y.dtype \
+                or ddy.dtype is not y.dtype or dy.shape != y.shape or ddy.shape != y.shape:
+            return False
+    elif kind is _NDARRAY and cotangent.dtype is y.dtype and cotangent.shape == y.shape:
+        dy, ddy = cotangent, None
+    else:
+        return False
+    parts = traced_cotangents(trace, form.pullback_dual(args, y, tangents, derivatives, dy,
+                                                        ddy, needed))
+    if len(parts) == 3 and record[3] == record[4] >= 0 and type(parts[1]) is Traced and \
+            type(parts[2]) is Traced and is_array_pair(parts[1]) and \
+            is_array_pair(parts[2]) and parts[1].primal.shape == parts[2].primal.shape:
+        # u * u: one pair, the pass's own
+        first, second = parts[1], parts[2]
+        part = _new_object(Traced)
+        part.primal, part.tape, part.node = first.primal + second.primal, trace, \
+            first.node + second.node
+        parent = record[3]
+        if slots[parent] is None:
+            slots[parent], owned[parent] = part, _OWNED_PAIR
+        else:
+            _contribute(slots, owned, records, parent, part, record[1], 1)
+        return True
+    position = 2
+    for part in parts[1:]:
+        position += 1
+        parent = record[position]
+        if parent < 0 or type(part) is NoTangent:
+            continue
+        if slots[parent] is None and (type(part) is Traced or
+                                      type(part) is records[parent][2][2]):
+            slots[parent] = part
+        else:
+            _contribute(slots, owned, records, parent, part, record[1], position - 2)
     return True
 
 

@@ -22,6 +22,8 @@ from .traced import Traced
 __all__ = ["owned_pair_sum", "add_pair_in_place", "is_array_pair", "dense_pair"]
 
 # Plain values that a pair holds as its value and its tangent.
+_EMPTY = np.empty  # NumPy's own (a trace puts the engine's in NumPy's namespace)
+_new_object = object.__new__
 _PAIR_VALUES = frozenset({float, complex, np.float64, np.float32, np.complex128, np.complex64,
                           np.ndarray})
 
@@ -76,21 +78,31 @@ def add_pair_in_place(total: Any, t: Any) -> bool:
     return True
 
 
-def dense_pair(cotangent: SparseCotangent) -> Any:
-    """A sparse cotangent whose values are a pair (``np.sum(x)``'s or ``x[:, j]``'s, under
-    ``hvp``) as a pair of two new dense buffers, its value's and its tangent's (as a plain
-    one is `SparseCotangent.dense`); ``None`` for any other (a zero tangent, traced values of
+def dense_pair(index: Any, values: Any, shape: tuple, dtype: np.dtype) -> Any:
+    """The cotangent of ``x[index]`` for an ``x`` of ``shape`` and ``dtype``, whose values are
+    a pair (``np.sum(x)``'s, ``index`` ``...``, or ``x[:, j]``'s, under ``hvp``), as a pair of
+    two new dense buffers, its value's and its tangent's (as a plain one is
+    `SparseCotangent.dense`); ``None`` for any other (a zero tangent, traced values of
     another kind).
 
     >>> from chainrules.ad.transforms.api import ENGINE_CONFIG
     >>> from chainrules.ad.transforms.forward import ForwardTrace
     >>> trace = ForwardTrace(ENGINE_CONFIG)
     >>> pair = Traced(np.float64(2.0), trace, np.float64(3.0))
-    >>> dense = dense_pair(SparseCotangent(1, pair, (3,), np.float64))
+    >>> dense = dense_pair(1, pair, (3,), np.dtype(np.float64))
     >>> dense.primal, dense.node
     (array([0., 2., 0.]), array([0., 3., 0.]))
+    >>> dense_pair(..., pair, (2,), np.dtype(np.float64)).node
+    array([3., 3.])
     """
-    parts = _sparse_parts(cotangent)
+    if index is Ellipsis and _is_pair(values) and type(values.node) is type(values.primal):
+        # a total sum's: each buffer filled with one number (no sparse cotangent made)
+        value, tangent = _EMPTY(shape, dtype), _EMPTY(shape, dtype)
+        value[...], tangent[...] = values.primal, values.node
+        pair = _new_object(Traced)
+        pair.primal, pair.tape, pair.node = value, values.tape, tangent
+        return pair
+    parts = _sparse_parts(SparseCotangent(index, values, shape, dtype))
     if parts is None or type(parts[2]) is not SparseCotangent:
         return None
     return Traced(parts[1].dense(), parts[0], parts[2].dense())

@@ -178,14 +178,17 @@ def _backward(records: list, seeds: list, retain: bool) -> tuple[list, bytearray
                             old.primal[pullback[1]] += cotangent.primal
                             old.node[pullback[1]] += cotangent.node
                         else:  # the first or second: summed into a pair by `_contribute`
-                            part = SparseCotangent(pullback[1], cotangent, pullback[2],
-                                                   pullback[3])
+                            part = None
                             if old is None and type(records[parent][0]) is tuple:
                                 # a form's record (np.sum(np.sin(h))): a pair of dense buffers
                                 # for its pullback (an input's stays sparse: x[i] of a long x)
-                                dense = dense_pair(part)
-                                if dense is not None:
-                                    part = dense
+                                part = dense_pair(pullback[1], cotangent, pullback[2],
+                                                  pullback[3])
+                                if part is not None:
+                                    slots[parent], owned[parent] = part, _OWNED_PAIR
+                                    continue
+                            part = SparseCotangent(pullback[1], cotangent, pullback[2],
+                                                   pullback[3])
                             _contribute(slots, owned, records, parent, part, record[1], 1)
                         continue
                     if form.payloads:
